@@ -1,0 +1,5 @@
+import sys
+
+from livegain.cli import main
+
+sys.exit(main())

@@ -1,0 +1,58 @@
+"""Shared helpers for sub-commands: errors, JSON output, readable tables."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+class CliError(Exception):
+    """An error the user can fix; printed as one line, exit code 2 by default."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def existing_file(path: str) -> Path:
+    """Return ``path`` as a Path, or raise a CliError naming it."""
+    p = Path(path)
+    if not p.exists():
+        raise CliError(f"{path}: no such file")
+    if p.is_dir():
+        raise CliError(f"{path}: is a directory, expected a file")
+    return p
+
+
+def print_json(data: Any) -> None:
+    """Print machine-readable JSON on stdout."""
+    json.dump(data, sys.stdout, indent=2, sort_keys=False, default=str)
+    sys.stdout.write("\n")
+
+
+def console() -> Console:
+    return Console(highlight=False)
+
+
+def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
+    """A readable table for people; numbers right-aligned."""
+    t = Table(title=title, title_justify="left")
+    for i, col in enumerate(columns):
+        t.add_column(col, justify="left" if i == 0 else "right")
+    for row in rows:
+        t.add_row(*(_cell(v) for v in row))
+    return t
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 10 else f"{value:.0f}"
+    return str(value)

@@ -1,0 +1,1 @@
+"""Publishing: WebSocket server, MQTT publisher, state store, message schema."""

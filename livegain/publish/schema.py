@@ -1,0 +1,247 @@
+"""The livegain wire protocol, defined once.
+
+The same message bodies travel over WebSockets (to overlays and sites) and
+MQTT (retained per-board state and per-ply updates). JSON Schema files are
+exported from these models to ``docs/protocol/``.
+
+Server -> client messages: ``hello``, ``boards``, ``snapshot``, ``update``,
+``error``, ``pong``. Client -> server: ``subscribe``, ``unsubscribe``, ``ping``.
+
+Conventions: scores are centipawns from White's point of view, clipped to
++/-3900; WDL is per mille from White's point of view; ratings are Elo points;
+times are seconds (clocks) or epoch milliseconds (``*_ms``); plies count from 1
+(ply 1 is the first move of the game).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PROTOCOL_VERSION = 1
+
+Color = Literal["white", "black"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Player(_Model):
+    name: str
+    title: str | None = None
+    federation: str | None = None
+    rating: int | None = Field(
+        default=None, description="official (FIDE) rating when the feed has it"
+    )
+    fide_id: str | None = None
+
+
+class Wdl(_Model):
+    """Win/draw/loss per mille from White's point of view (sums to 1000)."""
+
+    win: int
+    draw: int
+    loss: int
+
+
+class EvalInfo(_Model):
+    cp: int = Field(description="centipawns, White's view, clipped to +/-3900")
+    mate: int | None = Field(default=None, description="mate in N from White's view")
+    wdl: Wdl | None = Field(
+        default=None, description="engine WDL if reported, else the win-chance model"
+    )
+    depth: int
+    best: str | None = Field(default=None, description="best move in SAN, if known")
+
+
+class Perceived(_Model):
+    """A perceived rating (Algorithm 4) with its 95 % interval."""
+
+    rating: float
+    low: float
+    high: float
+    difference: float = Field(description="rating difference to the engine, d_i")
+    expected: float = Field(description="expected score against the engine, p_i")
+    moves: int = Field(description="moves of this player counted so far")
+    bounded: bool = Field(description="p was 0 or 1: the difference is clamped at +/-800")
+
+
+class TracePoint(_Model):
+    """One point of a player's perceived-rating trace (the paper's Figure 6)."""
+
+    ply: int
+    rating: float
+    low: float
+    high: float
+    difference: float
+    bounded: bool
+
+
+class HeadToHead(_Model):
+    """Algorithm 1 between the two players of a game."""
+
+    white_expected: float
+    black_expected: float
+    difference: float = Field(description="rating difference in White's favour")
+    low: float
+    high: float
+    bounded: bool
+
+
+class MatchOdds(_Model):
+    """Live odds of a configured match between player A and player B."""
+
+    a: str
+    b: str
+    score_a: float
+    score_b: float
+    games_left: int
+    a_wins: float
+    draw: float
+    b_wins: float
+
+
+class Ply(_Model):
+    ply: int
+    san: str
+    uci: str
+    color: Color = Field(description="who played this move")
+    clock: int | None = Field(default=None, description="mover's clock after the move, seconds")
+    eval: EvalInfo | None = Field(
+        default=None, description="evaluation of the position after the move"
+    )
+    gain: int | None = Field(
+        default=None, description="gain of this move for its player, centipawns"
+    )
+
+
+class Clocks(_Model):
+    white: int | None = None
+    black: int | None = None
+    running: Color | None = None
+
+
+class BoardSummary(_Model):
+    board_id: str
+    tournament: str | None = None
+    round: str | None = None
+    board: int | None = None
+    white: Player
+    black: Player
+    result: str
+    plies: int
+    eval: EvalInfo | None = None
+    white_perceived: Perceived | None = None
+    black_perceived: Perceived | None = None
+
+
+class BoardState(_Model):
+    """Everything an overlay needs about one board."""
+
+    board_id: str
+    tournament: str | None = None
+    round: str | None = None
+    board: int | None = None
+    white: Player
+    black: Player
+    result: str = Field(description="1-0, 0-1, 1/2-1/2 or *")
+    status: Literal["live", "finished"]
+    start_fen: str | None = None
+    fen: str = Field(description="current position")
+    moves: list[Ply]
+    eval: EvalInfo | None = Field(default=None, description="evaluation of the current position")
+    start_eval: EvalInfo | None = None
+    white_perceived: Perceived | None = None
+    black_perceived: Perceived | None = None
+    white_trace: list[TracePoint]
+    black_trace: list[TracePoint]
+    head_to_head: HeadToHead | None = None
+    clocks: Clocks = Field(default_factory=Clocks)
+    match: MatchOdds | None = None
+    engine: str = Field(description="engine name and search limit, e.g. 'Stockfish 15.1 depth 12'")
+    engine_rating: float = Field(description="r_e used for Algorithm 4")
+    seq: int = Field(description="per-board sequence number of the last update folded in")
+    errors: int = Field(default=0, description="bad input events seen on this board")
+
+
+class Hello(_Model):
+    type: Literal["hello"] = "hello"
+    protocol: int = PROTOCOL_VERSION
+    server: str
+    boards: list[BoardSummary]
+
+
+class Boards(_Model):
+    """Sent to every client when the list of boards changes."""
+
+    type: Literal["boards"] = "boards"
+    boards: list[BoardSummary]
+
+
+class Snapshot(_Model):
+    type: Literal["snapshot"] = "snapshot"
+    state: BoardState
+
+
+class Update(_Model):
+    """One change to one board, usually one evaluated ply.
+
+    Apply in ``seq`` order. ``truncate_to`` (when set) means a correction or
+    takeback: drop every move and trace point with ply > truncate_to first.
+    ``ply`` (when set) is the new or re-evaluated move. A client that sees a
+    gap in ``seq`` re-subscribes to get a fresh snapshot.
+    """
+
+    type: Literal["update"] = "update"
+    board_id: str
+    seq: int
+    truncate_to: int | None = None
+    ply: Ply | None = None
+    fen: str
+    eval: EvalInfo | None = None
+    white_perceived: Perceived | None = None
+    black_perceived: Perceived | None = None
+    white_points: list[TracePoint] = Field(
+        default_factory=list, description="points to append to White's trace"
+    )
+    black_points: list[TracePoint] = Field(
+        default_factory=list, description="points to append to Black's trace"
+    )
+    head_to_head: HeadToHead | None = None
+    clocks: Clocks = Field(default_factory=Clocks)
+    match: MatchOdds | None = None
+    result: str
+    status: Literal["live", "finished"]
+
+
+class Error(_Model):
+    type: Literal["error"] = "error"
+    message: str
+
+
+class Pong(_Model):
+    type: Literal["pong"] = "pong"
+
+
+class Subscribe(_Model):
+    """Subscribe to boards by id, or ``"*"`` for every board (also future ones)."""
+
+    type: Literal["subscribe"] = "subscribe"
+    boards: list[str] | Literal["*"]
+
+
+class Unsubscribe(_Model):
+    type: Literal["unsubscribe"] = "unsubscribe"
+    boards: list[str] | Literal["*"]
+
+
+class Ping(_Model):
+    type: Literal["ping"] = "ping"
+
+
+ServerMessage = Annotated[
+    Hello | Boards | Snapshot | Update | Error | Pong, Field(discriminator="type")
+]
+ClientMessage = Annotated[Subscribe | Unsubscribe | Ping, Field(discriminator="type")]
