@@ -1,0 +1,146 @@
+"""What every feed shares: the sink it reports to, the feed protocol, configs.
+
+A feed is an I/O adapter: it reads an untrusted source (a polled URL, a
+LiveChess Cloud tournament, MQTT topics, a local file) and hands
+:class:`~livegain.core.events.GameSnapshot` values to a :class:`FeedSink`.
+Bad input never raises out of :meth:`Feed.run`: it is reported through
+:meth:`FeedSink.error` (naming the source, where, and what was wrong) and
+everything else carries on. Network errors back off and retry.
+
+Configs are pydantic models with a ``type`` discriminator, so a service
+configuration can hold a list of them::
+
+    feeds = [
+      {type = "pgn-http", url = "https://example.org/round-3/games.pgn"},
+      {type = "lcc", base_url = "https://1.pool.livechesscloud.com/get", tournament_id = "abc"},
+      {type = "mqtt", url = "mqtt://127.0.0.1:1883", topic = "livegain/in/#"},
+      {type = "file", path = "/srv/arbiter/round3"},
+    ]
+
+and :func:`make_feed` turns one into a running :class:`Feed`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from livegain.core.events import GameSnapshot
+
+
+@runtime_checkable
+class FeedSink(Protocol):
+    """Where a feed delivers what it read."""
+
+    def snapshot(self, snap: GameSnapshot) -> None:
+        """One game as the feed last saw it (called again each time it changes)."""
+
+    def error(self, source: str, where: str, message: str) -> None:
+        """Bad input or a network fault: ``source`` is the feed's name, ``where``
+        names the game/topic/URL and ply, ``message`` says what was wrong."""
+
+
+@runtime_checkable
+class Feed(Protocol):
+    """A running source of snapshots."""
+
+    name: str
+
+    async def run(self, sink: FeedSink) -> None:
+        """Run until cancelled; never raise on bad input; back off on network errors."""
+
+
+class _FeedConfigBase(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str | None = Field(
+        default=None, description="Label used in errors and snapshots' source (default: derived)"
+    )
+
+
+class PgnHttpFeedConfig(_FeedConfigBase):
+    """PGN over HTTP, polled: one multi-game file per round, or one file per board."""
+
+    type: Literal["pgn-http"] = "pgn-http"
+    url: str | list[str] = Field(description="URL of a PGN file, or a list (one per board)")
+    interval: float = Field(default=2.0, gt=0, description="Seconds between polls")
+    timeout: float = Field(default=10.0, gt=0, description="Seconds allowed for one request")
+
+
+class LccFeedConfig(_FeedConfigBase):
+    """DGT LiveChess Cloud JSON, polled (tournament.json, round-N/index.json, game-M.json)."""
+
+    type: Literal["lcc"] = "lcc"
+    base_url: str = Field(
+        description="Base URL up to and including /get, e.g. https://1.pool.livechesscloud.com/get"
+    )
+    tournament_id: str
+    rounds: list[int] | None = Field(
+        default=None, description="Rounds to follow (1-based); default: every round listed"
+    )
+    interval: float = Field(default=2.0, gt=0, description="Seconds between polls")
+    timeout: float = Field(default=10.0, gt=0, description="Seconds allowed for one request")
+
+
+class MqttFeedConfig(_FeedConfigBase):
+    """MQTT ingest (see docs/feeds.md for the topic and payload contract)."""
+
+    type: Literal["mqtt"] = "mqtt"
+    url: str = "mqtt://127.0.0.1:1883"
+    topic: str = "livegain/in/#"
+    client_id: str = Field(
+        default="livegain-ingest",
+        description="Fixed client id: with a persistent session the broker keeps "
+        "QoS 1 messages while we are away",
+    )
+    session_expiry: int = Field(
+        default=3600, ge=0, description="Seconds the broker keeps our session after a disconnect"
+    )
+    gap_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        description="Seconds to wait for a missing sequence number before reporting the gap",
+    )
+
+
+class FileFeedConfig(_FeedConfigBase):
+    """A local PGN file or a directory of .pgn files, watched by polling mtime/size."""
+
+    type: Literal["file"] = "file"
+    path: str
+    interval: float = Field(default=1.0, gt=0, description="Seconds between checks")
+
+
+FeedConfig = Annotated[
+    PgnHttpFeedConfig | LccFeedConfig | MqttFeedConfig | FileFeedConfig,
+    Field(discriminator="type"),
+]
+
+feed_config_adapter: TypeAdapter[FeedConfig] = TypeAdapter(FeedConfig)
+
+
+def parse_feed_config(data: object) -> FeedConfig:
+    """Validate a mapping (e.g. from TOML) into the matching feed config."""
+    return feed_config_adapter.validate_python(data)
+
+
+def make_feed(cfg: FeedConfig) -> Feed:
+    """Build the feed a config describes (imports lazily: only what is used)."""
+    if isinstance(cfg, PgnHttpFeedConfig):
+        from livegain.feeds.http_pgn import PgnHttpFeed
+
+        return PgnHttpFeed(cfg)
+    if isinstance(cfg, LccFeedConfig):
+        from livegain.feeds.lcc import LccFeed
+
+        return LccFeed(cfg)
+    if isinstance(cfg, MqttFeedConfig):
+        from livegain.feeds.mqtt import MqttFeed
+
+        return MqttFeed(cfg)
+    if isinstance(cfg, FileFeedConfig):
+        from livegain.feeds.files import FileFeed
+
+        return FileFeed(cfg)
+    raise TypeError(f"unknown feed config {type(cfg).__name__}")  # pragma: no cover
