@@ -1,0 +1,601 @@
+"""One port for everything: the WebSocket feed at ``/ws`` and plain HTTP.
+
+HTTP (answered from ``process_request`` before any WebSocket handshake):
+
+- ``/`` -> ``overlay/static/index.html``; ``/overlay/board`` and
+  ``/overlay/boards`` -> ``board.html`` / ``boards.html``;
+  ``/overlay/static/<file>`` -> files under ``livegain/overlay/static``;
+- ``/healthz`` -> JSON (status, boards, clients, engine, uptime, counters);
+- ``/api/boards`` -> JSON list of :class:`~livegain.publish.schema.BoardSummary`.
+
+WebSocket protocol (see ``docs/protocol/README.md``): on connect the server
+sends ``hello``; a ``subscribe`` answers one ``snapshot`` per board, then the
+client receives one ``update`` per change; ``boards`` whenever the list of
+boards changes.
+
+Fan-out: each message is serialised once and written to every subscriber
+without awaiting (like :func:`websockets.asyncio.server.broadcast`). A client
+whose write buffer holds more than ``soft_backlog`` bytes stops receiving
+updates: the boards it missed are marked stale and, once its buffer drains, it
+receives a fresh ``snapshot`` of each instead of the backlog. A client that
+does not drain within ``stale_timeout`` seconds, or whose buffer passes
+``hard_backlog`` bytes, is disconnected. One slow client never delays the
+others: nothing on the publishing path awaits a client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import structlog
+from pydantic import TypeAdapter, ValidationError
+from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from livegain import __version__
+from livegain.publish.schema import (
+    PROTOCOL_VERSION,
+    Boards,
+    BoardState,
+    BoardSummary,
+    ClientMessage,
+    Error,
+    Hello,
+    Ping,
+    Pong,
+    Snapshot,
+    Subscribe,
+    Unsubscribe,
+    Update,
+)
+
+log = structlog.get_logger("livegain.publish.server")
+
+STATIC_DIR = Path(__file__).resolve().parent.parent / "overlay" / "static"
+WS_PATH = "/ws"
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".htm": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".ico": "image/x-icon",
+    ".woff": "font/woff",
+    ".woff2": "font/woff2",
+    ".ttf": "font/ttf",
+    ".txt": "text/plain; charset=utf-8",
+    ".map": "application/json",
+}
+
+PAGES = {
+    "/": "index.html",
+    "/index.html": "index.html",
+    "/overlay/board": "board.html",
+    "/overlay/board.html": "board.html",
+    "/overlay/boards": "boards.html",
+    "/overlay/boards.html": "boards.html",
+}
+
+_CLIENT_ADAPTER: TypeAdapter[Subscribe | Unsubscribe | Ping] = TypeAdapter(ClientMessage)
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """Bounds that protect the server from slow or hostile clients."""
+
+    max_message_bytes: int = 4096
+    """Client messages above this size get an ``error`` (the connection stays)."""
+    max_frame_bytes: int = 65536
+    """Frames above this size close the connection (code 1009)."""
+    max_errors: int = 20
+    """Protocol errors tolerated per connection before it is closed (1008)."""
+    max_subscriptions: int = 1000
+    soft_backlog: int = 256 * 1024
+    """Write-buffer bytes above which a client stops getting updates (resync later)."""
+    low_backlog: int = 16 * 1024
+    """Write-buffer bytes below which a stale client receives its snapshots."""
+    hard_backlog: int = 8 * 1024 * 1024
+    """Write-buffer bytes above which a client is disconnected at once."""
+    stale_timeout: float = 30.0
+    """Seconds a stale client may take to drain before it is disconnected."""
+    ping_interval: float | None = 20.0
+    ping_timeout: float | None = 20.0
+
+
+@dataclass
+class ServerStats:
+    connections_total: int = 0
+    protocol_errors: int = 0
+    closed_abusive: int = 0
+    closed_slow: int = 0
+    resyncs: int = 0
+    dropped_updates: int = 0
+    messages_sent: int = 0
+    http_requests: int = 0
+
+
+@dataclass(eq=False)
+class _Client:
+    ws: ServerConnection
+    all_boards: bool = False
+    boards: set[str] = field(default_factory=set)
+    stale: set[str] = field(default_factory=set)
+    stale_since: float | None = None
+    errors: int = 0
+    dropped: int = 0
+    resyncs: int = 0
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def wants(self, board_id: str) -> bool:
+        return self.all_boards or board_id in self.boards
+
+    def backlog(self) -> int:
+        transport = self.ws.transport
+        if transport is None or transport.is_closing():
+            return 0
+        return int(transport.get_write_buffer_size())
+
+    @property
+    def peer(self) -> str:
+        try:
+            addr = self.ws.remote_address
+        except Exception:  # pragma: no cover - transport gone
+            return "?"
+        return f"{addr[0]}:{addr[1]}" if isinstance(addr, tuple) else str(addr)
+
+
+def summary_of(state: BoardState) -> BoardSummary:
+    """The short form of a board for board lists."""
+    return BoardSummary(
+        board_id=state.board_id,
+        tournament=state.tournament,
+        round=state.round,
+        board=state.board,
+        white=state.white,
+        black=state.black,
+        result=state.result,
+        plies=len(state.moves),
+        eval=state.eval,
+        white_perceived=state.white_perceived,
+        black_perceived=state.black_perceived,
+    )
+
+
+class _BoardEntry:
+    __slots__ = ("_snapshot", "state")
+
+    def __init__(self, state: BoardState) -> None:
+        self.state = state
+        self._snapshot: bytes | None = None
+
+    def snapshot_bytes(self) -> bytes:
+        if self._snapshot is None:
+            self._snapshot = Snapshot(state=self.state).model_dump_json().encode()
+        return self._snapshot
+
+
+class LiveServer:
+    """The WebSocket + HTTP server. Feed it board states and updates.
+
+    The service calls :meth:`set_board` when a board appears or must be
+    re-sent whole (a reset), and :meth:`publish` with each update and the
+    board state after it. Everything here runs on the event loop; publishing
+    never awaits.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8080,
+        *,
+        static_dir: Path = STATIC_DIR,
+        limits: ServerLimits | None = None,
+        health: Callable[[], dict[str, Any]] | None = None,
+        server_name: str = f"livegain {__version__}",
+    ) -> None:
+        self.host = host
+        self.requested_port = port
+        self.static_dir = static_dir.resolve()
+        self.limits = limits or ServerLimits()
+        self.health_extra = health
+        self.server_name = server_name
+        self.stats = ServerStats()
+        self._boards: dict[str, _BoardEntry] = {}
+        self._board_list_key: tuple[tuple[str, str, str, str], ...] = ()
+        self._clients: set[_Client] = set()
+        self._server: Server | None = None
+        self._started = time.monotonic()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        self._started = time.monotonic()
+        self._server = await serve(
+            self._handler,
+            self.host,
+            self.requested_port,
+            process_request=self._process_request,
+            max_size=self.limits.max_frame_bytes,
+            max_queue=16,
+            compression=None,
+            ping_interval=self.limits.ping_interval,
+            ping_timeout=self.limits.ping_timeout,
+            logger=logging.getLogger("livegain.websockets"),
+        )
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close(close_connections=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._server.wait_closed(), timeout=5)
+            self._server = None
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def __aenter__(self) -> LiveServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def serve_forever(self) -> None:
+        """Start if needed and run until cancelled."""
+        if self._server is None:
+            await self.start()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await self.close()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            return self.requested_port
+        for sock in self._server.sockets:
+            return int(sock.getsockname()[1])
+        return self.requested_port
+
+    @property
+    def url(self) -> str:
+        host = self.host if self.host not in ("0.0.0.0", "", "::") else "127.0.0.1"
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}/"
+
+    @property
+    def client_count(self) -> int:
+        return len(self._clients)
+
+    # -------------------------------------------------------------- boards
+
+    def board_ids(self) -> list[str]:
+        return list(self._boards)
+
+    def state(self, board_id: str) -> BoardState | None:
+        entry = self._boards.get(board_id)
+        return entry.state if entry else None
+
+    def summaries(self) -> list[BoardSummary]:
+        return [summary_of(e.state) for e in self._boards.values()]
+
+    def set_board(self, state: BoardState) -> None:
+        """Add or replace a board; subscribers get a full snapshot of it."""
+        entry = _BoardEntry(state)
+        self._boards[state.board_id] = entry
+        self._send_to_subscribers(state.board_id, entry.snapshot_bytes())
+        self._maybe_send_boards()
+
+    def remove_board(self, board_id: str) -> None:
+        if self._boards.pop(board_id, None) is not None:
+            self._maybe_send_boards()
+
+    def publish(self, update: Update, state: BoardState) -> bytes:
+        """Record ``state`` (the board after ``update``) and send ``update``.
+
+        Returns the serialised update (the same bytes every client received),
+        so that other publishers can reuse it.
+        """
+        data = update.model_dump_json().encode()
+        self.publish_raw(update.board_id, data, state)
+        return data
+
+    def publish_raw(self, board_id: str, data: bytes, state: BoardState) -> None:
+        """Like :meth:`publish` with an update already serialised."""
+        new = board_id not in self._boards
+        self._boards[board_id] = _BoardEntry(state)
+        if new:
+            # A subscriber to a board it never saw needs the whole of it.
+            self._send_to_subscribers(board_id, self._boards[board_id].snapshot_bytes())
+        else:
+            self._send_to_subscribers(board_id, data)
+        self._maybe_send_boards()
+
+    def _maybe_send_boards(self) -> None:
+        key = tuple(
+            (e.state.board_id, e.state.white.name, e.state.black.name, e.state.result)
+            for e in self._boards.values()
+        )
+        if key == self._board_list_key:
+            return
+        self._board_list_key = key
+        data = Boards(boards=self.summaries()).model_dump_json().encode()
+        self._fan_out((c for c in self._clients), None, data)
+
+    def _send_to_subscribers(self, board_id: str, data: bytes) -> None:
+        self._fan_out((c for c in self._clients if c.wants(board_id)), board_id, data)
+
+    def _fan_out(self, clients: Iterable[_Client], board_id: str | None, data: bytes) -> None:
+        ready: list[ServerConnection] = []
+        limits = self.limits
+        for client in clients:
+            if board_id is not None and board_id in client.stale:
+                client.dropped += 1
+                self.stats.dropped_updates += 1
+                continue
+            backlog = client.backlog()
+            if backlog > limits.hard_backlog:
+                self._drop_slow(client, f"write backlog {backlog} bytes")
+                continue
+            if backlog > limits.soft_backlog:
+                if board_id is None:
+                    # A board list is small and idempotent: skip, a later one or
+                    # the resync's snapshots carry the news.
+                    continue
+                self._mark_stale(client, board_id)
+                continue
+            ready.append(client.ws)
+        if ready:
+            broadcast(ready, data, text=True)
+            self.stats.messages_sent += len(ready)
+
+    def _mark_stale(self, client: _Client, board_id: str) -> None:
+        if not client.stale:
+            client.stale_since = time.monotonic()
+            log.info("client_backlog", peer=client.peer, backlog=client.backlog())
+        client.stale.add(board_id)
+        client.dropped += 1
+        self.stats.dropped_updates += 1
+        client.wake.set()
+
+    def _drop_slow(self, client: _Client, why: str) -> None:
+        self.stats.closed_slow += 1
+        log.warning("client_too_slow", peer=client.peer, reason=why)
+        self._clients.discard(client)
+        transport = client.ws.transport
+        if transport is not None:
+            transport.abort()
+
+    # ------------------------------------------------------------- clients
+
+    async def _handler(self, ws: ServerConnection) -> None:
+        client = _Client(ws)
+        self._clients.add(client)
+        self.stats.connections_total += 1
+        resync = asyncio.create_task(self._resync_loop(client))
+        try:
+            self._send(client, Hello(server=self.server_name, boards=self.summaries()))
+            async for message in ws:
+                self._on_message(client, message)
+                if client.errors >= self.limits.max_errors:
+                    self.stats.closed_abusive += 1
+                    log.warning("client_abusive", peer=client.peer, errors=client.errors)
+                    await ws.close(1008, "too many protocol errors")
+                    break
+        except ConnectionClosed:
+            pass
+        finally:
+            self._clients.discard(client)
+            resync.cancel()
+
+    def _send(self, client: _Client, message: Hello | Error | Pong | Snapshot) -> None:
+        broadcast([client.ws], message.model_dump_json().encode(), text=True)
+        self.stats.messages_sent += 1
+
+    def _error(self, client: _Client, message: str) -> None:
+        client.errors += 1
+        self.stats.protocol_errors += 1
+        log.info("client_protocol_error", peer=client.peer, error=message, count=client.errors)
+        self._send(client, Error(message=message))
+
+    def _on_message(self, client: _Client, message: str | bytes) -> None:
+        limit = self.limits.max_message_bytes
+        size = len(message.encode() if isinstance(message, str) else message)
+        if size > limit:
+            self._error(client, f"message too large: {size} bytes (limit {limit})")
+            return
+        if isinstance(message, bytes):
+            self._error(client, "binary frames are not accepted; send JSON text")
+            return
+        try:
+            msg = _CLIENT_ADAPTER.validate_json(message)
+        except ValidationError as exc:
+            self._error(client, _describe_validation(exc))
+            return
+        if isinstance(msg, Ping):
+            self._send(client, Pong())
+        elif isinstance(msg, Subscribe):
+            self._subscribe(client, msg)
+        else:
+            self._unsubscribe(client, msg)
+
+    def _subscribe(self, client: _Client, msg: Subscribe) -> None:
+        if msg.boards == "*":
+            client.all_boards = True
+            targets = list(self._boards)
+        else:
+            ids = [b for b in msg.boards if isinstance(b, str)]
+            if len(client.boards) + len(ids) > self.limits.max_subscriptions:
+                self._error(
+                    client, f"too many subscriptions (limit {self.limits.max_subscriptions})"
+                )
+                return
+            if any(len(b) > 200 for b in ids):
+                self._error(client, "board id too long (limit 200 characters)")
+                return
+            client.boards.update(ids)
+            targets = [b for b in ids if b in self._boards]
+        for board_id in targets:
+            client.stale.discard(board_id)
+            self._fan_out([client], board_id, self._boards[board_id].snapshot_bytes())
+
+    def _unsubscribe(self, client: _Client, msg: Unsubscribe) -> None:
+        if msg.boards == "*":
+            client.all_boards = False
+            client.boards.clear()
+            client.stale.clear()
+        else:
+            for b in msg.boards:
+                client.boards.discard(b)
+                client.stale.discard(b)
+
+    async def _resync_loop(self, client: _Client) -> None:
+        """Send fresh snapshots to a client that fell behind, once it drains."""
+        limits = self.limits
+        while True:
+            await client.wake.wait()
+            client.wake.clear()
+            deadline = (client.stale_since or time.monotonic()) + limits.stale_timeout
+            while client.backlog() > limits.low_backlog:
+                if time.monotonic() > deadline:
+                    self._drop_slow(client, f"did not drain in {limits.stale_timeout:.0f} s")
+                    return
+                await asyncio.sleep(0.02)
+            if client not in self._clients:
+                return
+            stale, client.stale = client.stale, set()
+            client.stale_since = None
+            client.resyncs += 1
+            self.stats.resyncs += 1
+            log.info("client_resync", peer=client.peer, boards=len(stale), dropped=client.dropped)
+            for board_id in stale:
+                entry = self._boards.get(board_id)
+                if entry is not None and client.wants(board_id):
+                    self._fan_out([client], board_id, entry.snapshot_bytes())
+
+    # ---------------------------------------------------------------- HTTP
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        split = urlsplit(request.path)
+        path = split.path
+        if path == WS_PATH:
+            return None
+        self.stats.http_requests += 1
+        try:
+            return self._http(path)
+        except Exception as exc:  # never let one request take the server down
+            log.exception("http_error", path=path, error=str(exc))
+            return _response(HTTPStatus.INTERNAL_SERVER_ERROR, b"internal error\n", ".txt")
+
+    def _http(self, path: str) -> Response:
+        if path == "/healthz":
+            return _json_response(HTTPStatus.OK, self.health())
+        if path == "/api/boards":
+            body = b"[" + b",".join(s.model_dump_json().encode() for s in self.summaries()) + b"]"
+            return _response(HTTPStatus.OK, body, ".json")
+        page = PAGES.get(path)
+        if page is not None:
+            return self._file(page)
+        prefix = "/overlay/static/"
+        if path.startswith(prefix):
+            return self._file(unquote(path[len(prefix) :]))
+        return _response(HTTPStatus.NOT_FOUND, f"not found: {path}\n".encode(), ".txt")
+
+    def _file(self, name: str) -> Response:
+        target = safe_join(self.static_dir, name)
+        if target is None or not target.is_file():
+            return _response(HTTPStatus.NOT_FOUND, f"not found: {name}\n".encode(), ".txt")
+        return _response(HTTPStatus.OK, target.read_bytes(), target.suffix.lower())
+
+    def health(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "status": "ok",
+            "version": __version__,
+            "protocol": PROTOCOL_VERSION,
+            "boards": len(self._boards),
+            "clients": len(self._clients),
+            "uptime": round(time.monotonic() - self._started, 3),
+            "websocket": {
+                "connections_total": self.stats.connections_total,
+                "protocol_errors": self.stats.protocol_errors,
+                "closed_abusive": self.stats.closed_abusive,
+                "closed_slow": self.stats.closed_slow,
+                "resyncs": self.stats.resyncs,
+                "dropped_updates": self.stats.dropped_updates,
+                "messages_sent": self.stats.messages_sent,
+            },
+        }
+        if self.health_extra is not None:
+            out.update(self.health_extra())
+        return out
+
+
+def safe_join(root: Path, name: str) -> Path | None:
+    """``root / name`` if it stays inside ``root``, else None (no traversal)."""
+    if not name or "\x00" in name or "\\" in name or name.startswith("/"):
+        return None
+    parts = name.split("/")
+    if any(p in ("", ".", "..") or p.startswith(".") for p in parts):
+        return None
+    target = (root / name).resolve()
+    if not target.is_relative_to(root):
+        return None
+    return target
+
+
+def _response(status: HTTPStatus, body: bytes, suffix: str) -> Response:
+    headers = Headers(
+        [
+            ("Date", email.utils.formatdate(usegmt=True)),
+            ("Connection", "close"),
+            ("Content-Length", str(len(body))),
+            ("Content-Type", CONTENT_TYPES.get(suffix, "application/octet-stream")),
+            ("Cache-Control", "no-cache"),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Access-Control-Allow-Origin", "*"),
+        ]
+    )
+    return Response(status.value, status.phrase, headers, body)
+
+
+def _json_response(status: HTTPStatus, data: Any) -> Response:
+    return _response(status, json.dumps(data).encode(), ".json")
+
+
+def _describe_validation(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False, include_input=False)
+    if not errors:
+        return "invalid message"
+    first = errors[0]
+    kind = first.get("type", "")
+    if kind == "json_invalid":
+        return f"invalid JSON: {first.get('msg', '')}"
+    if kind == "union_tag_invalid":
+        return "unknown message type; expected subscribe, unsubscribe or ping"
+    if kind in ("union_tag_not_found", "dict_type", "model_attributes_type"):
+        return "a message must be a JSON object with a 'type' field"
+    loc = ".".join(str(p) for p in first.get("loc", ())[:2])
+    msgs = "; ".join(str(e.get("msg", "")) for e in errors[:2])
+    return f"invalid message at {loc or 'top level'}: {msgs}"
