@@ -1,0 +1,218 @@
+"""Engine analysis of whole games: every position of every game, all in flight.
+
+Every position (the start position too) of every game is submitted to one
+:class:`~livegain.engine.pool.EnginePool` at once, so every worker stays busy
+until the last position; positions shared between games (openings) are searched
+once, and with a cache file not at all on a second run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import chess
+import chess.pgn
+
+from livegain.analysis import AnnotatedGame
+from livegain.core.evaluation import Evaluation
+from livegain.engine.cache import EvalCache
+from livegain.engine.pool import DEFAULT_ENGINE, EnginePool, PoolStats, SearchLimit
+
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class BatchReport:
+    """What a batch run did: for provenance in docs and ``--json`` output."""
+
+    engine: str
+    limit: str
+    workers: int
+    games: int
+    positions: int
+    unique_positions: int
+    searches: int
+    cache_hits: int
+    seconds: float
+
+    @property
+    def positions_per_second(self) -> float:
+        return self.positions / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass
+class _GamePositions:
+    game: chess.pgn.Game
+    boards: list[chess.Board]
+    sans: list[str]
+    ucis: list[str]
+    start_fen: str | None
+
+
+def game_positions(game: chess.pgn.Game) -> _GamePositions:
+    """The positions of a game's main line: start position, then after each ply."""
+    board = game.board()
+    start_fen = None if board.fen() == chess.STARTING_FEN else board.fen()
+    boards = [board.copy(stack=False)]
+    sans: list[str] = []
+    ucis: list[str] = []
+    for move in game.mainline_moves():
+        sans.append(board.san(move))
+        ucis.append(move.uci())
+        board.push(move)
+        boards.append(board.copy(stack=False))
+    return _GamePositions(game, boards, sans, ucis, start_fen)
+
+
+def annotate(pos: _GamePositions, evaluations: Sequence[Evaluation]) -> AnnotatedGame:
+    """Build an :class:`AnnotatedGame` from a game's positions and their evaluations."""
+    return AnnotatedGame(
+        headers=dict(pos.game.headers),
+        sans=pos.sans,
+        ucis=pos.ucis,
+        scores=[ev.cp for ev in evaluations],
+        start_fen=pos.start_fen,
+        wdl=[ev.wdl for ev in evaluations],
+        evaluations=list(evaluations),
+        first_mover_is_white=pos.boards[0].turn == chess.WHITE,
+    )
+
+
+async def analyse_games(
+    games: Sequence[chess.pgn.Game],
+    pool: EnginePool,
+    on_progress: ProgressCallback | None = None,
+) -> list[AnnotatedGame]:
+    """Evaluate every position of ``games`` on a started ``pool``."""
+    prepared = [game_positions(g) for g in games]
+    total = sum(len(p.boards) for p in prepared)
+    done = 0
+
+    async def one(board: chess.Board) -> Evaluation:
+        nonlocal done
+        ev = await pool.evaluate(board)
+        done += 1
+        if on_progress is not None:
+            on_progress(done, total)
+        return ev
+
+    # One task per position: the pool's queue keeps every worker busy and
+    # shares positions that several games reach.
+    async with asyncio.TaskGroup() as tg:
+        tasks = [[tg.create_task(one(b)) for b in p.boards] for p in prepared]
+    return [annotate(p, [t.result() for t in ts]) for p, ts in zip(prepared, tasks, strict=True)]
+
+
+async def run_engine_analysis_async(
+    games: Sequence[chess.pgn.Game],
+    *,
+    engine_path: str = DEFAULT_ENGINE,
+    depth: int | None = None,
+    nodes: int | None = None,
+    workers: int | None = None,
+    cache_path: str | Path | None = None,
+    progress: bool = False,
+    hash_mb: int = 16,
+) -> tuple[list[AnnotatedGame], BatchReport]:
+    """The asyncio version of :func:`run_engine_analysis`, with a report."""
+    limit = SearchLimit.of(depth, nodes)
+    cache = EvalCache(cache_path) if cache_path is not None else None
+    t0 = time.perf_counter()
+    try:
+        async with EnginePool(
+            engine_path, workers=workers, limit=limit, hash_mb=hash_mb, cache=cache
+        ) as pool:
+            prepared_total = sum(1 + sum(1 for _ in g.mainline_moves()) for g in games)
+            if progress:
+                annotated = await _with_progress_bar(games, pool, prepared_total)
+            else:
+                annotated = await analyse_games(games, pool)
+            stats: PoolStats = pool.stats
+            report = BatchReport(
+                engine=pool.engine_name,
+                limit=limit.describe(),
+                workers=pool.workers,
+                games=len(games),
+                positions=prepared_total,
+                unique_positions=len({b.fen() for g in games for b in game_positions(g).boards}),
+                searches=stats.searches,
+                cache_hits=stats.cache_hits,
+                seconds=time.perf_counter() - t0,
+            )
+    finally:
+        if cache is not None:
+            cache.close()
+    return annotated, report
+
+
+async def _with_progress_bar(
+    games: Sequence[chess.pgn.Game], pool: EnginePool, total: int
+) -> list[AnnotatedGame]:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    console = Console(stderr=True)
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("positions"),
+        TextColumn("{task.fields[rate]:>6.1f}/s"),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TimeElapsedColumn(),
+    )
+    start = time.perf_counter()
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task(pool.describe(), total=total, rate=0.0)
+
+        def on_progress(done: int, _total: int) -> None:
+            elapsed = time.perf_counter() - start
+            bar.update(task, completed=done, rate=done / elapsed if elapsed > 0 else 0.0)
+
+        return await analyse_games(games, pool, on_progress)
+
+
+def run_engine_analysis(
+    games: Sequence[chess.pgn.Game],
+    *,
+    engine_path: str = DEFAULT_ENGINE,
+    depth: int | None = None,
+    nodes: int | None = None,
+    workers: int | None = None,
+    cache_path: str | Path | None = None,
+    progress: bool = False,
+) -> list[AnnotatedGame]:
+    """Evaluate every position of every game with an :class:`EnginePool`.
+
+    ``depth``/``nodes``: the search limit (default depth 12). ``workers``:
+    engine processes (default: one per core). ``cache_path``: an SQLite
+    evaluation cache shared between runs (None: no cache). ``progress``: a
+    progress bar with positions/s and ETA on stderr. Raises
+    :class:`~livegain.engine.pool.EngineStartError` when the engine cannot be
+    started and :class:`~livegain.engine.pool.EngineSearchError` when a
+    position cannot be evaluated.
+    """
+    annotated, _report = asyncio.run(
+        run_engine_analysis_async(
+            games,
+            engine_path=engine_path,
+            depth=depth,
+            nodes=nodes,
+            workers=workers,
+            cache_path=cache_path,
+            progress=progress,
+        )
+    )
+    return annotated

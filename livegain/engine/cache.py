@@ -1,0 +1,182 @@
+"""A persistent evaluation cache (SQLite, standard library).
+
+One row per (engine key, position). The *engine key* names everything that can
+change a fixed-limit result: the engine's ``id name`` (name and version), the
+search limit, the Hash size, the thread count and whether the search is
+deterministic (``ucinewgame`` before each position). The *position* is the FEN
+with both move counters (see docs/engine.md: Stockfish 15.1 scales its
+evaluation with the halfmove clock, and its win/draw/loss model depends on the
+game ply, so dropping either counter would return another position's numbers).
+
+The database runs in WAL mode with ``synchronous=NORMAL``: readers never block
+the writer and a commit does not wait for the disk. Every call is tiny (one
+indexed row); the ``a*`` coroutines run them on one dedicated thread so an
+asyncio loop is never stalled by a slow disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from livegain.core.evaluation import Evaluation
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS evals (
+    engine  TEXT NOT NULL,
+    fen     TEXT NOT NULL,
+    cp      INTEGER NOT NULL,
+    mate    INTEGER,
+    wdl_w   INTEGER,
+    wdl_d   INTEGER,
+    wdl_l   INTEGER,
+    depth   INTEGER NOT NULL,
+    nodes   INTEGER NOT NULL,
+    best    TEXT,
+    pv      TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (engine, fen)
+) WITHOUT ROWID
+"""
+
+
+class CacheError(Exception):
+    """The cache file cannot be opened or read (names the file)."""
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    hits: int
+    misses: int
+    writes: int
+    rows: int
+
+
+class EvalCache:
+    """Evaluations keyed by (engine key, FEN); survives restarts.
+
+    ``path`` may be ``":memory:"`` for a throw-away cache. Safe to use from
+    one asyncio loop (the ``a*`` coroutines) and from plain threads (the sync
+    methods); a lock serialises access to the one connection.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            parent = Path(self.path).expanduser().resolve().parent
+            if not parent.is_dir():
+                raise CacheError(f"{self.path}: directory {parent} does not exist")
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.execute(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(f"{self.path}: not a usable SQLite cache ({exc})") from exc
+        self._lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+        self._closed = False
+
+    # -- sync API ---------------------------------------------------------
+
+    def get(self, engine: str, fen: str) -> Evaluation | None:
+        """The cached evaluation of ``fen`` under ``engine``, or None (counted)."""
+        with self._lock:
+            self._check_open()
+            row = self._db.execute(
+                "SELECT cp, mate, wdl_w, wdl_d, wdl_l, depth, nodes, best, pv"
+                " FROM evals WHERE engine = ? AND fen = ?",
+                (engine, fen),
+            ).fetchone()
+            if row is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+        cp, mate, w, d, loss, depth, nodes, best, pv = row
+        wdl = None if w is None else (int(w), int(d), int(loss))
+        return Evaluation(
+            cp=int(cp),
+            mate=None if mate is None else int(mate),
+            wdl=wdl,
+            depth=int(depth),
+            nodes=int(nodes),
+            best=best,
+            pv=tuple(pv.split()) if pv else (),
+        )
+
+    def put(self, engine: str, fen: str, ev: Evaluation) -> None:
+        """Store (or replace) the evaluation of ``fen`` under ``engine``."""
+        w, d, loss = ev.wdl if ev.wdl is not None else (None, None, None)
+        with self._lock:
+            self._check_open()
+            self._db.execute(
+                "INSERT OR REPLACE INTO evals"
+                " (engine, fen, cp, mate, wdl_w, wdl_d, wdl_l, depth, nodes, best, pv, created)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    engine,
+                    fen,
+                    ev.cp,
+                    ev.mate,
+                    w,
+                    d,
+                    loss,
+                    ev.depth,
+                    ev.nodes,
+                    ev.best,
+                    " ".join(ev.pv),
+                    time.time(),
+                ),
+            )
+            self.writes += 1
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._check_open()
+            (n,) = self._db.execute("SELECT COUNT(*) FROM evals").fetchone()
+        return int(n)
+
+    def stats(self) -> CacheStats:
+        return CacheStats(self.hits, self.misses, self.writes, len(self))
+
+    def close(self) -> None:
+        """Close the database (idempotent)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._db.close()
+
+    def __enter__(self) -> EvalCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- async API (one dedicated thread) ------------------------------------
+
+    async def aget(self, engine: str, fen: str) -> Evaluation | None:
+        return await asyncio.get_running_loop().run_in_executor(self._pool(), self.get, engine, fen)
+
+    async def aput(self, engine: str, fen: str, ev: Evaluation) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._pool(), self.put, engine, fen, ev)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalcache")
+        return self._executor
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise CacheError(f"{self.path}: cache is closed")

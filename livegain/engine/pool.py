@@ -1,0 +1,616 @@
+"""A pool of UCI engine processes behind a priority queue (asyncio).
+
+One process per worker, ``Threads=1``, a fixed ``Hash``. A python-chess engine
+protocol runs one command at a time, so each process belongs to exactly one
+worker task: a worker takes the most urgent job from the queue (lowest
+priority value first, first come first served within a priority), searches it
+on its own process and hands the result back. That is the exclusive lease.
+
+Deterministic mode (the default): every search starts with ``ucinewgame``
+(python-chess sends it, followed by ``isready``, whenever ``game`` differs from
+the previous search's, so each search passes a fresh object) and the position
+is sent as a bare FEN without move history. With one thread and a fixed Hash
+the result is then a function of (engine, limit, Hash, FEN) alone: the same
+whatever the pool size, the order, or what the process searched before.
+
+Faults: a process that dies mid-search is replaced (with an exponential
+back-off when it keeps dying) and the position retried, at most
+``max_retries`` times, then the caller gets an :class:`EngineSearchError`
+naming the position. A search longer than ``search_timeout`` is abandoned: the
+process is killed and replaced and the position retried under the same bound.
+:meth:`EnginePool.close` (and cancelling the task that owns the pool) ends
+every process and waits for it, so nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import chess
+import chess.engine
+
+from livegain.core.evaluation import Evaluation, checkmated_score, white_score
+from livegain.engine.cache import EvalCache
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ENGINE = "/usr/games/stockfish"
+DEFAULT_DEPTH = 12
+DEFAULT_HASH_MB = 16
+DEFAULT_SEARCH_TIMEOUT = 120.0
+START_TIMEOUT = 15.0
+QUIT_TIMEOUT = 2.0
+MAX_BACKOFF = 5.0
+
+
+class EngineError(Exception):
+    """Base class of the pool's errors."""
+
+
+class EngineStartError(EngineError):
+    """The engine binary is missing, not executable or does not speak UCI."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"cannot start UCI engine {path!r}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class EngineSearchError(EngineError):
+    """A position could not be evaluated within the retry budget."""
+
+
+class PoolClosedError(EngineError):
+    """The pool is closed (or was never started)."""
+
+
+@dataclass(frozen=True)
+class SearchLimit:
+    """A fixed search limit: depth (default 12) and/or nodes.
+
+    With both set the search stops at whichever comes first. Use
+    ``SearchLimit(depth=None, nodes=N)`` for a pure node limit.
+    """
+
+    depth: int | None = DEFAULT_DEPTH
+    nodes: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.depth is None and self.nodes is None:
+            raise ValueError("a search limit needs a depth or a node count")
+        if self.depth is not None and not 1 <= self.depth <= 99:
+            raise ValueError(f"depth must be between 1 and 99, got {self.depth}")
+        if self.nodes is not None and self.nodes < 1:
+            raise ValueError(f"nodes must be positive, got {self.nodes}")
+
+    @classmethod
+    def of(cls, depth: int | None = None, nodes: int | None = None) -> SearchLimit:
+        """Depth and/or nodes as given; the default depth when neither is."""
+        if depth is None and nodes is None:
+            return cls()
+        return cls(depth=depth, nodes=nodes)
+
+    def to_chess(self) -> chess.engine.Limit:
+        return chess.engine.Limit(depth=self.depth, nodes=self.nodes)
+
+    def describe(self) -> str:
+        """``"depth 12"``, ``"nodes 100000"`` or ``"depth 12 nodes 100000"``."""
+        parts = []
+        if self.depth is not None:
+            parts.append(f"depth {self.depth}")
+        if self.nodes is not None:
+            parts.append(f"nodes {self.nodes}")
+        return " ".join(parts)
+
+
+def default_workers() -> int:
+    """One worker per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_engine_path(path: str) -> str:
+    """The engine executable: a path, or a bare name looked up on PATH.
+
+    Raises :class:`EngineStartError` naming ``path`` when it is missing, a
+    directory or not executable.
+    """
+    if os.sep not in path:
+        found = shutil.which(path)
+        if found is None:
+            raise EngineStartError(path, "not found on PATH")
+        return found
+    p = Path(path)
+    if not p.exists():
+        raise EngineStartError(path, "no such file")
+    if p.is_dir():
+        raise EngineStartError(path, "is a directory")
+    if not os.access(p, os.X_OK):
+        raise EngineStartError(path, "not executable")
+    return path
+
+
+def terminal_evaluation(board: chess.Board) -> Evaluation | None:
+    """The score of a finished position, with no engine; None when play goes on.
+
+    Checkmate: -3900 when White is mated, +3900 when Black is. Stalemate,
+    insufficient material and the 75-move rule: 0 (a draw). Only rules that
+    follow from the FEN are applied (repetitions need the game's history).
+    """
+    if board.is_checkmate():
+        white_mated = board.turn == chess.WHITE
+        wdl = (0, 0, 1000) if white_mated else (1000, 0, 0)
+        return Evaluation(cp=checkmated_score(white_mated), wdl=wdl)
+    if board.is_stalemate() or board.is_insufficient_material() or board.is_seventyfive_moves():
+        return Evaluation(cp=0, wdl=(0, 1000, 0))
+    return None
+
+
+def evaluation_from_info(info: chess.engine.InfoDict, board: chess.Board) -> Evaluation:
+    """Turn python-chess's analysis info into a White-view :class:`Evaluation`."""
+    score = info.get("score")
+    if score is None:
+        raise EngineError(f"engine reported no score for {board.fen()}")
+    pov = score.white()
+    mate = pov.mate()
+    if mate is not None:
+        if mate == 0:  # the side to move is mated (not reached: checked before)
+            cp = checkmated_score(board.turn == chess.WHITE)
+            mate_out: int | None = None
+        else:
+            cp = white_score(mate=mate)
+            mate_out = mate
+    else:
+        value = pov.score()
+        assert value is not None
+        cp = white_score(cp=value)
+        mate_out = None
+    wdl_info = info.get("wdl")
+    wdl = None
+    if wdl_info is not None:
+        w = wdl_info.white()
+        wdl = (int(w.wins), int(w.draws), int(w.losses))
+    pv = tuple(m.uci() for m in info.get("pv", []))
+    return Evaluation(
+        cp=cp,
+        mate=mate_out,
+        wdl=wdl,
+        depth=int(info.get("depth", 0)),
+        nodes=int(info.get("nodes", 0)),
+        best=pv[0] if pv else None,
+        pv=pv,
+    )
+
+
+@dataclass
+class PoolStats:
+    """Counters since start: positions asked, engine searches, cache hits, faults."""
+
+    requests: int = 0
+    searches: int = 0
+    cache_hits: int = 0
+    terminal: int = 0
+    shared: int = 0
+    restarts: int = 0
+    crashes: int = 0
+    timeouts: int = 0
+    failures: int = 0
+    search_seconds: float = 0.0
+
+
+@dataclass
+class _Job:
+    board: chess.Board
+    fen: str
+    future: asyncio.Future[Evaluation]
+    priority: int
+    waiters: int = 0
+    taken: bool = False
+    attempts: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(order=True)
+class _Entry:
+    priority: int
+    seq: int
+    job: _Job = field(compare=False)
+
+
+class _Engine:
+    """One UCI process and its python-chess protocol."""
+
+    def __init__(
+        self, transport: asyncio.SubprocessTransport, protocol: chess.engine.UciProtocol
+    ) -> None:
+        self.transport = transport
+        self.protocol = protocol
+        self.pid: int = transport.get_pid()
+        self.searching = False
+        self.game: object = object()
+
+    @classmethod
+    async def start(cls, path: str, options: dict[str, Any], limit_s: float) -> _Engine:
+        path = resolve_engine_path(path)
+        transport: asyncio.SubprocessTransport | None = None
+        try:
+            async with asyncio.timeout(limit_s):
+                transport, protocol = await chess.engine.UciProtocol.popen(
+                    path, setpgrp=True, stderr=asyncio.subprocess.DEVNULL
+                )
+                await protocol.initialize()
+                opts = {k: v for k, v in options.items() if k in protocol.options}
+                await protocol.configure(opts)
+                await protocol.ping()
+        except TimeoutError:
+            await _kill_transport(transport)
+            raise EngineStartError(
+                path, f"no 'uciok'/'readyok' within {limit_s:g} s (not a UCI engine?)"
+            ) from None
+        except (chess.engine.EngineError, OSError, EOFError) as exc:
+            await _kill_transport(transport)
+            raise EngineStartError(path, f"{type(exc).__name__}: {exc}") from exc
+        except BaseException:
+            await _kill_transport(transport)
+            raise
+        return cls(transport, protocol)
+
+    @property
+    def name(self) -> str:
+        return self.protocol.id.get("name", "unknown engine")
+
+    def has_option(self, name: str) -> bool:
+        return name in self.protocol.options
+
+    async def search(
+        self, board: chess.Board, limit: chess.engine.Limit, deterministic: bool
+    ) -> chess.engine.InfoDict:
+        game = object() if deterministic else self.game
+        return await self.protocol.analyse(board, limit, game=game)
+
+    def alive(self) -> bool:
+        return self.transport.get_returncode() is None and not self.protocol.returncode.done()
+
+    async def close(self, graceful: bool = True) -> None:
+        """Quit (politely when idle and ``graceful``), else kill; always reap."""
+        if graceful and self.alive() and not self.searching:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(QUIT_TIMEOUT):
+                    await self.protocol.quit()
+        await _kill_transport(self.transport, self.protocol)
+
+
+async def _kill_transport(
+    transport: asyncio.SubprocessTransport | None,
+    protocol: chess.engine.Protocol | None = None,
+) -> None:
+    if transport is None:
+        return
+    if transport.get_returncode() is None:
+        with contextlib.suppress(ProcessLookupError):
+            transport.kill()
+    transport.close()
+    # Wait until the child has been reaped (the event loop's child watcher does
+    # it); bounded so a stuck process cannot hang shutdown.
+    if protocol is not None:
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(QUIT_TIMEOUT):
+                await asyncio.shield(protocol.returncode)
+    else:
+        for _ in range(100):
+            if transport.get_returncode() is not None:
+                break
+            await asyncio.sleep(0.01)
+
+
+class EnginePool:
+    """N UCI processes evaluating positions from one priority queue.
+
+    >>> async with EnginePool(workers=2, limit=SearchLimit(depth=12)) as pool:
+    ...     ev = await pool.evaluate(chess.Board())
+    """
+
+    def __init__(
+        self,
+        engine_path: str = DEFAULT_ENGINE,
+        workers: int | None = None,
+        limit: SearchLimit | None = None,
+        hash_mb: int = DEFAULT_HASH_MB,
+        deterministic: bool = True,
+        cache: EvalCache | None = None,
+        search_timeout: float | None = DEFAULT_SEARCH_TIMEOUT,
+        max_retries: int = 2,
+        start_timeout: float = START_TIMEOUT,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        if hash_mb < 1:
+            raise ValueError(f"hash_mb must be at least 1, got {hash_mb}")
+        self.engine_path = str(engine_path)
+        self.workers = workers or default_workers()
+        self.limit = limit or SearchLimit()
+        self.hash_mb = hash_mb
+        self.deterministic = deterministic
+        self.cache = cache
+        self.search_timeout = search_timeout
+        self.max_retries = max_retries
+        self.start_timeout = start_timeout
+        self.extra_options = dict(options or {})
+        self.stats = PoolStats()
+        self.engine_name = ""
+        self._engines: list[_Engine | None] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self._queue: asyncio.PriorityQueue[_Entry] = asyncio.PriorityQueue()
+        self._seq = itertools.count()
+        self._inflight: dict[str, _Job] = {}
+        self._started = False
+        self._closed = False
+        self._has_wdl = False
+
+    # -- life cycle -------------------------------------------------------
+
+    @property
+    def engine_options(self) -> dict[str, Any]:
+        opts: dict[str, Any] = {"Threads": 1, "Hash": self.hash_mb, "UCI_ShowWDL": True}
+        opts.update(self.extra_options)
+        return opts
+
+    async def start(self) -> None:
+        """Start every process; raise :class:`EngineStartError` if one cannot."""
+        if self._started:
+            return
+        self._started = True
+        results = await asyncio.gather(
+            *(self._start_engine() for _ in range(self.workers)), return_exceptions=True
+        )
+        engines = [r for r in results if isinstance(r, _Engine)]
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            await asyncio.gather(*(e.close() for e in engines), return_exceptions=True)
+            self._closed = True
+            raise errors[0]
+        self._engines = list(engines)
+        self.engine_name = engines[0].name
+        self._has_wdl = engines[0].has_option("UCI_ShowWDL")
+        self._tasks = [
+            asyncio.create_task(self._worker(i), name=f"engine-worker-{i}")
+            for i in range(self.workers)
+        ]
+        log.info("engine pool started: %s x%d", self.describe(), self.workers)
+
+    async def _start_engine(self) -> _Engine:
+        return await _Engine.start(self.engine_path, self.engine_options, self.start_timeout)
+
+    async def close(self) -> None:
+        """Stop the workers, end every process (idempotent). Pending calls fail."""
+        if self._closed and not self._tasks:
+            return
+        self._closed = True
+        for task in self._tasks:
+            task.cancel()
+        # Shielded so that a cancellation of the caller still lets processes be reaped.
+        await asyncio.shield(self._shutdown())
+
+    async def _shutdown(self) -> None:
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        engines = [e for e in self._engines if e is not None]
+        self._engines = []
+        await asyncio.gather(*(e.close() for e in engines), return_exceptions=True)
+        for job in list(self._inflight.values()):
+            if not job.future.done():
+                job.future.set_exception(PoolClosedError("engine pool closed"))
+                job.future.exception()  # mark retrieved: nobody may be waiting
+        self._inflight.clear()
+
+    async def __aenter__(self) -> EnginePool:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # -- description ------------------------------------------------------
+
+    def describe(self) -> str:
+        """``"Stockfish 15.1 depth 12"``."""
+        return f"{self.engine_name or Path(self.engine_path).name} {self.limit.describe()}"
+
+    @property
+    def engine_key(self) -> str:
+        """Everything that can change a result, for the cache key."""
+        return (
+            f"{self.engine_name}|{self.limit.describe()}|hash={self.hash_mb}|threads=1"
+            f"|deterministic={int(self.deterministic)}"
+            + "".join(
+                f"|{k}={v}"
+                for k, v in sorted(self.extra_options.items())
+                if k not in ("Threads", "Hash", "UCI_ShowWDL")
+            )
+        )
+
+    def pids(self) -> list[int]:
+        """Process ids of the running engines (for diagnostics and tests)."""
+        return [e.pid for e in self._engines if e is not None]
+
+    def busy_pids(self) -> list[int]:
+        """Process ids of engines searching right now."""
+        return [e.pid for e in self._engines if e is not None and e.searching]
+
+    @property
+    def queued(self) -> int:
+        return self._queue.qsize()
+
+    # -- evaluation -------------------------------------------------------
+
+    async def evaluate(self, board: chess.Board, priority: int = 0) -> Evaluation:
+        """Evaluate ``board`` at the pool's limit (lower ``priority`` served first).
+
+        Finished positions are scored without an engine (see
+        :func:`terminal_evaluation`); cached positions come from the cache;
+        a position already queued or searching is shared, not searched twice.
+        """
+        if not self._started or self._closed:
+            raise PoolClosedError("engine pool is not running (call start())")
+        self.stats.requests += 1
+        if not board.is_valid():
+            raise ValueError(f"invalid position {board.fen()!r}: {board.status()!r}")
+        terminal = terminal_evaluation(board)
+        if terminal is not None:
+            self.stats.terminal += 1
+            return terminal
+        fen = board.fen()
+        if self.cache is not None:
+            hit = await self.cache.aget(self.engine_key, fen)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return hit
+        job = self._inflight.get(fen)
+        if job is None or job.future.done():
+            job = _Job(chess.Board(fen), fen, asyncio.get_running_loop().create_future(), priority)
+            self._inflight[fen] = job
+            job.future.add_done_callback(functools.partial(self._forget, job))
+            self._queue.put_nowait(_Entry(priority, next(self._seq), job))
+        else:
+            self.stats.shared += 1
+            if priority < job.priority and not job.taken:
+                job.priority = priority
+                self._queue.put_nowait(_Entry(priority, next(self._seq), job))
+        job.waiters += 1
+        try:
+            return await asyncio.shield(job.future)
+        finally:
+            job.waiters -= 1
+            if job.waiters == 0 and not job.taken and not job.future.done():
+                job.future.cancel()  # nobody wants it any more: drop it unsearched
+
+    def _forget(self, job: _Job, _future: object = None) -> None:
+        if self._inflight.get(job.fen) is job:
+            del self._inflight[job.fen]
+
+    # -- workers ----------------------------------------------------------
+
+    async def _worker(self, idx: int) -> None:
+        limit = self.limit.to_chess()
+        consecutive_failures = 0
+        try:
+            while True:
+                entry = await self._queue.get()
+                job = entry.job
+                if job.taken or job.future.done():
+                    continue
+                job.taken = True
+                while not job.future.done():
+                    engine = self._engines[idx]
+                    if engine is None:
+                        try:
+                            engine = await self._replace(idx, consecutive_failures)
+                        except EngineStartError as exc:
+                            consecutive_failures += 1
+                            job.errors.append(str(exc))
+                            job.attempts += 1
+                            if job.attempts > self.max_retries:
+                                self._fail(job)
+                            continue
+                    job.attempts += 1
+                    t0 = time.perf_counter()
+                    engine.searching = True
+                    try:
+                        async with asyncio.timeout(self.search_timeout):
+                            info = await engine.search(job.board, limit, self.deterministic)
+                        engine.searching = False
+                        ev = evaluation_from_info(info, job.board)
+                    except TimeoutError:
+                        self.stats.timeouts += 1
+                        job.errors.append(
+                            f"search exceeded {self.search_timeout:g} s (pid {engine.pid} killed)"
+                        )
+                    except (chess.engine.EngineError, EngineError, OSError) as exc:
+                        self.stats.crashes += 1
+                        code = engine.transport.get_returncode()
+                        job.errors.append(
+                            f"{type(exc).__name__}: {exc}"
+                            + (f" (exit code {code})" if code is not None else "")
+                        )
+                    else:
+                        consecutive_failures = 0
+                        self.stats.searches += 1
+                        self.stats.search_seconds += time.perf_counter() - t0
+                        if self.cache is not None:
+                            try:
+                                await self.cache.aput(self.engine_key, job.fen, ev)
+                            except Exception:  # a cache fault never loses the result
+                                log.exception("cannot store evaluation in the cache")
+                        if not job.future.done():
+                            job.future.set_result(ev)
+                        break
+                    # The search failed: this process is not trusted any more.
+                    consecutive_failures += 1
+                    self._engines[idx] = None
+                    await engine.close(graceful=False)
+                    if job.attempts > self.max_retries:
+                        self._fail(job)
+        except asyncio.CancelledError:
+            # Closing: a search cut short leaves the protocol mid-command, so
+            # that process is killed rather than asked to quit.
+            engine = self._engines[idx] if idx < len(self._engines) else None
+            if engine is not None and engine.searching:
+                self._engines[idx] = None
+                await asyncio.shield(engine.close(graceful=False))
+            raise
+
+    async def _replace(self, idx: int, failures: int) -> _Engine:
+        delay = min(MAX_BACKOFF, 0.05 * 2 ** max(0, failures - 1)) if failures else 0.0
+        if delay:
+            await asyncio.sleep(delay)
+        engine = await self._start_engine()
+        self.stats.restarts += 1
+        self._engines[idx] = engine
+        log.warning("engine worker %d: replaced the engine process (pid %d)", idx, engine.pid)
+        return engine
+
+    def _fail(self, job: _Job) -> None:
+        self.stats.failures += 1
+        if not job.future.done():
+            job.future.set_exception(
+                EngineSearchError(
+                    f"cannot evaluate {job.fen!r} after {job.attempts} attempts: "
+                    + "; ".join(job.errors)
+                )
+            )
+            job.future.exception()  # retrieved even if every waiter has gone
+
+
+__all__ = [
+    "DEFAULT_DEPTH",
+    "DEFAULT_ENGINE",
+    "EngineError",
+    "EnginePool",
+    "EngineSearchError",
+    "EngineStartError",
+    "PoolClosedError",
+    "PoolStats",
+    "SearchLimit",
+    "default_workers",
+    "evaluation_from_info",
+    "terminal_evaluation",
+]
