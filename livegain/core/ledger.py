@@ -1,0 +1,279 @@
+"""One game's scores, gains, histograms and perceived-rating traces, incrementally.
+
+:class:`GameLedger` is fed the evaluation ``s_0`` of the start position
+(:meth:`GameLedger.set_start`) and then ``s_k`` after each ply, in order
+(:meth:`GameLedger.push`). Each push computes the mover's gain, adds it to that
+player's histogram and appends a point to his perceived-rating trace (the
+paper's Figure 6). :meth:`GameLedger.pop` and :meth:`GameLedger.truncate`
+roll back exactly: after ``truncate(k)`` the ledger equals a fresh ledger fed
+``s_0 .. s_k``. All state is integer, so rollback is exact, not approximate.
+
+Per update the cost is O(1) for the engine's single peak (O(k_e) for a general
+engine histogram with k_e bins), independent of the length of the game.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from livegain.core.evaluation import clip
+from livegain.core.histogram import GainHistogram
+from livegain.core.rating import (
+    HeadToHead,
+    PerceivedRating,
+    effective_moves,
+    head_to_head,
+    lag1_from_sums,
+    perceived_from_p,
+)
+
+Color = Literal["white", "black"]
+
+
+def color_name(color: bool | str) -> Color:
+    """'white'/'black' from a python-chess colour (True = white) or a name."""
+    if isinstance(color, bool):
+        return "white" if color else "black"
+    name = color.lower()
+    if name in ("white", "w"):
+        return "white"
+    if name in ("black", "b"):
+        return "black"
+    raise ValueError(f"unknown colour {color!r}")
+
+
+@dataclass(frozen=True)
+class TracePoint:
+    """The mover's perceived rating right after ``ply`` (1-based)."""
+
+    ply: int
+    perceived: PerceivedRating
+
+
+@dataclass(frozen=True)
+class LedgerPly:
+    """What one pushed ply did."""
+
+    ply: int
+    mover: Color
+    score_before: int
+    score_after: int
+    gain: int
+    perceived: PerceivedRating
+
+    @property
+    def white(self) -> bool:
+        return self.mover == "white"
+
+
+class _Side:
+    """One player's histogram, per-move scores (scaled to integers) and trace."""
+
+    __slots__ = ("hist", "lag", "s1", "s2", "scores", "trace")
+
+    def __init__(self) -> None:
+        self.hist = GainHistogram()
+        self.scores: list[int] = []
+        self.s1 = 0
+        self.s2 = 0
+        self.lag = 0
+        self.trace: list[TracePoint] = []
+
+    def add(self, g: int, x: int) -> None:
+        self.hist.add(g)
+        if self.scores:
+            self.lag += self.scores[-1] * x
+        self.scores.append(x)
+        self.s1 += x
+        self.s2 += x * x
+
+    def remove(self, g: int) -> None:
+        self.hist.remove(g)
+        x = self.scores.pop()
+        if self.scores:
+            self.lag -= self.scores[-1] * x
+        self.s1 -= x
+        self.s2 -= x * x
+        self.trace.pop()
+
+    def state(self) -> tuple[object, ...]:
+        return (self.hist.counts(), tuple(self.scores), self.s1, self.s2, self.lag, self.trace)
+
+
+class GameLedger:
+    """Scores ``s_0..s_n`` of one game and everything derived from them."""
+
+    def __init__(
+        self,
+        engine_rating: float,
+        engine: GainHistogram | None = None,
+        first_mover_is_white: bool = True,
+    ) -> None:
+        if engine is not None and engine.n == 0:
+            raise ValueError("engine histogram is empty")
+        self.engine_rating = float(engine_rating)
+        self.engine = engine.copy() if engine is not None else None
+        self.first_mover_is_white = first_mover_is_white
+        self._scores: list[int] = []
+        self._gains: list[int] = []
+        self._sides: dict[Color, _Side] = {"white": _Side(), "black": _Side()}
+        # per-move score x against the engine is x/denom
+        self._denom = 2 if self.engine is None else 2 * self.engine.n
+
+    # -- feeding ------------------------------------------------------------
+    def set_start(self, score: int) -> None:
+        """Set ``s_0``, the start position's score; only before any ply."""
+        if self._gains:
+            raise ValueError("set_start() after plies were pushed; truncate(0) first")
+        self._scores = [clip(score)]
+
+    @property
+    def start_known(self) -> bool:
+        return bool(self._scores)
+
+    def mover_of(self, ply: int) -> Color:
+        """Who plays ply ``ply`` (1-based)."""
+        if ply < 1:
+            raise ValueError("plies are numbered from 1")
+        white = self.first_mover_is_white == (ply % 2 == 1)
+        return "white" if white else "black"
+
+    def push(self, score_after: int) -> LedgerPly:
+        """Add the next ply, whose resulting position scored ``score_after``."""
+        if not self._scores:
+            raise ValueError("the start position's score is not set")
+        before = self._scores[-1]
+        after = clip(score_after)
+        ply = len(self._gains) + 1
+        mover = self.mover_of(ply)
+        delta = after - before
+        g = delta if mover == "white" else -delta
+        side = self._sides[mover]
+        side.add(g, self._score2(g))
+        self._scores.append(after)
+        self._gains.append(g)
+        perceived = self._perceived(side)
+        side.trace.append(TracePoint(ply, perceived))
+        return LedgerPly(ply, mover, before, after, g, perceived)
+
+    def pop(self) -> LedgerPly:
+        """Undo the last ply; returns what it had been."""
+        if not self._gains:
+            raise ValueError("no ply to pop")
+        ply = len(self._gains)
+        mover = self.mover_of(ply)
+        side = self._sides[mover]
+        perceived = side.trace[-1].perceived
+        g = self._gains.pop()
+        after = self._scores.pop()
+        side.remove(g)
+        return LedgerPly(ply, mover, self._scores[-1], after, g, perceived)
+
+    def truncate(self, plies: int) -> None:
+        """Keep the first ``plies`` plies (0 keeps only the start score)."""
+        if plies < 0 or plies > len(self._gains):
+            raise ValueError(f"cannot truncate {len(self._gains)} plies to {plies}")
+        while len(self._gains) > plies:
+            self.pop()
+
+    def clear(self) -> None:
+        """Forget everything, the start score included."""
+        self.truncate(0)
+        self._scores = []
+
+    # -- views ---------------------------------------------------------------
+    @property
+    def plies(self) -> int:
+        return len(self._gains)
+
+    @property
+    def scores(self) -> list[int]:
+        return list(self._scores)
+
+    @property
+    def gains(self) -> list[int]:
+        return list(self._gains)
+
+    @property
+    def white(self) -> GainHistogram:
+        return self._sides["white"].hist
+
+    @property
+    def black(self) -> GainHistogram:
+        return self._sides["black"].hist
+
+    def histogram(self, color: bool | str) -> GainHistogram:
+        return self._sides[color_name(color)].hist
+
+    @property
+    def white_trace(self) -> list[TracePoint]:
+        return list(self._sides["white"].trace)
+
+    @property
+    def black_trace(self) -> list[TracePoint]:
+        return list(self._sides["black"].trace)
+
+    def trace(self, color: bool | str) -> list[TracePoint]:
+        return list(self._sides[color_name(color)].trace)
+
+    def perceived(self, color: bool | str) -> PerceivedRating:
+        """The player's current perceived rating (Algorithm 4)."""
+        return self._perceived(self._sides[color_name(color)])
+
+    def score_sum(self, color: bool | str) -> tuple[int, int]:
+        """(sum of per-move scores scaled by ``denom``, denom) of one player."""
+        return self._sides[color_name(color)].s1, self._denom
+
+    def effective_moves(self, color: bool | str) -> float:
+        side = self._sides[color_name(color)]
+        return self._n_eff(side)
+
+    def head_to_head(self) -> HeadToHead:
+        """Algorithm 1, White against Black."""
+        return head_to_head(self.white, self.black)
+
+    def state(self) -> tuple[object, ...]:
+        """Everything the ledger holds, for equality checks."""
+        return (
+            self.engine_rating,
+            self.first_mover_is_white,
+            tuple(self._scores),
+            tuple(self._gains),
+            self._sides["white"].state(),
+            self._sides["black"].state(),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GameLedger):
+            return NotImplemented
+        return self.state() == other.state() and self.engine == other.engine
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- internals -------------------------------------------------------------
+    def _score2(self, g: int) -> int:
+        if self.engine is None:
+            return 2 if g > 0 else (1 if g == 0 else 0)
+        return self.engine.placement2(g)
+
+    def _n_eff(self, side: _Side) -> float:
+        n = len(side.scores)
+        if n == 0:
+            return 0.0
+        rho = lag1_from_sums(
+            n,
+            float(side.s1),
+            float(side.s2),
+            float(side.lag),
+            float(side.scores[0]),
+            float(side.scores[-1]),
+        )
+        return effective_moves(n, rho)
+
+    def _perceived(self, side: _Side) -> PerceivedRating:
+        n = len(side.scores)
+        if n == 0:
+            return perceived_from_p(0.5, 0, self.engine_rating)
+        p = side.s1 / (n * self._denom)
+        return perceived_from_p(p, n, self.engine_rating, n_eff=self._n_eff(side))

@@ -1,0 +1,111 @@
+"""Rating differences, clamping and intervals."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from livegain.core.histogram import GainHistogram
+from livegain.core.rating import (
+    MAX_DIFFERENCE,
+    PAPER_ENGINE_RATING,
+    bootstrap_p_interval,
+    effective_moves,
+    head_to_head,
+    lag1_autocorrelation,
+    perceived_rating,
+    rating_difference,
+    wilson_interval,
+)
+
+
+def test_difference_formula() -> None:
+    assert rating_difference(0.5).value == 0.0
+    # 65.5 % -> +113 (seed 002, section 4)
+    assert round(rating_difference(0.655).value) == 113
+    d = rating_difference(0.3)
+    assert d.value == pytest.approx(200 * math.sqrt(2) * -0.5244005127080407)
+    assert not d.bounded
+
+
+@pytest.mark.parametrize("p,value", [(0.0, -MAX_DIFFERENCE), (1.0, MAX_DIFFERENCE), (1e-9, -800)])
+def test_clamped_and_flagged(p: float, value: float) -> None:
+    d = rating_difference(p)
+    assert d.value == value and d.bounded
+
+
+def test_bad_p() -> None:
+    with pytest.raises(ValueError):
+        rating_difference(1.5)
+    with pytest.raises(ValueError):
+        rating_difference(float("nan"))
+
+
+@given(st.floats(0, 1), st.integers(1, 500))
+def test_wilson_contains_p(p: float, n: int) -> None:
+    lo, hi = wilson_interval(p, n)
+    assert 0.0 <= lo <= p + 1e-12 and p - 1e-12 <= hi <= 1.0
+
+
+def test_wilson_narrows_with_n() -> None:
+    w10 = wilson_interval(0.3, 10)
+    w100 = wilson_interval(0.3, 100)
+    assert w100[1] - w100[0] < w10[1] - w10[0]
+    assert wilson_interval(0.0, 6)[0] == 0.0 and wilson_interval(0.0, 6)[1] > 0.0
+
+
+def test_perceived_rating_has_interval_and_bounds() -> None:
+    h = GainHistogram.from_gains([-1, -5, -13])
+    pr = perceived_rating(h, PAPER_ENGINE_RATING)
+    assert pr.bounded and pr.difference == -800 and pr.rating == PAPER_ENGINE_RATING - 800
+    assert pr.low == PAPER_ENGINE_RATING - 800 and pr.high > pr.rating
+    assert pr.moves == 3 and pr.expected == 0.0
+    empty = perceived_rating(GainHistogram(), 2800)
+    assert empty.moves == 0 and empty.low == 2000 and empty.high == 3600
+
+
+@given(st.lists(st.integers(-200, 200), min_size=1, max_size=60))
+def test_interval_contains_point(gains: list[int]) -> None:
+    pr = perceived_rating(GainHistogram.from_gains(gains), 2860)
+    assert pr.low <= pr.rating <= pr.high
+    assert pr.low >= 2860 - 800 and pr.high <= 2860 + 800
+
+
+def test_effective_moves_and_autocorrelation() -> None:
+    assert effective_moves(5, 0.9) == 5  # too few moves to estimate rho
+    assert effective_moves(20, -0.5) == 20  # never inflated
+    assert effective_moves(20, 0.5) == pytest.approx(20 * 0.5 / 1.5)
+    assert effective_moves(20, 0.99) == pytest.approx(20 * 0.2 / 1.8)
+    runs = [0, 0, 0, 0, 0, 2, 2, 2, 2, 2] * 2
+    assert lag1_autocorrelation(runs) > 0.5
+    alternating = [0, 2] * 10
+    assert lag1_autocorrelation(alternating) < -0.9
+    assert lag1_autocorrelation([1, 1, 1]) == 0.0
+
+
+def test_bootstrap_is_seeded_and_resamples_games() -> None:
+    scores = [10.0, 5.0, 20.0, 8.0, 12.0]
+    moves = [40, 30, 45, 38, 41]
+    a = bootstrap_p_interval(scores, moves, seed=1)
+    b = bootstrap_p_interval(scores, moves, seed=1)
+    assert a == b
+    pooled = sum(scores) / sum(moves)
+    assert a[0] <= pooled <= a[1]
+    # identical games: no between-game spread, the interval collapses
+    same = bootstrap_p_interval([10.0] * 6, [40] * 6)
+    assert same[0] == pytest.approx(0.25) and same[1] == pytest.approx(0.25)
+
+
+def test_head_to_head_interval() -> None:
+    a = GainHistogram.from_gains([0, -10, -50, 0, 3, -7, -100, 0])
+    b = GainHistogram.from_gains([0, 0, 0, -2, 5, 0, -1, 0])
+    h = head_to_head(a, b)
+    assert h.expected + head_to_head(b, a).expected == pytest.approx(1.0)
+    assert h.low <= h.difference <= h.high
+    assert h.difference == pytest.approx(-head_to_head(b, a).difference)
+    # complete domination: bounded, yet a finite interval end
+    top = head_to_head(GainHistogram.from_gains([5, 6]), GainHistogram.from_gains([-1, -2]))
+    assert top.bounded and top.difference == 800 and top.low < 800
