@@ -1,0 +1,1025 @@
+"""Live game state: boards, moves, corrections, results, clocks and evaluations.
+
+Pure: no I/O, no clock, no asyncio. Feeds hand :class:`GameSnapshot` values to a
+:class:`Tournament`; it matches each one to a board and works out what changed.
+The service asks it which positions need an engine evaluation and hands the
+answers back. Every call returns typed :class:`BoardUpdate` values to publish.
+The rules are written out one at a time in ``docs/game-state.md``.
+
+The whole API::
+
+    t = Tournament(engine_rating=2860.0)        # engine=None: single peak at 0
+    applied = t.apply(snapshot)                 # -> Applied
+    applied.board_id, applied.new_board, applied.info_changed
+    applied.updates                             # tuple[BoardUpdate, ...] to publish, in order
+    applied.errors                              # tuple[BoardError, ...] to log (already counted)
+
+    for req in t.pending():                     # -> list[EvalRequest], best first
+        ev = await pool.evaluate(req.board(), priority=req.priority)
+        updates = t.record_eval(req.board_id, req.ply, req.fen, ev)   # -> list[BoardUpdate]
+
+    t.boards                                    # dict board_id -> BoardGame (read-only views)
+    t.board(board_id)                           # KeyError if unknown
+    t.errors                                    # snapshots that matched no board (last few)
+
+``pending()`` lists every missing evaluation each time it is called; a caller
+that runs evaluations concurrently keeps its own in-flight set keyed by
+``EvalRequest.key`` (board id, ply, FEN). ``record_eval`` ignores an answer
+whose FEN is no longer the position at that ply (the board was corrected
+meanwhile) and returns ``[]`` for it.
+
+Board ids are assigned once, when a board is first seen, and never change:
+``{source}-g{GameId}`` when the game has a GameId, else ``{source}-r{round}-b{board}``,
+else ``{source}-r{round}-{white}-{black}`` (surnames), each part slugified
+(lowercase ASCII letters, digits and ``-``); a clash gets ``-2``, ``-3``...
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import chess
+
+from livegain.core.evaluation import Evaluation, checkmated_score
+from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.histogram import GainHistogram
+from livegain.core.ledger import GameLedger, TracePoint
+from livegain.core.rating import HeadToHead, PerceivedRating
+from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, position_wdl
+
+__all__ = [
+    "RESULTS",
+    "Applied",
+    "BoardError",
+    "BoardGame",
+    "BoardUpdate",
+    "Clocks",
+    "EvalRequest",
+    "PlyInfo",
+    "Tournament",
+    "board_slug",
+    "dgt_signal_result",
+]
+
+Color = Literal["white", "black"]
+Status = Literal["live", "finished"]
+UpdateKind = Literal["truncate", "move", "eval", "ply", "result", "clock"]
+
+RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+_RESULT_ALIASES = {
+    "1-0": "1-0",
+    "0-1": "0-1",
+    "1/2-1/2": "1/2-1/2",
+    "½-½": "1/2-1/2",
+    "1/2": "1/2-1/2",
+    "0.5-0.5": "1/2-1/2",
+    "=": "1/2-1/2",
+    "*": "*",
+    "": "*",
+    "whitewin": "1-0",
+    "blackwin": "0-1",
+    "draw": "1/2-1/2",
+}
+
+#: Priority of the current (latest) position of a board; backfill gets 1, 2, ...
+LATEST_PRIORITY = 0
+
+CENTRE = (chess.D4, chess.D5, chess.E4, chess.E5)
+_KING_TO_CENTRE_SAN = re.compile(r"^K[x:]?([de][45])[+#]?[!?]*$")
+_UCI = re.compile(r"^([a-h][1-8])([a-h][1-8])[qrbn]?$")
+_UNKNOWN_NAMES = frozenset({"", "?", "nn", "n n", "unknown", "bye", "tbd", "-"})
+
+
+# --------------------------------------------------------------------------
+# Values handed out
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """Seconds left on each clock; ``running``: whose clock runs (live games)."""
+
+    white: int | None = None
+    black: int | None = None
+    running: Color | None = None
+
+
+@dataclass(frozen=True)
+class PlyInfo:
+    """One move on a board as it stands: ``eval`` of the position after it,
+    ``gain`` once every position up to it is evaluated (the contiguous prefix)."""
+
+    ply: int
+    san: str
+    uci: str
+    color: Color
+    fen: str
+    clock: int | None = None
+    eval: Evaluation | None = None
+    wdl: Wdl | None = None
+    gain: int | None = None
+
+
+@dataclass(frozen=True)
+class BoardUpdate:
+    """One change to one board, in ``seq`` order (per board, from 1).
+
+    ``kind``: ``truncate`` (a correction/takeback/reset: drop plies >
+    ``truncate_to``), ``move`` (a new move, not yet evaluated), ``eval`` (an
+    evaluation arrived that does not extend the contiguous prefix: ``ply`` has
+    its eval, no gain; for ply 0 ``ply`` is None), ``ply`` (the contiguous
+    prefix grew to ``ply.ply``: gain, perceived ratings and trace points),
+    ``result`` / ``clock`` (nothing else changed). Every update carries the
+    board's values at that moment: current position, its eval, result, clocks.
+    """
+
+    board_id: str
+    seq: int
+    kind: UpdateKind
+    fen: str
+    result: str
+    status: Status
+    clocks: Clocks
+    truncate_to: int | None = None
+    ply: PlyInfo | None = None
+    eval: Evaluation | None = None
+    wdl: Wdl | None = None
+    white_perceived: PerceivedRating | None = None
+    black_perceived: PerceivedRating | None = None
+    white_points: tuple[TracePoint, ...] = ()
+    black_points: tuple[TracePoint, ...] = ()
+    head_to_head: HeadToHead | None = None
+    chess960: bool = False
+
+
+@dataclass(frozen=True)
+class BoardError:
+    """Bad input seen on a board: what and where (``ply`` 1-based, ``san`` as given)."""
+
+    board_id: str | None
+    source: str
+    message: str
+    ply: int | None = None
+    san: str | None = None
+
+    def __str__(self) -> str:
+        where = self.board_id or self.source
+        if self.ply is not None:
+            where += f" ply {self.ply}"
+        if self.san is not None:
+            where += f" ({self.san!r})"
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """A position that needs an evaluation. Lower ``priority`` = more urgent."""
+
+    board_id: str
+    ply: int
+    fen: str
+    priority: int
+    chess960: bool = False
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        return (self.board_id, self.ply, self.fen)
+
+    def board(self) -> chess.Board:
+        return chess.Board(self.fen, chess960=self.chess960)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What one snapshot did."""
+
+    board_id: str | None
+    new_board: bool = False
+    info_changed: bool = False
+    updates: tuple[BoardUpdate, ...] = ()
+    errors: tuple[BoardError, ...] = ()
+
+
+# --------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------
+
+
+def normalize_result(result: str | None) -> str | None:
+    """``1-0`` / ``0-1`` / ``1/2-1/2`` / ``*``, or None when not a result."""
+    if result is None:
+        return "*"
+    return _RESULT_ALIASES.get(result.strip().lower().replace(" ", ""))
+
+
+def _norm_name(name: str) -> str:
+    text = unicodedata.normalize("NFKD", name)
+    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    text = re.sub(r"[^\w]+", " ", text)
+    return " ".join(text.split())
+
+
+def _known(p: PlayerInfo) -> bool:
+    return bool(p.fide_id) or _norm_name(p.name) not in _UNKNOWN_NAMES
+
+
+def _same_player(a: PlayerInfo, b: PlayerInfo) -> bool:
+    if a.fide_id and b.fide_id:
+        return a.fide_id.strip() == b.fide_id.strip()
+    na, nb = _norm_name(a.name), _norm_name(b.name)
+    return na == nb and na not in _UNKNOWN_NAMES
+
+
+def board_slug(text: str, limit: int = 40) -> str:
+    """Lowercase ASCII letters, digits and single ``-``; at most ``limit`` chars."""
+    t = unicodedata.normalize("NFKD", text)
+    t = t.encode("ascii", "ignore").decode("ascii").lower()
+    t = re.sub(r"[^a-z0-9]+", "-", t).strip("-")
+    return t[:limit].strip("-") or "x"
+
+
+def _surname(p: PlayerInfo) -> str:
+    name = p.name.strip()
+    if "," in name:
+        return name.split(",", 1)[0]
+    parts = name.split()
+    return parts[-1] if parts else "nn"
+
+
+def _round_board(snap: GameSnapshot) -> tuple[str | None, int | None]:
+    rnd = snap.round.strip() if snap.round else None
+    if rnd in ("", "?", "-"):
+        rnd = None
+    board = snap.board
+    if rnd is not None and "." in rnd:
+        head, _, tail = rnd.partition(".")
+        if board is None and tail.isdigit():
+            board = int(tail)
+        if tail.isdigit():
+            rnd = head
+    return rnd, board
+
+
+def _is_standard_start(fen: str) -> bool:
+    return fen.split()[:4] == chess.STARTING_FEN.split()[:4]
+
+
+def _position_key(fen: str) -> tuple[str, ...]:
+    return tuple(fen.split()[:4])
+
+
+def dgt_signal_result(board: chess.Board, tokens: Iterable[str]) -> str | None:
+    """The result signalled by DGT's "kings in the centre", or None.
+
+    ``tokens`` are the trailing moves (at most two) from the first illegal one
+    on. Each must be a king move to d4/d5/e4/e5 (SAN ``Kd4`` or UCI ``e1d4``);
+    the first one moves the side to move's king, the next the other king. If
+    afterwards both kings stand on centre squares: both on light squares
+    (d5, e4) is 1-0, both on dark squares (d4, e5) is 0-1, one of each is a draw.
+    """
+    toks = list(tokens)
+    if not 1 <= len(toks) <= 2:
+        return None
+    kings = {
+        chess.WHITE: board.king(chess.WHITE),
+        chess.BLACK: board.king(chess.BLACK),
+    }
+    if kings[chess.WHITE] is None or kings[chess.BLACK] is None:
+        return None
+    color = board.turn
+    for tok in toks:
+        tok = tok.strip()
+        m = _KING_TO_CENTRE_SAN.match(tok)
+        if m:
+            kings[color] = chess.parse_square(m.group(1))
+        else:
+            u = _UCI.match(tok)
+            if not u:
+                return None
+            src, dst = chess.parse_square(u.group(1)), chess.parse_square(u.group(2))
+            if dst not in CENTRE:
+                return None
+            moved = [c for c, sq in kings.items() if sq == src]
+            if not moved:
+                return None
+            color = moved[0]
+            kings[color] = dst
+        color = not color
+    wk, bk = kings[chess.WHITE], kings[chess.BLACK]
+    if wk not in CENTRE or bk not in CENTRE or wk == bk:
+        return None
+    light = {chess.D5, chess.E4}
+    if wk in light and bk in light:
+        return "1-0"
+    if wk not in light and bk not in light:
+        return "0-1"
+    return "1/2-1/2"
+
+
+# --------------------------------------------------------------------------
+# One board
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _Ply:
+    token: str
+    san: str
+    uci: str
+    fen: str
+    white: bool
+    clock: int | None = None
+
+
+@dataclass
+class _Parsed:
+    moves: list[tuple[str, chess.Move, str, str]]  # token, move, san, fen after
+    illegal_ply: int | None = None
+    illegal_token: str | None = None
+    illegal_reason: str | None = None
+    illegal_fen: str | None = None
+    signal: str | None = None
+
+
+class BoardGame:
+    """One board's game: moves, clocks, result, evaluations and the ledger.
+
+    Read it through its properties; change it only through :class:`Tournament`.
+    """
+
+    def __init__(
+        self,
+        board_id: str,
+        source: str,
+        engine_rating: float,
+        engine: GainHistogram | None = None,
+        draw_share: float = DEFAULT_DRAW_SHARE,
+        max_errors_kept: int = 20,
+    ) -> None:
+        self.board_id = board_id
+        self.source = source
+        self.engine_rating = float(engine_rating)
+        self._engine = engine
+        self._draw_share = draw_share
+        self.white = PlayerInfo(name="?")
+        self.black = PlayerInfo(name="?")
+        self.game_id: str | None = None
+        self.event: str | None = None
+        self.round: str | None = None
+        self.board: int | None = None
+        self.tags: dict[str, str] = {}
+        self.feed_result = "*"
+        self.signal_result: str | None = None
+        self._start_fen = chess.STARTING_FEN
+        self.chess960 = False
+        self._plies: list[_Ply] = []
+        self._evals: dict[int, Evaluation] = {}
+        self._ledger = GameLedger(engine_rating, engine, first_mover_is_white=True)
+        self._ledger_plies = -1  # -1: start score not set
+        self._clock_white: int | None = None
+        self._clock_black: int | None = None
+        self.seq = 0
+        self.errors = 0
+        self.last_errors: deque[BoardError] = deque(maxlen=max_errors_kept)
+        self._last_illegal: tuple[str, int, str] | None = None
+
+    # -- views ------------------------------------------------------------
+    @property
+    def start_fen(self) -> str:
+        return self._start_fen
+
+    @property
+    def custom_start(self) -> bool:
+        """True when the game starts from a position other than the standard one."""
+        return not _is_standard_start(self._start_fen)
+
+    @property
+    def plies(self) -> int:
+        return len(self._plies)
+
+    @property
+    def fen(self) -> str:
+        return self._plies[-1].fen if self._plies else self._start_fen
+
+    def fen_at(self, ply: int) -> str:
+        return self._start_fen if ply == 0 else self._plies[ply - 1].fen
+
+    @property
+    def sans(self) -> list[str]:
+        return [p.san for p in self._plies]
+
+    @property
+    def ucis(self) -> list[str]:
+        return [p.uci for p in self._plies]
+
+    @property
+    def result(self) -> str:
+        """The feed's result if it has one, else DGT's signal, else checkmate/stalemate."""
+        if self.feed_result != "*":
+            return self.feed_result
+        if self.signal_result is not None:
+            return self.signal_result
+        b = self._chess_board(self.fen)
+        if b.is_checkmate():
+            return "0-1" if b.turn == chess.WHITE else "1-0"
+        if b.is_stalemate():
+            return "1/2-1/2"
+        return "*"
+
+    @property
+    def status(self) -> Status:
+        return "live" if self.result == "*" else "finished"
+
+    @property
+    def clocks(self) -> Clocks:
+        running: Color | None = None
+        if self.status == "live" and self._plies:
+            running = "white" if self.fen.split()[1] == "w" else "black"
+        return Clocks(self._clock_white, self._clock_black, running)
+
+    def eval_at(self, ply: int) -> Evaluation | None:
+        return self._evals.get(ply)
+
+    @property
+    def start_eval(self) -> Evaluation | None:
+        return self._evals.get(0)
+
+    @property
+    def current_eval(self) -> Evaluation | None:
+        return self._evals.get(len(self._plies))
+
+    @property
+    def start_wdl(self) -> Wdl | None:
+        ev = self.start_eval
+        return None if ev is None else position_wdl(ev, self._draw_share)
+
+    @property
+    def current_wdl(self) -> Wdl | None:
+        ev = self.current_eval
+        return None if ev is None else position_wdl(ev, self._draw_share)
+
+    @property
+    def evaluated_plies(self) -> int:
+        """Length of the contiguous evaluated prefix (gains known up to this ply); -1: none."""
+        return self._ledger_plies
+
+    @property
+    def ledger(self) -> GameLedger:
+        return self._ledger
+
+    def ply_info(self, ply: int) -> PlyInfo:
+        p = self._plies[ply - 1]
+        ev = self._evals.get(ply)
+        gains = self._ledger.gains
+        return PlyInfo(
+            ply=ply,
+            san=p.san,
+            uci=p.uci,
+            color="white" if p.white else "black",
+            fen=p.fen,
+            clock=p.clock,
+            eval=ev,
+            wdl=None if ev is None else position_wdl(ev, self._draw_share),
+            gain=gains[ply - 1] if ply <= len(gains) else None,
+        )
+
+    def moves(self) -> list[PlyInfo]:
+        return [self.ply_info(k) for k in range(1, len(self._plies) + 1)]
+
+    def perceived(self, color: Color) -> PerceivedRating | None:
+        """Algorithm 4 over the contiguous evaluated prefix; None before the player's first move."""
+        hist = self._ledger.white if color == "white" else self._ledger.black
+        return self._ledger.perceived(color) if hist.n > 0 else None
+
+    def trace(self, color: Color) -> list[TracePoint]:
+        return self._ledger.trace(color)
+
+    def head_to_head(self) -> HeadToHead | None:
+        if self._ledger.white.n == 0 or self._ledger.black.n == 0:
+            return None
+        return self._ledger.head_to_head()
+
+    def missing(self) -> list[int]:
+        """Plies (0 = start) whose position has no evaluation yet."""
+        return [k for k in range(len(self._plies) + 1) if k not in self._evals]
+
+    def requests(self) -> list[EvalRequest]:
+        """This board's evaluation requests: latest position first, then oldest missing."""
+        missing = self.missing()
+        n = len(self._plies)
+        out: list[EvalRequest] = []
+        if n in self._evals or not missing:
+            rest = missing
+        else:
+            out.append(EvalRequest(self.board_id, n, self.fen, LATEST_PRIORITY, self.chess960))
+            rest = [k for k in missing if k != n]
+        for rank, k in enumerate(rest, start=1):
+            out.append(EvalRequest(self.board_id, k, self.fen_at(k), rank, self.chess960))
+        return out
+
+    def state(self) -> tuple[object, ...]:
+        """Everything that defines the board's game (not seq or error counts), for equality."""
+        return (
+            self.board_id,
+            self.white,
+            self.black,
+            self.result,
+            self._start_fen,
+            tuple((p.san, p.uci, p.fen, p.clock) for p in self._plies),
+            tuple(sorted(self._evals.items())),
+            self._ledger_plies,
+            self._ledger.state(),
+            self.clocks,
+        )
+
+    # -- internals ----------------------------------------------------------
+    def _chess_board(self, fen: str) -> chess.Board:
+        return chess.Board(fen, chess960=self.chess960)
+
+    def _error(self, message: str, ply: int | None = None, san: str | None = None) -> BoardError:
+        err = BoardError(self.board_id, self.source, message, ply, san)
+        self.errors += 1
+        self.last_errors.append(err)
+        return err
+
+    def _next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def _update(
+        self,
+        kind: UpdateKind,
+        *,
+        ply: PlyInfo | None = None,
+        truncate_to: int | None = None,
+        white_points: tuple[TracePoint, ...] = (),
+        black_points: tuple[TracePoint, ...] = (),
+    ) -> BoardUpdate:
+        return BoardUpdate(
+            board_id=self.board_id,
+            seq=self._next_seq(),
+            kind=kind,
+            fen=self.fen,
+            result=self.result,
+            status=self.status,
+            clocks=self.clocks,
+            truncate_to=truncate_to,
+            ply=ply,
+            eval=self.current_eval,
+            wdl=self.current_wdl,
+            white_perceived=self.perceived("white"),
+            black_perceived=self.perceived("black"),
+            white_points=white_points,
+            black_points=black_points,
+            head_to_head=self.head_to_head(),
+            chess960=self.chess960,
+        )
+
+    def _parse(self, start: int, tokens: tuple[str, ...]) -> _Parsed:
+        """Parse ``tokens[start:]`` from the position at ply ``start``."""
+        b = self._chess_board(self.fen_at(start))
+        out = _Parsed(moves=[])
+        for i in range(start, len(tokens)):
+            tok = tokens[i].strip()
+            move = _parse_move(b, tok)
+            if move is None:
+                out.illegal_ply = i + 1
+                out.illegal_token = tokens[i]
+                out.illegal_fen = b.fen()
+                signal = dgt_signal_result(b, tokens[i:])
+                if signal is not None:
+                    out.signal = signal
+                else:
+                    out.illegal_reason = (
+                        "illegal move" if tok else "empty move"
+                    ) + f" in position {b.fen()}"
+                break
+            san = b.san(move)
+            b.push(move)
+            out.moves.append((tokens[i], move, san, b.fen()))
+        return out
+
+    def _auto_eval(self, ply: int) -> None:
+        """Finished positions are scored without the engine (see :func:`terminal_evaluation`)."""
+        ev = terminal_evaluation(self._chess_board(self.fen_at(ply)))
+        if ev is not None:
+            self._evals[ply] = ev
+
+    def _truncate(self, plies: int) -> None:
+        del self._plies[plies:]
+        # Clocks of abandoned moves go too; _set_clocks recomputes them.
+        self._clock_white = self._clock_black = None
+        for k in [k for k in self._evals if k > plies]:
+            del self._evals[k]
+        if self._ledger_plies > plies:
+            self._ledger.truncate(plies)
+            self._ledger_plies = plies
+
+    def _reset(self, start_fen: str, chess960: bool) -> None:
+        self._plies = []
+        self._evals = {}
+        self._start_fen = start_fen
+        self.chess960 = chess960
+        turn_white = start_fen.split()[1] == "w"
+        self._ledger = GameLedger(self.engine_rating, self._engine, first_mover_is_white=turn_white)
+        self._ledger_plies = -1
+        self._auto_eval(0)
+
+    def _advance(self) -> list[BoardUpdate]:
+        """Push every newly contiguous evaluation into the ledger."""
+        out: list[BoardUpdate] = []
+        if self._ledger_plies < 0:
+            start = self._evals.get(0)
+            if start is None:
+                return out
+            self._ledger.set_start(start.cp)
+            self._ledger_plies = 0
+        while self._ledger_plies < len(self._plies) and (self._ledger_plies + 1) in self._evals:
+            k = self._ledger_plies + 1
+            lp = self._ledger.push(self._evals[k].cp)
+            self._ledger_plies = k
+            point = TracePoint(k, lp.perceived)
+            out.append(
+                self._update(
+                    "ply",
+                    ply=self.ply_info(k),
+                    white_points=(point,) if lp.mover == "white" else (),
+                    black_points=(point,) if lp.mover == "black" else (),
+                )
+            )
+        return out
+
+    # -- snapshot -------------------------------------------------------------
+    def apply(self, snap: GameSnapshot) -> tuple[list[BoardUpdate], list[BoardError], bool]:
+        """Fold one snapshot in. Returns (updates, new errors, info changed)."""
+        errors: list[BoardError] = []
+        updates: list[BoardUpdate] = []
+        info_changed = self._apply_info(snap)
+
+        # Start position (initial FEN, Chess960)
+        start = self._start_from(snap, errors)
+        if start is None:
+            return updates, errors, info_changed
+        start_fen, chess960 = start
+        reset = _position_key(start_fen) != _position_key(self._start_fen) or (
+            chess960 != self.chess960
+        )
+        old_result, old_clocks = self.result, self.clocks
+        if reset:
+            had = bool(self._plies) or bool(self._evals)
+            self._reset(start_fen, chess960)
+            info_changed = True
+            if had:
+                updates.append(self._update("truncate", truncate_to=0))
+        elif not self._evals and not self._plies:
+            self._auto_eval(0)
+
+        # Moves: raw tokens first (cheap), then parsed moves.
+        tokens = snap.moves
+        first = 0
+        while (
+            first < len(self._plies)
+            and first < len(tokens)
+            and self._plies[first].token == tokens[first]
+        ):
+            first += 1
+        parsed = self._parse(first, tokens)
+        new = parsed.moves
+        common = first
+        j = 0
+        while (
+            common < len(self._plies)
+            and j < len(new)
+            and self._plies[common].uci == new[j][1].uci()
+        ):
+            self._plies[common].token = new[j][0]
+            common += 1
+            j += 1
+
+        self.signal_result = parsed.signal
+        if parsed.illegal_reason is not None and parsed.illegal_ply is not None:
+            # Counted once per distinct bad move, not once per poll.
+            token = parsed.illegal_token or ""
+            key = (parsed.illegal_fen or "", parsed.illegal_ply, token)
+            if key != self._last_illegal:
+                self._last_illegal = key
+                errors.append(self._error(parsed.illegal_reason, parsed.illegal_ply, token))
+        else:
+            self._last_illegal = None
+
+        # Result and clocks are settled before updates are built so that every
+        # update of this snapshot carries them.
+        res = normalize_result(snap.result)
+        if res is None:
+            errors.append(self._error(f"unknown result {snap.result!r}, taken as '*'"))
+            res = "*"
+        self.feed_result = res
+
+        if common < len(self._plies):
+            self._truncate(common)
+            updates.append(self._update("truncate", truncate_to=common))
+        for k in range(j, len(new)):
+            token, move, san, fen = new[k]
+            ply = len(self._plies) + 1
+            self._plies.append(_Ply(token, san, move.uci(), fen, white=_mover_white(fen)))
+            self._merge_clock(ply, snap)
+            self._auto_eval(ply)
+            updates.append(self._update("move", ply=self.ply_info(ply)))
+        for k in range(min(len(self._plies), len(snap.clocks))):
+            self._merge_clock(k + 1, snap)
+        self._set_clocks(snap)
+        updates.extend(self._advance())
+
+        if not updates:
+            if self.result != old_result:
+                updates.append(self._update("result"))
+            elif self.clocks != old_clocks:
+                updates.append(self._update("clock"))
+        return updates, errors, info_changed
+
+    def _merge_clock(self, ply: int, snap: GameSnapshot) -> None:
+        if ply - 1 < len(snap.clocks):
+            c = snap.clocks[ply - 1]
+            if c is not None:
+                self._plies[ply - 1].clock = int(c)
+
+    def _set_clocks(self, snap: GameSnapshot) -> None:
+        """Current clocks: the feed's own if given, else the last move's, else the last known."""
+        last: dict[bool, int | None] = {True: None, False: None}
+        for p in reversed(self._plies):
+            if last[p.white] is None and p.clock is not None:
+                last[p.white] = p.clock
+            if last[True] is not None and last[False] is not None:
+                break
+        if snap.clock_white is not None:
+            self._clock_white = int(snap.clock_white)
+        elif last[True] is not None:
+            self._clock_white = last[True]
+        if snap.clock_black is not None:
+            self._clock_black = int(snap.clock_black)
+        elif last[False] is not None:
+            self._clock_black = last[False]
+
+    def _apply_info(self, snap: GameSnapshot) -> bool:
+        rnd, board = _round_board(snap)
+        tags = dict(snap.tags)
+        before = (
+            self.white,
+            self.black,
+            self.game_id,
+            self.event,
+            self.round,
+            self.board,
+            self.tags,
+        )
+        self.white, self.black = snap.white, snap.black
+        if snap.game_id:
+            self.game_id = snap.game_id
+        self.event = snap.event or self.event
+        self.round = rnd or self.round
+        self.board = board if board is not None else self.board
+        self.tags = tags
+        return before != (
+            self.white,
+            self.black,
+            self.game_id,
+            self.event,
+            self.round,
+            self.board,
+            self.tags,
+        )
+
+    def _start_from(self, snap: GameSnapshot, errors: list[BoardError]) -> tuple[str, bool] | None:
+        fen = (snap.initial_fen or "").strip() or dict(snap.tags).get("FEN", "").strip()
+        variant = dict(snap.tags).get("Variant", "").lower()
+        tag960 = "960" in variant or "fischer" in variant
+        if not fen:
+            return chess.STARTING_FEN, tag960
+        try:
+            b = chess.Board(fen, chess960=True)
+        except ValueError as exc:
+            errors.append(self._error(f"bad initial FEN {fen!r}: {exc}"))
+            return None
+        if b.king(chess.WHITE) is None or b.king(chess.BLACK) is None:
+            errors.append(self._error(f"bad initial FEN {fen!r}: a king is missing"))
+            return None
+        chess960 = tag960 or b.has_chess960_castling_rights()
+        b.chess960 = chess960
+        return b.fen(), chess960
+
+    # -- evaluations ----------------------------------------------------------
+    def record_eval(self, ply: int, fen: str, ev: Evaluation) -> list[BoardUpdate]:
+        if not 0 <= ply <= len(self._plies) or self.fen_at(ply) != fen:
+            return []  # stale: that position is no longer on the board
+        if ply in self._evals:
+            return []  # duplicate (or a checkmate/stalemate scored already)
+        self._evals[ply] = ev
+        out = self._advance()
+        if not any(u.ply is not None and u.ply.ply == ply for u in out):
+            info = self.ply_info(ply) if ply > 0 else None
+            if ply > 0 or ply == len(self._plies):
+                out.insert(0, self._update("eval", ply=info))
+        return out
+
+
+def terminal_evaluation(board: chess.Board) -> Evaluation | None:
+    """The score of a finished position without an engine; None when play goes on.
+
+    The same rules as the engine pool's: checkmate is -3900 when White is mated
+    and +3900 when Black is; stalemate, insufficient material and the 75-move
+    rule are 0 (a draw). Such positions are never listed by ``pending()``.
+    """
+    if board.is_checkmate():
+        white_mated = board.turn == chess.WHITE
+        wdl = (0, 0, 1000) if white_mated else (1000, 0, 0)
+        return Evaluation(cp=checkmated_score(white_mated), wdl=wdl)
+    if board.is_stalemate() or board.is_insufficient_material() or board.is_seventyfive_moves():
+        return Evaluation(cp=0, wdl=(0, 1000, 0))
+    return None
+
+
+def _mover_white(fen_after: str) -> bool:
+    # After White's move it is Black's turn.
+    return fen_after.split()[1] == "b"
+
+
+def _parse_move(board: chess.Board, token: str) -> chess.Move | None:
+    if not token:
+        return None
+    tok = token
+    if _UCI.match(tok):
+        try:
+            move = board.parse_uci(tok)
+        except ValueError:
+            move = None
+        if move is not None:
+            return move
+    try:
+        return board.parse_san(tok)
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------
+# The registry of boards
+# --------------------------------------------------------------------------
+
+
+class Tournament:
+    """All boards of all feeds: matches snapshots to boards, routes evaluations.
+
+    ``engine_rating`` is r_e for Algorithm 4; ``engine`` the engine's gain
+    histogram (None: a single peak at 0); ``draw_share`` the draw split of the
+    win-chance model (:mod:`livegain.core.wdl`).
+    """
+
+    def __init__(
+        self,
+        engine_rating: float,
+        engine: GainHistogram | None = None,
+        *,
+        draw_share: float = DEFAULT_DRAW_SHARE,
+        max_errors_kept: int = 20,
+    ) -> None:
+        self.engine_rating = float(engine_rating)
+        self.engine = engine
+        self.draw_share = draw_share
+        self.max_errors_kept = max_errors_kept
+        self.boards: dict[str, BoardGame] = {}
+        self._by_game_id: dict[tuple[str, str], str] = {}
+        self.errors: deque[BoardError] = deque(maxlen=max_errors_kept)
+        self.unmatched = 0
+
+    def board(self, board_id: str) -> BoardGame:
+        return self.boards[board_id]
+
+    # -- matching -----------------------------------------------------------
+    def match(self, snap: GameSnapshot) -> str | None:
+        """The id of the board this snapshot belongs to, or None for a new board."""
+        src = snap.source
+        if snap.game_id:
+            found = self._by_game_id.get((src, snap.game_id))
+            if found is not None:
+                return found
+        rnd, board_no = _round_board(snap)
+        if _known(snap.white) or _known(snap.black):
+            candidates = [
+                g
+                for g in self.boards.values()
+                if g.source == src
+                and g.round == rnd
+                and _same_player(g.white, snap.white)
+                and _same_player(g.black, snap.black)
+                and not (snap.game_id and g.game_id and g.game_id != snap.game_id)
+            ]
+            if not candidates:
+                return None
+            for g in candidates:
+                if g.board == board_no:
+                    return g.board_id
+            if len(candidates) == 1 or board_no is None:
+                return candidates[0].board_id
+            # The same pairing twice in one round (tiebreak games) on another board.
+            return None
+        if board_no is None:
+            return None
+        for g in self.boards.values():
+            if (
+                g.source == src
+                and g.round == rnd
+                and g.board == board_no
+                and not _known(g.white)
+                and not _known(g.black)
+                and not (snap.game_id and g.game_id and g.game_id != snap.game_id)
+            ):
+                return g.board_id
+        return None
+
+    def _new_id(self, snap: GameSnapshot) -> str:
+        src = board_slug(snap.source, 24)
+        rnd, board_no = _round_board(snap)
+        if snap.game_id:
+            base = f"{src}-g{board_slug(snap.game_id)}"
+        elif rnd is not None and board_no is not None:
+            base = f"{src}-r{board_slug(rnd, 12)}-b{board_no}"
+        else:
+            r = f"-r{board_slug(rnd, 12)}" if rnd is not None else ""
+            base = (
+                f"{src}{r}-{board_slug(_surname(snap.white), 20)}"
+                f"-{board_slug(_surname(snap.black), 20)}"
+            )
+        bid, n = base, 1
+        while bid in self.boards:
+            n += 1
+            bid = f"{base}-{n}"
+        return bid
+
+    # -- snapshots ------------------------------------------------------------
+    def apply(self, snap: GameSnapshot) -> Applied:
+        """Fold a feed's snapshot into the board it belongs to (creating it if new)."""
+        bid = self.match(snap)
+        new = False
+        if bid is None:
+            _, board_no = _round_board(snap)
+            if (
+                not snap.game_id
+                and not (_known(snap.white) or _known(snap.black))
+                and (board_no is None)
+            ):
+                err = BoardError(
+                    None,
+                    snap.source,
+                    "game has no GameId, no known players and no board number: cannot "
+                    "tell it from other games, ignored",
+                )
+                self.errors.append(err)
+                self.unmatched += 1
+                return Applied(None, errors=(err,))
+            bid = self._new_id(snap)
+            self.boards[bid] = BoardGame(
+                bid,
+                snap.source,
+                self.engine_rating,
+                self.engine,
+                self.draw_share,
+                self.max_errors_kept,
+            )
+            new = True
+        game = self.boards[bid]
+        updates, errors, info = game.apply(snap)
+        if snap.game_id:
+            self._by_game_id[(snap.source, snap.game_id)] = bid
+        return Applied(bid, new, info or new, tuple(updates), tuple(errors))
+
+    # -- evaluations -----------------------------------------------------------
+    def pending(self, limit: int | None = None) -> list[EvalRequest]:
+        """Positions needing an evaluation, most urgent first.
+
+        Every board's current position has priority 0; then each board's
+        missing positions from the oldest, priority 1, 2, ... so that the
+        boards' backfill is interleaved. Ties keep board creation order.
+        """
+        reqs: list[tuple[int, int, EvalRequest]] = []
+        for order, g in enumerate(self.boards.values()):
+            for r in g.requests():
+                reqs.append((r.priority, order, r))
+        reqs.sort(key=lambda t: (t[0], t[1]))
+        out = [r for _, _, r in reqs]
+        return out if limit is None else out[:limit]
+
+    def record_eval(self, board_id: str, ply: int, fen: str, ev: Evaluation) -> list[BoardUpdate]:
+        """Record an evaluation of the position at ``ply`` (0 = start) of a board.
+
+        Ignored (returns ``[]``) when the board is unknown, when ``fen`` is no
+        longer the position at that ply (a correction came first), or when
+        the ply already has an evaluation.
+        """
+        game = self.boards.get(board_id)
+        if game is None:
+            return []
+        return game.record_eval(ply, fen, ev)

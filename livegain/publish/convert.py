@@ -1,0 +1,199 @@
+"""Core live-game state -> wire protocol models (:mod:`livegain.publish.schema`).
+
+::
+
+    board_state(game, engine="Stockfish 15.1 depth 12")  -> schema.BoardState
+    board_summary(game)                                  -> schema.BoardSummary
+    update(core_update)                                  -> schema.Update
+
+``game`` is a :class:`livegain.core.game.BoardGame` (``Tournament.board(id)``),
+``core_update`` a :class:`livegain.core.game.BoardUpdate`. Sequence numbers are
+kept per board by the core: ``Update.seq`` is the update's, ``BoardState.seq``
+is the last one the board emitted, so a client that took a snapshot applies
+only updates with a larger ``seq``. The engine's best move (UCI) is turned into
+SAN in the position it was searched from.
+"""
+
+from __future__ import annotations
+
+import chess
+
+from livegain.core.evaluation import Evaluation
+from livegain.core.events import PlayerInfo
+from livegain.core.game import BoardGame, BoardUpdate, Clocks, PlyInfo
+from livegain.core.ledger import TracePoint
+from livegain.core.rating import HeadToHead, PerceivedRating
+from livegain.core.wdl import Wdl
+from livegain.publish import schema
+
+
+def player(p: PlayerInfo) -> schema.Player:
+    return schema.Player(
+        name=p.name,
+        title=p.title,
+        federation=p.federation,
+        rating=p.rating,
+        fide_id=p.fide_id,
+    )
+
+
+def best_san(best: str | None, fen: str, chess960: bool = False) -> str | None:
+    """The engine's best move (UCI) as SAN in ``fen``; None when absent or not legal there."""
+    if not best:
+        return None
+    try:
+        board = chess.Board(fen, chess960=chess960)
+        move = board.parse_uci(best)
+        return board.san(move)
+    except ValueError:
+        return None
+
+
+def eval_info(
+    ev: Evaluation | None, wdl: Wdl | None, fen: str, chess960: bool = False
+) -> schema.EvalInfo | None:
+    if ev is None:
+        return None
+    return schema.EvalInfo(
+        cp=ev.cp,
+        mate=ev.mate,
+        wdl=None if wdl is None else schema.Wdl(win=wdl[0], draw=wdl[1], loss=wdl[2]),
+        depth=ev.depth,
+        best=best_san(ev.best, fen, chess960),
+    )
+
+
+def perceived(pr: PerceivedRating | None) -> schema.Perceived | None:
+    if pr is None:
+        return None
+    return schema.Perceived(
+        rating=pr.rating,
+        low=pr.low,
+        high=pr.high,
+        difference=pr.difference,
+        expected=pr.expected,
+        moves=pr.moves,
+        bounded=pr.bounded,
+    )
+
+
+def trace_point(tp: TracePoint) -> schema.TracePoint:
+    pr = tp.perceived
+    return schema.TracePoint(
+        ply=tp.ply,
+        rating=pr.rating,
+        low=pr.low,
+        high=pr.high,
+        difference=pr.difference,
+        bounded=pr.bounded,
+    )
+
+
+def head_to_head(h: HeadToHead | None) -> schema.HeadToHead | None:
+    """Algorithm 1, White against Black (the ledger computes it in that order)."""
+    if h is None:
+        return None
+    return schema.HeadToHead(
+        white_expected=h.expected,
+        black_expected=1.0 - h.expected,
+        difference=h.difference,
+        low=h.low,
+        high=h.high,
+        bounded=h.bounded,
+    )
+
+
+def clocks(c: Clocks) -> schema.Clocks:
+    return schema.Clocks(white=c.white, black=c.black, running=c.running)
+
+
+def ply(p: PlyInfo, chess960: bool = False) -> schema.Ply:
+    return schema.Ply(
+        ply=p.ply,
+        san=p.san,
+        uci=p.uci,
+        color=p.color,
+        clock=p.clock,
+        eval=eval_info(p.eval, p.wdl, p.fen, chess960),
+        gain=p.gain,
+    )
+
+
+def board_state(
+    game: BoardGame,
+    *,
+    engine: str,
+    match: schema.MatchOdds | None = None,
+) -> schema.BoardState:
+    """Everything an overlay needs about one board (the ``snapshot`` message body)."""
+    c960 = game.chess960
+    return schema.BoardState(
+        board_id=game.board_id,
+        tournament=game.event,
+        round=game.round,
+        board=game.board,
+        white=player(game.white),
+        black=player(game.black),
+        result=game.result,
+        status=game.status,
+        start_fen=game.start_fen if game.custom_start or c960 else None,
+        fen=game.fen,
+        moves=[ply(p, c960) for p in game.moves()],
+        eval=eval_info(game.current_eval, game.current_wdl, game.fen, c960),
+        start_eval=eval_info(
+            game.start_eval,
+            game.start_wdl,
+            game.start_fen,
+            c960,
+        ),
+        white_perceived=perceived(game.perceived("white")),
+        black_perceived=perceived(game.perceived("black")),
+        white_trace=[trace_point(tp) for tp in game.trace("white")],
+        black_trace=[trace_point(tp) for tp in game.trace("black")],
+        head_to_head=head_to_head(game.head_to_head()),
+        clocks=clocks(game.clocks),
+        match=match,
+        engine=engine,
+        engine_rating=game.engine_rating,
+        seq=game.seq,
+        errors=game.errors,
+    )
+
+
+def board_summary(game: BoardGame) -> schema.BoardSummary:
+    """One line of the board list (``hello`` / ``boards`` messages, ``/api/boards``)."""
+    return schema.BoardSummary(
+        board_id=game.board_id,
+        tournament=game.event,
+        round=game.round,
+        board=game.board,
+        white=player(game.white),
+        black=player(game.black),
+        result=game.result,
+        plies=game.plies,
+        eval=eval_info(game.current_eval, game.current_wdl, game.fen, game.chess960),
+        white_perceived=perceived(game.perceived("white")),
+        black_perceived=perceived(game.perceived("black")),
+    )
+
+
+def update(u: BoardUpdate, *, match: schema.MatchOdds | None = None) -> schema.Update:
+    """A core update as the ``update`` message (its ``seq`` is the core's)."""
+    chess960 = u.chess960
+    return schema.Update(
+        board_id=u.board_id,
+        seq=u.seq,
+        truncate_to=u.truncate_to,
+        ply=None if u.ply is None else ply(u.ply, chess960),
+        fen=u.fen,
+        eval=eval_info(u.eval, u.wdl, u.fen, chess960),
+        white_perceived=perceived(u.white_perceived),
+        black_perceived=perceived(u.black_perceived),
+        white_points=[trace_point(tp) for tp in u.white_points],
+        black_points=[trace_point(tp) for tp in u.black_points],
+        head_to_head=head_to_head(u.head_to_head),
+        clocks=clocks(u.clocks),
+        match=match,
+        result=u.result,
+        status=u.status,
+    )
