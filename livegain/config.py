@@ -1,0 +1,177 @@
+"""Service configuration: a TOML file, overridden by ``LIVEGAIN_*`` variables.
+
+Precedence, highest first: explicit overrides (command-line flags), environment
+variables (``LIVEGAIN_SERVER__PORT=9000``; nested keys joined with ``__``;
+lists and tables as JSON, e.g. ``LIVEGAIN_FEEDS='[{"type":"file","path":"r1.pgn"}]'``),
+the TOML file (``livegain serve --config config/livegain.toml``), then the
+defaults below. ``config/livegain.toml`` documents every key.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from livegain.feeds.base import FeedConfig
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ServerConfig(_Section):
+    host: str = Field(default="127.0.0.1", description="Address to listen on")
+    port: int = Field(default=8080, ge=0, le=65535, description="One port: HTTP and /ws")
+    max_message_bytes: int = Field(default=4096, gt=0, description="Largest client message")
+    soft_backlog_kb: int = Field(
+        default=256, gt=0, description="A client with more unsent KiB gets a snapshot later"
+    )
+    stale_timeout: float = Field(
+        default=30.0, gt=0, description="Seconds a lagging client may take to catch up"
+    )
+
+
+class EngineConfig(_Section):
+    path: str = Field(default="/usr/games/stockfish", description="UCI engine executable")
+    depth: int | None = Field(default=12, ge=1, description="Fixed search depth")
+    nodes: int | None = Field(default=None, ge=1, description="Fixed node budget (optional)")
+    workers: int | None = Field(
+        default=None, ge=1, description="Engine processes (default: number of cores)"
+    )
+    hash_mb: int = Field(default=16, ge=1, description="Hash per engine process, MiB")
+    search_timeout: float = Field(default=60.0, gt=0, description="Seconds per position at most")
+    rating: float | None = Field(
+        default=None,
+        description="Engine rating r_e for Algorithm 4 (default: shipped calibration)",
+    )
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> EngineConfig:
+        if self.depth is None and self.nodes is None:
+            raise ValueError("engine needs depth or nodes")
+        return self
+
+
+class MqttPublishConfig(_Section):
+    enabled: bool = False
+    url: str = Field(default="mqtt://127.0.0.1:1883", description="mqtt://[user:pass@]host[:port]")
+    prefix: str = Field(default="livegain/out", description="Topics: {prefix}/{board_id}/...")
+    client_id: str | None = Field(default=None, description="Default: livegain-pub-<pid>")
+    qos: Literal[0, 1, 2] = 1
+
+
+class MatchConfig(_Section):
+    """A match between two players (games between them, in either colour)."""
+
+    a: str = Field(description="Player A's name as the feed spells it (case-insensitive)")
+    b: str = Field(description="Player B's name")
+    games: int = Field(gt=0, description="Games in the match")
+    draw_rate: float = Field(default=0.5, ge=0.0, le=1.0)
+    score_a: float = Field(default=0.0, ge=0.0, description="A's score before this service runs")
+    score_b: float = Field(default=0.0, ge=0.0)
+    played: int | None = Field(
+        default=None, ge=0, description="Games played before (default: score_a + score_b)"
+    )
+    rating_source: Literal["official", "perceived"] = Field(
+        default="official",
+        description="official: FIDE ratings (feed or rating_a/rating_b); "
+        "perceived: the players' perceived ratings in the live game",
+    )
+    rating_a: float | None = None
+    rating_b: float | None = None
+
+    @property
+    def played_before(self) -> int:
+        return self.played if self.played is not None else round(self.score_a + self.score_b)
+
+
+class LogConfig(_Section):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    json_format: bool = Field(default=True, alias="json", description="JSON lines on stderr")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Settings(BaseSettings):
+    """Everything ``livegain serve`` needs."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="LIVEGAIN_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        nested_model_default_partial_update=True,
+    )
+
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    engine: EngineConfig = Field(default_factory=EngineConfig)
+    data_dir: Path = Field(default=Path("data"), description="SQLite store and caches")
+    persist: bool = Field(default=True, description="Keep boards and evaluations on disk")
+    feeds: list[FeedConfig] = Field(default_factory=list)
+    mqtt: MqttPublishConfig = Field(default_factory=MqttPublishConfig)
+    matches: list[MatchConfig] = Field(default_factory=list)
+    log: LogConfig = Field(default_factory=LogConfig)
+
+    _toml_file: ClassVar[Path | None] = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if cls._toml_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls._toml_file))
+        return tuple(sources)
+
+
+class ConfigError(ValueError):
+    """The configuration file or environment is invalid (message names what)."""
+
+
+def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
+    """Load settings from ``path`` (TOML), then env, then ``overrides``.
+
+    Raises :class:`ConfigError` with a readable message on a missing file,
+    bad TOML or invalid values.
+    """
+    from pydantic import ValidationError
+
+    toml: Path | None = None
+    if path is not None:
+        toml = Path(path)
+        if not toml.is_file():
+            raise ConfigError(f"{toml}: no such configuration file")
+
+    class _Loaded(Settings):
+        _toml_file: ClassVar[Path | None] = toml
+
+    try:
+        loaded = _Loaded(**overrides)
+    except ValidationError as exc:
+        where = f"{toml}" if toml else "configuration"
+        lines = []
+        for err in exc.errors(include_url=False, include_input=False)[:5]:
+            loc = ".".join(str(p) for p in err.get("loc", ()))
+            lines.append(f"{loc}: {err.get('msg', '')}")
+        raise ConfigError(f"{where}: " + "; ".join(lines)) from None
+    except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
+        raise ConfigError(f"{toml}: {exc}") from None
+    return loaded
+
+
+def env_overrides() -> dict[str, str]:
+    """The ``LIVEGAIN_*`` variables in effect (for logging what was overridden)."""
+    return {k: v for k, v in os.environ.items() if k.startswith("LIVEGAIN_")}

@@ -1,0 +1,255 @@
+"""MQTT publisher: retained per-board state and per-ply updates.
+
+Topics (``prefix`` defaults to ``livegain/out``; board ids are made topic-safe
+by replacing ``/``, ``+``, ``#`` and control characters with ``_``):
+
+- ``{prefix}/{board_id}/state``: the ``snapshot`` message of the board
+  (``{"type": "snapshot", "state": BoardState}``), retained, QoS 1: a
+  subscriber that arrives late gets the whole board at once;
+- ``{prefix}/{board_id}/update``: every ``update`` message, QoS 1, not retained;
+- ``{prefix}/boards``: the ``boards`` message (list of boards), retained;
+- ``{prefix}/status``: ``online`` (retained) while connected, ``offline`` via
+  the broker's last will when the service vanishes.
+
+Bodies are byte-for-byte the WebSocket messages. Publishing never blocks the
+caller: messages go to a bounded queue drained by :meth:`MqttPublisher.run`,
+which reconnects with exponential back-off (0.5 s doubling to 30 s). States are
+coalesced (only the latest state of a board is sent); if the broker is away so
+long that the update queue overflows, the oldest updates are dropped and
+counted; the retained state published on reconnect carries the whole board.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+from collections import deque
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+import aiomqtt
+import structlog
+
+log = structlog.get_logger("livegain.publish.mqtt")
+
+_UNSAFE = re.compile(r"[/+#\x00-\x1f]")
+
+
+def topic_safe(board_id: str) -> str:
+    return _UNSAFE.sub("_", board_id) or "_"
+
+
+@dataclass(frozen=True)
+class BrokerAddress:
+    host: str
+    port: int
+    username: str | None = None
+    password: str | None = None
+
+
+def parse_mqtt_url(url: str) -> BrokerAddress:
+    """``mqtt://[user[:password]@]host[:port]`` -> BrokerAddress (ValueError if bad)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtt", "tcp"):
+        raise ValueError(f"{url}: MQTT URL must start with mqtt://")
+    if not parts.hostname:
+        raise ValueError(f"{url}: MQTT URL has no host")
+    return BrokerAddress(
+        host=parts.hostname,
+        port=parts.port or 1883,
+        username=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password else None,
+    )
+
+
+@dataclass
+class MqttStats:
+    connected: bool = False
+    connects: int = 0
+    failures: int = 0
+    published: int = 0
+    dropped: int = 0
+    last_error: str | None = None
+
+
+_Item = tuple[str, str]  # (kind, board_id): kind "update" carries data in _updates
+
+
+class MqttPublisher:
+    """Publish board states and updates to an MQTT broker, reconnecting forever."""
+
+    def __init__(
+        self,
+        url: str = "mqtt://127.0.0.1:1883",
+        prefix: str = "livegain/out",
+        *,
+        client_id: str | None = None,
+        qos: int = 1,
+        max_queue: int = 10_000,
+        backoff_max: float = 30.0,
+    ) -> None:
+        self.broker = parse_mqtt_url(url)
+        self.prefix = prefix.rstrip("/")
+        self.client_id = client_id or f"livegain-pub-{os.getpid()}"
+        self.qos = qos
+        self.max_queue = max_queue
+        self.backoff_max = backoff_max
+        self.stats = MqttStats()
+        self._states: dict[str, bytes] = {}
+        self._dirty_states: dict[str, None] = {}  # ordered set
+        self._boards: bytes | None = None
+        self._boards_dirty = False
+        self._updates: deque[tuple[str, bytes]] = deque()
+        self._wake = asyncio.Event()
+
+    # ---------------------------------------------------------- producers
+
+    def state_topic(self, board_id: str) -> str:
+        return f"{self.prefix}/{topic_safe(board_id)}/state"
+
+    def update_topic(self, board_id: str) -> str:
+        return f"{self.prefix}/{topic_safe(board_id)}/update"
+
+    @property
+    def status_topic(self) -> str:
+        return f"{self.prefix}/status"
+
+    @property
+    def boards_topic(self) -> str:
+        return f"{self.prefix}/boards"
+
+    def publish_state(self, board_id: str, snapshot: bytes) -> None:
+        """Queue the board's snapshot message (retained; only the latest is kept)."""
+        self._states[board_id] = snapshot
+        self._dirty_states[board_id] = None
+        self._wake.set()
+
+    def publish_update(self, board_id: str, update: bytes) -> None:
+        """Queue one update message."""
+        if len(self._updates) >= self.max_queue:
+            self._updates.popleft()
+            self.stats.dropped += 1
+        self._updates.append((board_id, update))
+        self._wake.set()
+
+    def publish_boards(self, boards: bytes) -> None:
+        self._boards = boards
+        self._boards_dirty = True
+        self._wake.set()
+
+    @property
+    def pending(self) -> int:
+        return len(self._updates) + len(self._dirty_states) + int(self._boards_dirty)
+
+    # ------------------------------------------------------------- runner
+
+    async def run(self) -> None:
+        """Connect, publish, reconnect with back-off; runs until cancelled."""
+        delay = 0.5
+        while True:
+            try:
+                await self._session()
+            except aiomqtt.MqttError as exc:
+                self.stats.failures += 1
+                self.stats.last_error = str(exc)
+                log.warning(
+                    "mqtt_publish_disconnected",
+                    broker=f"{self.broker.host}:{self.broker.port}",
+                    error=str(exc),
+                    retry_in=delay,
+                )
+            finally:
+                self.stats.connected = False
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.backoff_max)
+            if self.stats.connected:  # pragma: no cover - defensive
+                delay = 0.5
+
+    async def _session(self) -> None:
+        will = aiomqtt.Will(self.status_topic, b"offline", qos=1, retain=True)
+        async with aiomqtt.Client(
+            self.broker.host,
+            self.broker.port,
+            username=self.broker.username,
+            password=self.broker.password,
+            identifier=self.client_id,
+            will=will,
+            timeout=10,
+        ) as client:
+            self.stats.connected = True
+            self.stats.connects += 1
+            log.info("mqtt_publish_connected", broker=f"{self.broker.host}:{self.broker.port}")
+            await client.publish(self.status_topic, b"online", qos=1, retain=True)
+            # Every retained state again: the broker may have lost them.
+            for board_id in self._states:
+                self._dirty_states[board_id] = None
+            if self._boards is not None:
+                self._boards_dirty = True
+            publisher = asyncio.create_task(self._publish_loop(client))
+            watcher = asyncio.create_task(self._watch(client))
+            try:
+                done, _ = await asyncio.wait(
+                    {publisher, watcher}, return_when=asyncio.FIRST_COMPLETED
+                )
+            except asyncio.CancelledError:
+                publisher.cancel()
+                watcher.cancel()
+                # A clean stop: the will is not sent, so say it ourselves.
+                with contextlib.suppress(Exception):
+                    await client.publish(
+                        self.status_topic, b"offline", qos=1, retain=True, timeout=1.0
+                    )
+                raise
+            for task in (publisher, watcher):
+                if task not in done:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                        await task
+            for task in done:
+                task.result()  # re-raise the MqttError that ended the session
+
+    async def _watch(self, client: aiomqtt.Client) -> None:
+        """Notice a lost connection even while idle (the iterator raises MqttError)."""
+        async for _ in client.messages:
+            pass
+        raise aiomqtt.MqttError("connection closed")
+
+    async def _publish_loop(self, client: aiomqtt.Client) -> None:
+        while True:
+            await self._drain(client)
+            self._wake.clear()
+            if self.pending:
+                continue
+            await self._wake.wait()
+
+    async def _drain(self, client: aiomqtt.Client) -> None:
+        while self.pending:
+            if self._boards_dirty and self._boards is not None:
+                await client.publish(self.boards_topic, self._boards, qos=self.qos, retain=True)
+                self._boards_dirty = False
+                self.stats.published += 1
+            if self._updates:
+                board_id, data = self._updates[0]
+                await client.publish(self.update_topic(board_id), data, qos=self.qos)
+                # Only dequeue once the broker acknowledged it (QoS 1).
+                if self._updates and self._updates[0][1] is data:
+                    self._updates.popleft()
+                self.stats.published += 1
+                # The board's state follows its updates.
+                if board_id in self._dirty_states and not any(
+                    b == board_id for b, _ in self._updates
+                ):
+                    await self._send_state(client, board_id)
+                continue
+            if self._dirty_states:
+                board_id = next(iter(self._dirty_states))
+                await self._send_state(client, board_id)
+
+    async def _send_state(self, client: aiomqtt.Client, board_id: str) -> None:
+        data = self._states[board_id]
+        await client.publish(self.state_topic(board_id), data, qos=self.qos, retain=True)
+        if self._states.get(board_id) is data:
+            self._dirty_states.pop(board_id, None)
+        self.stats.published += 1

@@ -1,0 +1,185 @@
+"""SQLite persistence: restart mid-round without losing a ply or re-analysing one.
+
+Design (documented in docs/service.md):
+
+- ``boards``: the latest :class:`~livegain.core.events.GameSnapshot` of every
+  board (what the feed last said about it), keyed by board id, in the order the
+  boards first appeared. Corrections simply replace the row: the latest
+  snapshot *is* the game.
+- ``evals``: every evaluation the engine produced, keyed by the engine's
+  description (engine name + search limit, e.g. ``Stockfish 15.1 depth 12``)
+  and the position's FEN. A value is never reused for another engine or limit.
+
+On start the service re-applies the stored snapshots (in their original
+order) to a fresh game registry; the positions that then need evaluation are
+answered from ``evals`` first, so the engine only runs for positions it never
+saw. Gains, histograms and perceived-rating traces are recomputed exactly from
+those evaluations (the core is deterministic), so every trace is intact.
+
+This store is separate from ENGINE's :class:`EvalCache` on purpose: the cache
+is an optimisation that may be disabled, shared or cleared; the store is the
+service's record of a broadcast and lives in the configured data directory.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from livegain.core.evaluation import Evaluation
+from livegain.core.events import GameSnapshot, PlayerInfo
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS boards (
+    board_id TEXT PRIMARY KEY,
+    ord INTEGER NOT NULL,
+    snapshot TEXT NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS evals (
+    engine TEXT NOT NULL,
+    fen TEXT NOT NULL,
+    cp INTEGER NOT NULL,
+    mate INTEGER,
+    wdl TEXT,
+    depth INTEGER NOT NULL,
+    nodes INTEGER NOT NULL,
+    best TEXT,
+    pv TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (engine, fen)
+);
+"""
+
+
+class StoreError(RuntimeError):
+    """The store file is unusable (names the file and the problem)."""
+
+
+def snapshot_to_json(snap: GameSnapshot) -> str:
+    return json.dumps(asdict(snap), separators=(",", ":"))
+
+
+def snapshot_from_json(text: str) -> GameSnapshot:
+    d: dict[str, Any] = json.loads(text)
+    return GameSnapshot(
+        source=d["source"],
+        white=PlayerInfo(**d["white"]),
+        black=PlayerInfo(**d["black"]),
+        moves=tuple(d.get("moves", ())),
+        clocks=tuple(d.get("clocks", ())),
+        result=d.get("result", "*"),
+        game_id=d.get("game_id"),
+        event=d.get("event"),
+        round=d.get("round"),
+        board=d.get("board"),
+        initial_fen=d.get("initial_fen"),
+        tags=tuple((str(k), str(v)) for k, v in d.get("tags", ())),
+        clock_white=d.get("clock_white"),
+        clock_black=d.get("clock_black"),
+    )
+
+
+class Store:
+    """A small synchronous SQLite store (WAL; one row per change, well under 1 ms)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if row is None:
+                self._db.execute(
+                    "INSERT INTO meta(key, value) VALUES('schema', ?)", (str(SCHEMA_VERSION),)
+                )
+            elif int(row[0]) != SCHEMA_VERSION:
+                raise StoreError(f"{self.path}: store schema {row[0]}, expected {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: {exc}") from exc
+        self._ord = self._db.execute("SELECT COALESCE(MAX(ord), 0) FROM boards").fetchone()[0]
+        self.eval_reads = 0
+        self.eval_hits = 0
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -------------------------------------------------------------- boards
+
+    def save_snapshot(self, board_id: str, snap: GameSnapshot) -> None:
+        self._ord += 1
+        self._db.execute(
+            "INSERT INTO boards(board_id, ord, snapshot, updated) VALUES(?, ?, ?, ?) "
+            "ON CONFLICT(board_id) DO UPDATE SET snapshot=excluded.snapshot, "
+            "updated=excluded.updated",
+            (board_id, self._ord, snapshot_to_json(snap), time.time()),
+        )
+
+    def delete_board(self, board_id: str) -> None:
+        self._db.execute("DELETE FROM boards WHERE board_id=?", (board_id,))
+
+    def load_snapshots(self) -> list[tuple[str, GameSnapshot]]:
+        """Every stored board's latest snapshot, in first-seen order."""
+        rows = self._db.execute("SELECT board_id, snapshot FROM boards ORDER BY ord").fetchall()
+        return [(str(b), snapshot_from_json(s)) for b, s in rows]
+
+    # --------------------------------------------------------------- evals
+
+    def save_eval(self, engine: str, fen: str, ev: Evaluation) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO evals(engine, fen, cp, mate, wdl, depth, nodes, best, pv, "
+            "created) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                engine,
+                fen,
+                ev.cp,
+                ev.mate,
+                json.dumps(list(ev.wdl)) if ev.wdl is not None else None,
+                ev.depth,
+                ev.nodes,
+                ev.best,
+                json.dumps(list(ev.pv)),
+                time.time(),
+            ),
+        )
+
+    def get_eval(self, engine: str, fen: str) -> Evaluation | None:
+        self.eval_reads += 1
+        row = self._db.execute(
+            "SELECT cp, mate, wdl, depth, nodes, best, pv FROM evals WHERE engine=? AND fen=?",
+            (engine, fen),
+        ).fetchone()
+        if row is None:
+            return None
+        self.eval_hits += 1
+        cp, mate, wdl, depth, nodes, best, pv = row
+        wdl_t: tuple[int, int, int] | None = None
+        if wdl is not None:
+            w, d, l_ = json.loads(wdl)
+            wdl_t = (int(w), int(d), int(l_))
+        return Evaluation(
+            cp=int(cp),
+            mate=None if mate is None else int(mate),
+            wdl=wdl_t,
+            depth=int(depth),
+            nodes=int(nodes),
+            best=best,
+            pv=tuple(json.loads(pv)),
+        )
+
+    def count_evals(self, engine: str | None = None) -> int:
+        if engine is None:
+            return int(self._db.execute("SELECT COUNT(*) FROM evals").fetchone()[0])
+        return int(
+            self._db.execute("SELECT COUNT(*) FROM evals WHERE engine=?", (engine,)).fetchone()[0]
+        )

@@ -1,0 +1,74 @@
+"""The SQLite store: snapshots and evaluations survive a reopen."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from livegain.core.evaluation import Evaluation
+from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.publish.store import Store, StoreError, snapshot_from_json, snapshot_to_json
+
+
+def snap(moves: tuple[str, ...], **kw: object) -> GameSnapshot:
+    return GameSnapshot(
+        source="test",
+        white=PlayerInfo("A <b>", title="GM", rating=2700, fide_id="1"),
+        black=PlayerInfo("B", federation="NOR"),
+        moves=moves,
+        clocks=tuple(range(len(moves))),
+        game_id="g1",
+        round="1.1",
+        board=1,
+        tags=(("Event", "X"), ("Site", "Y")),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_snapshot_json_round_trip() -> None:
+    s = snap(("e4", "e5"), result="1-0", clock_white=10, initial_fen=None)
+    assert snapshot_from_json(snapshot_to_json(s)) == s
+
+
+def test_store_survives_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "d" / "store.sqlite3"
+    st = Store(path)
+    st.save_snapshot("b2", snap(("d4",)))
+    st.save_snapshot("b1", snap(("e4",)))
+    st.save_snapshot("b2", snap(("d4", "d5")))  # replaces, keeps first-seen order
+    ev = Evaluation(cp=31, wdl=(100, 850, 50), depth=8, nodes=1234, best="e5", pv=("e5",))
+    st.save_eval("SF depth 8", "fen1", ev)
+    st.save_eval("SF depth 8", "fen2", Evaluation(cp=3900, mate=3, depth=8))
+    st.close()
+    st = Store(path)
+    boards = st.load_snapshots()
+    assert [b for b, _ in boards] == ["b2", "b1"]
+    assert boards[0][1].moves == ("d4", "d5")
+    assert st.get_eval("SF depth 8", "fen1") == ev
+    assert st.get_eval("SF depth 8", "fen2") == Evaluation(cp=3900, mate=3, depth=8)
+    assert st.get_eval("SF depth 9", "fen1") is None  # never reused for another limit
+    assert st.count_evals() == 2
+    assert (st.eval_reads, st.eval_hits) == (3, 2)
+    st.delete_board("b2")
+    assert [b for b, _ in st.load_snapshots()] == ["b1"]
+    st.close()
+
+
+def test_corrupt_store_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sqlite3"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match=r"bad\.sqlite3"):
+        Store(bad)
+
+
+def test_schema_version_mismatch(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    Store(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value='99' WHERE key='schema'")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="schema 99"):
+        Store(path)
