@@ -1,14 +1,115 @@
-"""PgnHttpFeed (being written; the class and constructor signature are final)."""
+"""PGN over HTTP, polled: one multi-game file per round, or one file per board.
+
+Each URL is polled every ``interval`` seconds with ``If-None-Match`` /
+``If-Modified-Since`` from its last answer (a 304 costs nothing); a body equal
+to the last one is not parsed again. On a network error or an HTTP error
+status the URL backs off 2 s -> 10 s -> 60 s (never faster than the
+interval), reset by the next success; every failure is reported to the sink.
+URLs back off independently: one board's 404 does not slow the others.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+from dataclasses import dataclass, field
+from email.utils import formatdate
+
+from livegain.feeds._common import BACKOFF, Backoff, Emitter
+from livegain.feeds._http import HttpError, http_get
 from livegain.feeds.base import FeedSink, PgnHttpFeedConfig
+from livegain.feeds.pgn import parse_pgn
+
+MAX_CONCURRENT = 8
+
+
+@dataclass
+class _UrlState:
+    url: str
+    etag: str | None = None
+    last_modified: str | None = None
+    digest: bytes | None = None
+    next_at: float = 0.0
+    backoff: Backoff = field(default_factory=Backoff)
+    polls: int = 0
+    not_modified: int = 0
 
 
 class PgnHttpFeed:
-    def __init__(self, cfg: PgnHttpFeedConfig) -> None:
+    """Polls one or more PGN URLs and emits a snapshot for each game that changed."""
+
+    def __init__(self, cfg: PgnHttpFeedConfig, *, backoff: tuple[float, ...] = BACKOFF) -> None:
         self.cfg = cfg
-        self.name = cfg.name or "http_pgn"
+        self.name = cfg.name or "pgn-http"
+        urls = [cfg.url] if isinstance(cfg.url, str) else list(cfg.url)
+        self.urls = [_UrlState(u, backoff=Backoff(backoff)) for u in urls]
+        self.emitter = Emitter(self.name)
+        self._sem = asyncio.Semaphore(MAX_CONCURRENT)
+
+    @property
+    def polls(self) -> int:
+        return sum(u.polls for u in self.urls)
+
+    @property
+    def not_modified(self) -> int:
+        return sum(u.not_modified for u in self.urls)
 
     async def run(self, sink: FeedSink) -> None:
-        raise NotImplementedError("PgnHttpFeed is being written")
+        loop = asyncio.get_running_loop()
+        while True:
+            now = loop.time()
+            due = [u for u in self.urls if u.next_at <= now]
+            if due:
+                await asyncio.gather(*(self._poll(u, sink) for u in due))
+            wait = min(u.next_at for u in self.urls) - loop.time()
+            await asyncio.sleep(max(wait, 0.005))
+
+    async def poll_once(self, sink: FeedSink) -> None:
+        """Poll every URL now, whatever its schedule (tests, manual refresh)."""
+        await asyncio.gather(*(self._poll(u, sink) for u in self.urls))
+
+    async def _poll(self, st: _UrlState, sink: FeedSink) -> None:
+        loop = asyncio.get_running_loop()
+        headers: dict[str, str] = {}
+        if st.etag:
+            headers["If-None-Match"] = st.etag
+        if st.last_modified:
+            headers["If-Modified-Since"] = st.last_modified
+        st.polls += 1
+        try:
+            async with self._sem:
+                resp = await http_get(st.url, headers=headers, timeout=self.cfg.timeout)
+        except HttpError as exc:
+            self._failed(st, sink, f"fetch failed: {exc}")
+            return
+        if resp.status == 304:
+            st.not_modified += 1
+            self._succeeded(st, loop.time())
+            return
+        if resp.status != 200:
+            self._failed(st, sink, f"HTTP {resp.status} {resp.reason}".strip())
+            return
+        self._succeeded(st, loop.time())
+        st.etag = resp.headers.get("etag")
+        st.last_modified = resp.headers.get("last-modified")
+        digest = hashlib.sha256(resp.body).digest()
+        if digest == st.digest:
+            return
+        st.digest = digest
+        games = parse_pgn(resp.text(), self.name)
+        prefix = f"{st.url} " if len(self.urls) > 1 else ""
+        self.emitter.offer(games, sink, fallback=st.url, where_prefix=prefix)
+
+    def _succeeded(self, st: _UrlState, now: float) -> None:
+        st.backoff.succeed()
+        st.next_at = now + self.cfg.interval
+
+    def _failed(self, st: _UrlState, sink: FeedSink, message: str) -> None:
+        delay = max(st.backoff.fail(), self.cfg.interval)
+        st.next_at = asyncio.get_running_loop().time() + delay
+        self.emitter.error(sink, st.url, f"{message}; retrying in {delay:g} s")
+
+
+def http_date(timestamp: float) -> str:
+    """An HTTP date (for Last-Modified) from a Unix time."""
+    return formatdate(timestamp, usegmt=True)

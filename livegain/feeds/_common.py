@@ -1,0 +1,84 @@
+"""Helpers shared by the polled feeds: back-off, de-duplicated emission of parsed games."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+from livegain.core.events import GameSnapshot
+from livegain.feeds.base import FeedSink
+from livegain.feeds.pgn import ParsedGame, snapshot_key
+
+# Delays after the 1st, 2nd, 3rd and later consecutive failures (reset on success).
+BACKOFF: tuple[float, ...] = (2.0, 10.0, 60.0)
+
+
+@dataclass
+class Backoff:
+    """Consecutive-failure counter that says how long to wait before the next try."""
+
+    delays: Sequence[float] = BACKOFF
+    failures: int = 0
+
+    def fail(self) -> float:
+        self.failures += 1
+        return self.delays[min(self.failures, len(self.delays)) - 1]
+
+    def succeed(self) -> None:
+        self.failures = 0
+
+
+class Emitter:
+    """Hands parsed games to a sink, once per change.
+
+    A game is keyed by GameId, else round + board + players (never by its
+    position in the file alone); an unchanged game is not sent again. A game
+    whose text was cut mid-move (a partial fetch or a file being written) is
+    not sent when it has fewer moves than what was already sent for it: a cut
+    is not a takeback; the next poll brings the whole game.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.last: dict[Hashable, GameSnapshot] = {}
+        self.emitted = 0
+        self.errors = 0
+
+    def offer(
+        self,
+        games: Iterable[ParsedGame],
+        sink: FeedSink,
+        fallback: Hashable,
+        where_prefix: str = "",
+        report_truncated: bool = True,
+    ) -> None:
+        for g in games:
+            for issue in g.issues:
+                if issue.truncated and not report_truncated:
+                    continue
+                self.error(sink, f"{where_prefix}{issue.where}", issue.message)
+            if g.snapshot is not None:
+                self.offer_snapshot(g.snapshot, sink, fallback, truncated=g.truncated)
+
+    def offer_snapshot(
+        self, snap: GameSnapshot, sink: FeedSink, fallback: Hashable, truncated: bool = False
+    ) -> bool:
+        key = snapshot_key(snap, fallback)
+        old = self.last.get(key)
+        if old == snap:
+            return False
+        if (
+            truncated
+            and old is not None
+            and len(snap.moves) < len(old.moves)
+            and old.moves[: len(snap.moves)] == snap.moves
+        ):
+            return False
+        self.last[key] = snap
+        self.emitted += 1
+        sink.snapshot(snap)
+        return True
+
+    def error(self, sink: FeedSink, where: str, message: str) -> None:
+        self.errors += 1
+        sink.error(self.source, where, message)

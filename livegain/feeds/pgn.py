@@ -1,0 +1,519 @@
+"""Live PGN text -> :class:`GameSnapshot` values, keeping the legal prefix of bad games.
+
+Live PGN is messier than archive PGN: files are fetched while the operator's
+software rewrites them, so a game may be cut mid-move or mid-comment; DGT
+boards produce illegal trailing moves ("kings in the centre"); clocks come as
+``{[%clk 1:30:00]}``, split over several comments ``{[%clk 0:15:27]} {[%emt
+0:00:02]}``, unpadded (``1:31:3``) or not at all. This module is a small,
+forgiving tokenizer of our own (python-chess's reader silently drops an
+incomplete last move and hides where an illegal move was); python-chess does
+the chess: SAN parsing and legality, FEN, Chess960 start positions.
+
+Everything here is pure (no I/O). :func:`parse_pgn` never raises: each game
+comes back with the snapshot of its legal prefix and a list of
+:class:`PgnIssue` values naming the game (players, round) and the ply/SAN.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import chess
+
+from livegain.core.events import GameSnapshot, PlayerInfo
+
+RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+_RESULT_ALIASES = {"½-½": "1/2-1/2", "1/2": "1/2-1/2", "0.5-0.5": "1/2-1/2"}
+
+# A game starts at a tag line; games are split on a blank line followed by a tag.
+_SPLIT_RE = re.compile(r"\n[ \t]*\n\s*(?=\[[A-Za-z0-9_]+[ \t]+\")")
+_TAG_RE = re.compile(r'^\[\s*([A-Za-z0-9_]+)\s+"((?:[^"\\]|\\.)*)"\s*\]\s*$')
+_CLK_RE = re.compile(r"\[%clk\s+(\d+):(\d+)(?::(\d+(?:\.\d*)?))?\s*\]")
+_EMT_RE = re.compile(r"\[%emt\s+(\d+):(\d+)(?::(\d+(?:\.\d*)?))?\s*\]")
+_MOVE_NUMBER_RE = re.compile(r"^(\d+)(\.+|\s*\.\.\.)")
+_ANNOTATION_RE = re.compile(r"[!?]+$")
+_TERMINATORS = {"1-0", "0-1", "1/2-1/2", "*", "½-½"}
+_TIME_RE = re.compile(r"^\s*(\d+):(\d+)(?::(\d+(?:\.\d*)?))?\s*$")
+
+
+@dataclass(frozen=True)
+class PgnIssue:
+    """One problem found in a game: ``where`` names the game and ply, ``message`` what."""
+
+    where: str
+    message: str
+    truncated: bool = False  # the text ends mid-move / mid-comment (a partial fetch)
+
+
+@dataclass(frozen=True)
+class ParsedGame:
+    """One game of a PGN text: the snapshot of its legal prefix, plus what was wrong.
+
+    ``clock_seconds`` and ``emt_seconds`` keep the exact (fractional) clock and
+    elapsed-move-time annotations per move, for the replay's timing.
+    ``snapshot`` is None when nothing usable was found (garbage, an invalid FEN).
+    """
+
+    index: int
+    snapshot: GameSnapshot | None
+    issues: tuple[PgnIssue, ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()
+    clock_seconds: tuple[float | None, ...] = ()
+    emt_seconds: tuple[float | None, ...] = ()
+    text: str = field(default="", repr=False)
+
+    @property
+    def truncated(self) -> bool:
+        return any(i.truncated for i in self.issues)
+
+
+def split_games(text: str) -> list[str]:
+    """Split a (multi-game) PGN text into game texts; normalises ``\\r\\n`` first."""
+    text = normalise_newlines(text).strip("\n\ufeff \t")
+    if not text.strip():
+        return []
+    return [part.strip("\n") for part in _SPLIT_RE.split(text) if part.strip()]
+
+
+def normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def parse_time(value: str) -> float | None:
+    """``1:30:00`` / ``0:15:27.5`` / ``1:31:3`` / ``90:00`` -> seconds; None if unreadable."""
+    m = _TIME_RE.match(value)
+    if not m:
+        return None
+    return _hms(m.group(1), m.group(2), m.group(3))
+
+
+def _hms(a: str, b: str, c: str | None) -> float:
+    if c is None:  # m:ss
+        return int(a) * 60 + int(b)
+    return int(a) * 3600 + int(b) * 60 + float(c)
+
+
+def normalise_result(value: str | None) -> str | None:
+    """A result token in any common spelling -> one of ``RESULTS``, or None."""
+    if value is None:
+        return None
+    v = value.strip()
+    v = _RESULT_ALIASES.get(v, v)
+    return v if v in RESULTS else None
+
+
+def _int_or_none(value: str | None) -> int | None:
+    if value is None:
+        return None
+    v = value.strip()
+    if not v.isdigit():
+        return None
+    n = int(v)
+    return n if n > 0 else None
+
+
+def _id_or_none(value: str | None) -> str | None:
+    if value is None:
+        return None
+    v = value.strip()
+    return v if v.isdigit() and int(v) > 0 else None
+
+
+def _text_or_none(value: str | None) -> str | None:
+    if value is None:
+        return None
+    v = value.strip()
+    return v if v and v not in {"?", "-"} else None
+
+
+def player_from_headers(headers: dict[str, str], color: str) -> PlayerInfo:
+    """PlayerInfo from PGN tags (``White``, ``WhiteElo``, ``WhiteTitle``, ...)."""
+    return PlayerInfo(
+        name=(headers.get(color) or "?").strip() or "?",
+        title=_text_or_none(headers.get(f"{color}Title")),
+        federation=_text_or_none(headers.get(f"{color}Fed") or headers.get(f"{color}Federation")),
+        rating=_int_or_none(headers.get(f"{color}Elo")),
+        fide_id=_id_or_none(headers.get(f"{color}FideId")),
+    )
+
+
+def split_round(round_tag: str | None, board_tag: str | None) -> tuple[str | None, int | None]:
+    """``Round "3.5"`` = round 3 board 5 (a ``Board`` tag, when present, wins for the board)."""
+    rnd = _text_or_none(round_tag)
+    board = _int_or_none(board_tag)
+    if rnd is not None:
+        head, sep, tail = rnd.partition(".")
+        if sep and head.isdigit() and tail.isdigit():
+            rnd = head
+            if board is None:
+                board = int(tail) if int(tail) > 0 else None
+    return rnd, board
+
+
+def describe_game(headers: dict[str, str], index: int) -> str:
+    """How errors name a game: ``game 3 (Carlsen - Giri, round 3.5)``."""
+    white = (headers.get("White") or "?").strip() or "?"
+    black = (headers.get("Black") or "?").strip() or "?"
+    rnd = headers.get("Round")
+    where = f"game {index + 1} ({white} - {black}"
+    if rnd and rnd.strip() not in {"", "?", "-"}:
+        where += f", round {rnd.strip()}"
+    return where + ")"
+
+
+def ply_label(ply: int, first_turn_white: bool = True, first_fullmove: int = 1) -> str:
+    """Ply (1-based) -> ``12.`` / ``12...`` as a reader would look for it."""
+    offset = 0 if first_turn_white else 1
+    k = ply - 1 + offset
+    number = first_fullmove + k // 2
+    return f"{number}." if k % 2 == 0 else f"{number}..."
+
+
+# --- tokenizer -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Token:
+    kind: str  # "san", "comment", "result", "truncated"
+    text: str
+    complete: bool = True  # a SAN token running to the very end of the text may be cut
+
+
+def _tokens(movetext: str) -> Iterable[_Token]:
+    i = 0
+    n = len(movetext)
+    while i < n:
+        c = movetext[i]
+        if c.isspace():
+            i += 1
+            continue
+        if c == "{":
+            j = movetext.find("}", i + 1)
+            if j < 0:
+                yield _Token("truncated", "comment not closed (text cut mid-comment?)")
+                return
+            yield _Token("comment", movetext[i + 1 : j])
+            i = j + 1
+            continue
+        if c == ";":
+            j = movetext.find("\n", i)
+            i = n if j < 0 else j + 1
+            continue
+        if c == "%" and (i == 0 or movetext[i - 1] == "\n"):
+            j = movetext.find("\n", i)
+            i = n if j < 0 else j + 1
+            continue
+        if c == "(":
+            depth = 0
+            j = i
+            while j < n:
+                cj = movetext[j]
+                if cj == "{":
+                    k = movetext.find("}", j + 1)
+                    if k < 0:
+                        j = n
+                        break
+                    j = k
+                elif cj == "(":
+                    depth += 1
+                elif cj == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            if j >= n:
+                yield _Token("truncated", "variation not closed (text cut mid-variation?)")
+                return
+            i = j + 1
+            continue
+        if c == ")":
+            i += 1
+            continue
+        j = i
+        while j < n and not movetext[j].isspace() and movetext[j] not in "{}();":
+            j += 1
+        word = movetext[i:j]
+        i = j
+        yield from _word_tokens(word, complete=j < n)
+
+
+def _word_tokens(word: str, complete: bool) -> Iterable[_Token]:
+    if word.startswith("$"):
+        return
+    if word in _TERMINATORS:
+        yield _Token("result", word)
+        return
+    m = _MOVE_NUMBER_RE.match(word)
+    if m:
+        word = word[m.end() :]
+        if not word:
+            return
+    word = _ANNOTATION_RE.sub("", word)
+    if not word or word.isdigit():
+        if word.isdigit() and not complete:
+            yield _Token("truncated", f"text ends inside move number {word!r}")
+        return
+    yield _Token("san", word, complete=complete)
+
+
+# --- games -----------------------------------------------------------------------------------
+
+
+def parse_pgn(text: str, source: str = "pgn") -> list[ParsedGame]:
+    """Parse every game of a (multi-game) PGN text. Never raises."""
+    return [parse_game(part, source, index) for index, part in enumerate(split_games(text))]
+
+
+def parse_game(text: str, source: str = "pgn", index: int = 0) -> ParsedGame:
+    """Parse one game's PGN text into the snapshot of its legal prefix. Never raises."""
+    try:
+        return _parse_game(text, source, index)
+    except Exception as exc:  # a bug here must not stop a feed: report it as bad input
+        where = f"game {index + 1}"
+        return ParsedGame(
+            index, None, (PgnIssue(where, f"unreadable game: {type(exc).__name__}: {exc}"),)
+        )
+
+
+def _parse_game(text: str, source: str, index: int) -> ParsedGame:
+    text = normalise_newlines(text)
+    headers: dict[str, str] = {}
+    order: list[tuple[str, str]] = []
+    issues: list[PgnIssue] = []
+    lines = text.split("\n")
+    body_start = 0
+    header_problem: str | None = None
+    for ln, line in enumerate(lines):
+        s = line.strip()
+        if not s:
+            body_start = ln + 1
+            if headers:
+                # blank line after the tags: the move text follows
+                break
+            continue
+        if s.startswith("[") and not s.startswith("[%"):
+            m = _TAG_RE.match(s)
+            if m:
+                name, value = m.group(1), m.group(2).replace('\\"', '"').replace("\\\\", "\\")
+                headers[name] = value
+                order.append((name, value))
+            else:
+                header_problem = f"unreadable tag line {s[:60]!r}"
+            body_start = ln + 1
+            continue
+        body_start = ln
+        break
+    else:
+        body_start = len(lines)
+    where = describe_game(headers, index)
+    if header_problem is not None:
+        last_line = lines[body_start - 1].strip() if body_start > 0 else ""
+        truncated = body_start >= len(lines) and not last_line.endswith("]")
+        issues.append(PgnIssue(where, header_problem, truncated=truncated))
+    movetext = "\n".join(lines[body_start:])
+
+    # Start position.
+    fen = _text_or_none(headers.get("FEN"))
+    chess960 = "960" in (headers.get("Variant") or "")
+    try:
+        board = chess.Board(fen, chess960=chess960) if fen else chess.Board(chess960=chess960)
+        if fen and not board.is_valid():
+            raise ValueError(f"not a legal position ({board.status()!r})")
+    except ValueError as exc:
+        issues.append(PgnIssue(where, f"invalid FEN {fen!r}: {exc}"))
+        return ParsedGame(index, None, tuple(issues), tuple(order), text=text)
+    first_white = board.turn == chess.WHITE
+    first_number = board.fullmove_number
+
+    sans: list[str] = []
+    clocks: list[float | None] = []
+    emts: list[float | None] = []
+    movetext_result: str | None = None
+    stopped = False
+    saw_anything = False
+    for tok in _tokens(movetext):
+        saw_anything = True
+        if tok.kind == "comment":
+            if sans and not stopped:
+                cm = _CLK_RE.search(tok.text)
+                if cm and clocks[-1] is None:
+                    clocks[-1] = _hms(cm.group(1), cm.group(2), cm.group(3))
+                em = _EMT_RE.search(tok.text)
+                if em and emts[-1] is None:
+                    emts[-1] = _hms(em.group(1), em.group(2), em.group(3))
+            continue
+        if tok.kind == "result":
+            movetext_result = normalise_result(tok.text)
+            break
+        if tok.kind == "truncated":
+            issues.append(PgnIssue(where, tok.text, truncated=True))
+            break
+        if stopped:
+            continue
+        ply = len(sans) + 1
+        label = ply_label(ply, first_white, first_number)
+        try:
+            move = board.parse_san(tok.text)
+        except ValueError as exc:
+            stopped = True
+            if not tok.complete:
+                issues.append(
+                    PgnIssue(
+                        f"{where} ply {ply} ({label}{tok.text})",
+                        f"incomplete move {tok.text!r} at the end (text cut mid-move?)",
+                        truncated=True,
+                    )
+                )
+            else:
+                kind = "illegal" if isinstance(exc, chess.IllegalMoveError) else "invalid"
+                if isinstance(exc, chess.AmbiguousMoveError):
+                    kind = "ambiguous"
+                issues.append(
+                    PgnIssue(
+                        f"{where} ply {ply} ({label}{tok.text})",
+                        f"{kind} move {tok.text!r}; keeping the {len(sans)} moves before it",
+                    )
+                )
+            continue
+        sans.append(board.san(move))
+        board.push(move)
+        clocks.append(None)
+        emts.append(None)
+
+    if not headers and not sans:
+        if saw_anything or movetext.strip():
+            first = f": {issues[0].message}" if issues else ""
+            truncated = bool(issues) and issues[0].truncated
+            issues = [
+                PgnIssue(where, f"not a PGN game (no tags, no legal moves){first}", truncated)
+            ]
+        return ParsedGame(index, None, tuple(issues), tuple(order), text=text)
+
+    header_result = normalise_result(headers.get("Result"))
+    if headers.get("Result") is not None and header_result is None:
+        issues.append(PgnIssue(where, f"unknown result {headers.get('Result')!r}, using '*'"))
+    result = header_result or "*"
+    if result == "*" and movetext_result not in (None, "*"):
+        result = movetext_result or "*"
+
+    rnd, board_no = split_round(headers.get("Round"), headers.get("Board"))
+    int_clocks = tuple(None if c is None else int(c) for c in clocks)
+    clock_white = _side_clock(headers.get("WhiteClock"), int_clocks, first_white, chess.WHITE)
+    clock_black = _side_clock(headers.get("BlackClock"), int_clocks, first_white, chess.BLACK)
+    snap = GameSnapshot(
+        source=source,
+        white=player_from_headers(headers, "White"),
+        black=player_from_headers(headers, "Black"),
+        moves=tuple(sans),
+        clocks=int_clocks,
+        result=result,
+        game_id=_text_or_none(headers.get("GameId")),
+        event=_text_or_none(headers.get("Event")),
+        round=rnd,
+        board=board_no,
+        initial_fen=fen if fen else None,
+        tags=tuple(order),
+        clock_white=clock_white,
+        clock_black=clock_black,
+    )
+    return ParsedGame(index, snap, tuple(issues), tuple(order), tuple(clocks), tuple(emts), text)
+
+
+def _side_clock(
+    header: str | None, clocks: Sequence[int | None], first_white: bool, color: chess.Color
+) -> int | None:
+    if header is not None:
+        t = parse_time(header)
+        if t is not None:
+            return int(t)
+    start = 0 if (color == chess.WHITE) == first_white else 1
+    for c in reversed(clocks[start::2]):
+        if c is not None:
+            return c
+    return None
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def format_clock(seconds: float) -> str:
+    s = max(0, int(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def game_to_pgn(
+    headers: Sequence[tuple[str, str]],
+    moves: Sequence[str],
+    clocks: Sequence[float | None] = (),
+    result: str = "*",
+    initial_fen: str | None = None,
+    emts: Sequence[float | None] = (),
+) -> str:
+    """Write a game as PGN (clocks as ``[%clk]`` comments); ``Result`` is overridden.
+
+    ``moves`` must be legal SAN from the start position (as in a snapshot).
+    """
+    out: list[str] = []
+    seen: set[str] = set()
+    for name, value in headers:
+        if name in seen:
+            continue
+        seen.add(name)
+        if name == "Result":
+            value = result
+        out.append(f'[{name} "{_escape(value)}"]')
+    if "Result" not in seen:
+        out.append(f'[Result "{result}"]')
+    board = chess.Board(initial_fen) if initial_fen else chess.Board()
+    words: list[str] = []
+    for ply, san in enumerate(moves):
+        if board.turn == chess.WHITE:
+            words.append(f"{board.fullmove_number}.")
+        elif ply == 0:
+            words.append(f"{board.fullmove_number}...")
+        words.append(san)
+        clk = clocks[ply] if ply < len(clocks) else None
+        emt = emts[ply] if ply < len(emts) else None
+        parts = []
+        if clk is not None:
+            parts.append(f"[%clk {format_clock(clk)}]")
+        if emt is not None:
+            parts.append(f"[%emt {format_clock(emt)}]")
+        if parts:
+            words.append("{" + " ".join(parts) + "}")
+        board.push_san(san)
+    words.append(result)
+    return "\n".join(out) + "\n\n" + _wrap(words) + "\n"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _wrap(words: Sequence[str], width: int = 79) -> str:
+    lines: list[str] = []
+    line = ""
+    for w in words:
+        if line and len(line) + 1 + len(w) > width:
+            lines.append(line)
+            line = w
+        else:
+            line = f"{line} {w}" if line else w
+    if line:
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def snapshot_key(snap: GameSnapshot, fallback: object) -> tuple[object, ...]:
+    """A key to tell games of one feed apart between polls (never the file position alone).
+
+    GameId when present, else round + board + players (FIDE ids when known).
+    ``fallback`` (e.g. the URL or file) separates games that carry no identity at all.
+    """
+    if snap.game_id:
+        return ("id", snap.game_id)
+    white = snap.white.fide_id or snap.white.name
+    black = snap.black.fide_id or snap.black.name
+    return ("players", fallback, snap.event, snap.round, snap.board, white, black)
