@@ -1,0 +1,294 @@
+// Board overlay: one board, live. See docs/obs.md for the URL parameters.
+import {
+  DASH,
+  LiveConnection,
+  applyPageParams,
+  applyUpdate,
+  applyWidgetParams,
+  byTestId,
+  clockText,
+  displayEval,
+  evalText,
+  gainSeverity,
+  gainText,
+  moveNumber,
+  param,
+  params,
+  perMille,
+  percent,
+  rating,
+  setText,
+  signed,
+  whiteShare,
+} from "./lib.js";
+import { drawTrace } from "./trace.js";
+
+const LAYOUTS = {
+  full: null, // every widget
+  compact: "header,status,players,perceived,clocks,eval,wdl,trace,lastmove,h2h,odds",
+  "lower-third": "header,status,players,perceived,clocks,eval,wdl,lastmove,h2h",
+};
+
+const layout = Object.hasOwn(LAYOUTS, param("layout", "full")) ? param("layout", "full") : "full";
+document.body.dataset.layout = layout;
+applyPageParams();
+if (!params.has("show") && LAYOUTS[layout]) params.set("show", LAYOUTS[layout]);
+applyWidgetParams();
+
+const root = document.querySelector("main");
+const bigLoss = Math.abs(Number(param("bigloss", "100"))) || 100;
+let boardId = param("board");
+let state = null;
+let fresh = false;
+let connState = "connecting";
+
+const conn = new LiveConnection({
+  onState(s) {
+    connState = s;
+    if (s !== "live") fresh = false;
+    renderFreshness();
+  },
+  onOpen() {
+    fresh = false;
+    renderFreshness();
+    if (boardId) subscribe();
+  },
+  hello(msg) {
+    if (!boardId) {
+      const first = pickFirst(msg.boards || []);
+      if (first) {
+        boardId = first;
+        subscribe();
+      } else {
+        showWaiting("Waiting for a board…");
+      }
+    } else if (!(msg.boards || []).some((b) => b.board_id === boardId)) {
+      showWaiting(`Waiting for board ${boardId}…`);
+    }
+  },
+  boards(msg) {
+    if (!boardId) {
+      const first = pickFirst(msg.boards || []);
+      if (first) {
+        boardId = first;
+        subscribe();
+      }
+    } else if (!state && (msg.boards || []).some((b) => b.board_id === boardId)) {
+      subscribe();
+    }
+  },
+  snapshot(msg) {
+    if (!msg.state || msg.state.board_id !== boardId) return;
+    state = structuredClone(msg.state);
+    fresh = true;
+    showWaiting(null);
+    render();
+  },
+  update(msg) {
+    if (!state || msg.board_id !== boardId) return;
+    const r = applyUpdate(state, msg);
+    if (r === "gap") {
+      fresh = false;
+      renderFreshness();
+      resubscribe();
+      return;
+    }
+    if (r === "ok") render();
+  },
+  error(msg) {
+    console.warn("livegain server error:", msg.message);
+  },
+});
+
+function pickFirst(boards) {
+  const sorted = [...boards].sort(
+    (a, b) =>
+      String(a.tournament ?? "").localeCompare(String(b.tournament ?? "")) ||
+      String(a.round ?? "").localeCompare(String(b.round ?? ""), undefined, { numeric: true }) ||
+      (a.board ?? 0) - (b.board ?? 0),
+  );
+  return sorted.length ? sorted[0].board_id : null;
+}
+
+function subscribe() {
+  conn.send({ type: "subscribe", boards: [boardId] });
+}
+
+function resubscribe() {
+  conn.send({ type: "unsubscribe", boards: [boardId] });
+  conn.send({ type: "subscribe", boards: [boardId] });
+}
+
+function showWaiting(text) {
+  const w = byTestId(root, "waiting");
+  w.hidden = !text;
+  w.textContent = text || "";
+}
+
+function renderFreshness() {
+  const live = connState === "live" && fresh;
+  root.dataset.fresh = live ? "true" : "false";
+  const status = byTestId(root, "status");
+  let s;
+  let text;
+  if (connState === "reconnecting") [s, text] = ["reconnecting", "RECONNECTING…"];
+  else if (connState === "connecting") [s, text] = ["connecting", "CONNECTING…"];
+  else if (!fresh) [s, text] = ["syncing", "SYNCING…"];
+  else if (state && state.status === "finished") [s, text] = ["finished", "FINAL"];
+  else [s, text] = ["live", "LIVE"];
+  status.dataset.state = s;
+  status.textContent = text;
+}
+
+function renderPlayer(color) {
+  const p = state[color];
+  const per = state[`${color}_perceived`];
+  setText(root, `${color}-name`, p.name);
+  setText(root, `${color}-title`, p.title || "");
+  setText(root, `${color}-fed`, p.federation || "");
+  setText(root, `${color}-rating`, p.rating ?? DASH);
+  const card = byTestId(root, `${color}-card`);
+  card.dataset.hasTitle = p.title ? "true" : "false";
+  const value = byTestId(root, `${color}-perceived`);
+  value.dataset.value = per ? String(per.rating) : "";
+  value.dataset.bounded = per && per.bounded ? "true" : "false";
+  setText(root, `${color}-perceived`, per ? rating(per.rating) : DASH);
+  setText(root, `${color}-perceived-low`, per ? rating(per.low) : DASH);
+  setText(root, `${color}-perceived-high`, per ? rating(per.high) : DASH);
+  setText(root, `${color}-perceived-moves`, per ? per.moves : 0);
+  const diff = byTestId(root, `${color}-perceived-diff`);
+  if (per && p.rating) {
+    const d = per.rating - p.rating;
+    diff.textContent = `${signed(d)} vs FIDE`;
+    diff.dataset.sign = Math.round(d) > 0 ? "up" : Math.round(d) < 0 ? "down" : "zero";
+    diff.dataset.value = String(d);
+  } else {
+    diff.textContent = "";
+    diff.dataset.sign = "";
+    diff.dataset.value = "";
+  }
+  const clocks = state.clocks || {};
+  const clock = byTestId(root, `${color}-clock`);
+  clock.textContent = clocks[color] === null || clocks[color] === undefined ? "" : clockText(clocks[color]);
+  clock.dataset.running = clocks.running === color ? "true" : "false";
+}
+
+function renderEval() {
+  const { ev, pending } = displayEval(state);
+  const share = whiteShare(ev);
+  byTestId(root, "eval-bar").dataset.pending = pending ? "true" : "false";
+  byTestId(root, "eval-bar-white").style.width = `${(share * 100).toFixed(2)}%`;
+  const cp = byTestId(root, "eval-cp");
+  cp.textContent = evalText(ev);
+  cp.dataset.cp = ev ? String(ev.cp) : "";
+  cp.dataset.mate = ev && ev.mate !== null && ev.mate !== undefined ? String(ev.mate) : "";
+  cp.dataset.side = share >= 0.5 ? "white" : "black";
+  const wdl = ev && ev.wdl;
+  for (const k of ["win", "draw", "loss"]) {
+    const node = byTestId(root, `wdl-${k}`);
+    node.textContent = wdl ? perMille(wdl[k]) : DASH;
+    node.dataset.permille = wdl ? String(wdl[k]) : "";
+  }
+}
+
+function renderH2h() {
+  const h = state.head_to_head;
+  setText(root, "h2h-white", h ? h.white_expected.toFixed(2) : DASH);
+  setText(root, "h2h-black", h ? h.black_expected.toFixed(2) : DASH);
+  byTestId(root, "h2h-white").dataset.value = h ? String(h.white_expected) : "";
+  byTestId(root, "h2h-black").dataset.value = h ? String(h.black_expected) : "";
+  byTestId(root, "h2h-fill").style.width = `${((h ? h.white_expected : 0.5) * 100).toFixed(1)}%`;
+  setText(root, "h2h-diff", h ? `${signed(h.difference)} for White` : DASH);
+  setText(root, "h2h-interval", h ? `95% ${signed(h.low)} … ${signed(h.high)}` : "");
+}
+
+function renderLastMove() {
+  const box = byTestId(root, "last-move-box");
+  const last = state.moves.length ? state.moves[state.moves.length - 1] : null;
+  if (!last) {
+    setText(root, "last-move", DASH);
+    setText(root, "last-move-gain", "");
+    setText(root, "last-move-mark", "");
+    setText(root, "last-move-player", "");
+    setText(root, "last-move-best", "");
+    box.dataset.severity = "";
+    return;
+  }
+  setText(root, "last-move", `${moveNumber(last.ply)} ${last.san}`);
+  const sev = gainSeverity(last.gain, bigLoss);
+  box.dataset.severity = sev;
+  byTestId(root, "last-move").dataset.ply = String(last.ply);
+  const gain = byTestId(root, "last-move-gain");
+  gain.textContent = last.gain === null || last.gain === undefined ? "evaluating…" : `gain ${gainText(last.gain)}`;
+  gain.dataset.value = last.gain === null || last.gain === undefined ? "" : String(last.gain);
+  setText(root, "last-move-mark", sev === "big-loss" ? "??" : sev === "loss" ? "?" : "");
+  setText(root, "last-move-player", state[last.color].name);
+  const best = last.eval && last.eval.best;
+  setText(root, "last-move-best", best && sev ? `engine preferred ${best}` : "");
+}
+
+function renderMoves() {
+  const list = byTestId(root, "moves");
+  const recent = state.moves.slice(-24);
+  list.replaceChildren();
+  for (const m of recent) {
+    const li = document.createElement("li");
+    li.dataset.color = m.color;
+    li.dataset.severity = gainSeverity(m.gain, bigLoss);
+    li.dataset.testid = "move";
+    const num = document.createElement("span");
+    num.className = "num";
+    num.textContent = moveNumber(m.ply);
+    const san = document.createElement("span");
+    san.className = "san";
+    san.textContent = m.san;
+    const g = document.createElement("span");
+    g.className = "gain";
+    g.textContent = gainText(m.gain);
+    li.append(num, san, g);
+    list.append(li);
+  }
+}
+
+function renderOdds() {
+  const box = byTestId(root, "odds");
+  const m = state.match;
+  box.dataset.empty = m ? "false" : "true";
+  if (!m) return;
+  setText(root, "odds-a", percent(m.a_wins));
+  setText(root, "odds-draw", percent(m.draw));
+  setText(root, "odds-b", percent(m.b_wins));
+  setText(root, "odds-a-name", m.a);
+  setText(root, "odds-b-name", m.b);
+  setText(root, "odds-score", `${m.score_a}–${m.score_b}, ${m.games_left} left`);
+}
+
+function render() {
+  document.title = `${state.white.name} – ${state.black.name} · livegain`;
+  setText(root, "event", state.tournament || "");
+  const where = [state.round ? `Round ${state.round}` : "", state.board ? `Board ${state.board}` : ""];
+  setText(root, "round", where.filter(Boolean).join(" · "));
+  setText(root, "result", state.result === "*" ? "" : state.result);
+  renderPlayer("white");
+  renderPlayer("black");
+  renderEval();
+  renderH2h();
+  renderLastMove();
+  renderMoves();
+  renderOdds();
+  setText(root, "trace-white-label", state.white.name);
+  setText(root, "trace-black-label", state.black.name);
+  const plot = byTestId(root, "trace-plot");
+  if (!plot.closest("[hidden]")) drawTrace(plot, state);
+  setText(root, "engine", `${state.engine} · engine rating ${rating(state.engine_rating)}`);
+  const plies = state.moves.length ? state.moves[state.moves.length - 1].ply : 0;
+  setText(root, "ply-count", `ply ${plies}`);
+  renderFreshness();
+}
+
+const plot = byTestId(root, "trace-plot");
+new ResizeObserver(() => {
+  if (state && !plot.closest("[hidden]")) drawTrace(plot, state);
+}).observe(plot);
+
+conn.start();

@@ -1,0 +1,194 @@
+// Multi-board view: every board of the round, compactly. See docs/obs.md.
+import {
+  DASH,
+  LiveConnection,
+  applyPageParams,
+  applyUpdate,
+  applyWidgetParams,
+  byTestId,
+  displayEval,
+  el,
+  evalText,
+  param,
+  rating,
+  setText,
+  signed,
+  summaryOf,
+  whiteShare,
+} from "./lib.js";
+
+applyPageParams();
+applyWidgetParams();
+
+const root = document.querySelector("main");
+const grid = byTestId(root, "boards");
+const filterTournament = param("tournament");
+const filterRound = param("round");
+const cols = Number(param("cols", "0"));
+
+/** board_id -> { summary, state } (state once a snapshot arrived). */
+const boards = new Map();
+let connState = "connecting";
+let fresh = false;
+
+const conn = new LiveConnection({
+  onState(s) {
+    connState = s;
+    if (s !== "live") fresh = false;
+    renderStatus();
+  },
+  onOpen() {
+    fresh = false;
+    renderStatus();
+    conn.send({ type: "subscribe", boards: "*" });
+  },
+  hello(msg) {
+    setSummaries(msg.boards || [], true);
+    fresh = true;
+    render();
+  },
+  boards(msg) {
+    setSummaries(msg.boards || [], false);
+    render();
+  },
+  snapshot(msg) {
+    const st = structuredClone(msg.state);
+    const entry = boards.get(st.board_id) || {};
+    entry.state = st;
+    entry.summary = summaryOf(st);
+    boards.set(st.board_id, entry);
+    render();
+  },
+  update(msg) {
+    const entry = boards.get(msg.board_id);
+    if (!entry || !entry.state) return;
+    const r = applyUpdate(entry.state, msg);
+    if (r === "gap") {
+      entry.state = null;
+      conn.send({ type: "subscribe", boards: [msg.board_id] });
+      return;
+    }
+    if (r === "ok") {
+      entry.summary = summaryOf(entry.state);
+      render();
+    }
+  },
+});
+
+function setSummaries(list, replace) {
+  const ids = new Set(list.map((b) => b.board_id));
+  if (replace) {
+    for (const id of [...boards.keys()]) if (!ids.has(id)) boards.delete(id);
+  } else {
+    for (const id of [...boards.keys()]) if (!ids.has(id)) boards.delete(id);
+  }
+  for (const s of list) {
+    const entry = boards.get(s.board_id) || {};
+    // a snapshot/update is newer than a list entry; keep the state we follow
+    if (!entry.state) entry.summary = s;
+    else {
+      entry.summary = { ...summaryOf(entry.state), white: s.white, black: s.black, result: s.result };
+    }
+    boards.set(s.board_id, entry);
+  }
+}
+
+function visible() {
+  return [...boards.values()]
+    .map((e) => e.summary)
+    .filter((s) => !filterTournament || s.tournament === filterTournament)
+    .filter((s) => !filterRound || String(s.round) === filterRound)
+    .sort(
+      (a, b) =>
+        String(a.tournament ?? "").localeCompare(String(b.tournament ?? "")) ||
+        String(a.round ?? "").localeCompare(String(b.round ?? ""), undefined, { numeric: true }) ||
+        (a.board ?? 1e9) - (b.board ?? 1e9) ||
+        a.board_id.localeCompare(b.board_id),
+    );
+}
+
+function renderStatus() {
+  root.dataset.fresh = connState === "live" && fresh ? "true" : "false";
+  const status = byTestId(root, "status");
+  const [s, text] =
+    connState === "reconnecting"
+      ? ["reconnecting", "RECONNECTING…"]
+      : connState === "connecting"
+        ? ["connecting", "CONNECTING…"]
+        : !fresh
+          ? ["syncing", "SYNCING…"]
+          : ["live", "LIVE"];
+  status.dataset.state = s;
+  status.textContent = text;
+}
+
+function playerRow(color, s) {
+  const p = s[color];
+  const per = s[`${color}_perceived`];
+  const row = el("div", { class: `pl ${color}` });
+  const who = el("div", { class: "who" });
+  who.append(
+    el("span", { class: "swatch", "aria-hidden": "true" }),
+    el("span", { class: "tt", testid: `${color}-title` }, p.title || ""),
+    el("span", { class: "nm", testid: `${color}-name` }, p.name),
+    el("span", { class: "elo", testid: `${color}-rating` }, p.rating ?? ""),
+  );
+  const perc = el("div", { class: "perc live-value", "data-widget": "perceived" });
+  const value = el("span", { testid: `${color}-perceived` }, per ? rating(per.rating) : DASH);
+  value.dataset.value = per ? String(per.rating) : "";
+  perc.append(value);
+  if (per && p.rating) {
+    const d = per.rating - p.rating;
+    const chip = el("span", { class: "d diff", testid: `${color}-perceived-diff` }, signed(d));
+    chip.dataset.sign = Math.round(d) > 0 ? "up" : Math.round(d) < 0 ? "down" : "zero";
+    perc.append(chip);
+  }
+  row.append(who, perc);
+  return row;
+}
+
+function card(s, entry) {
+  const st = entry.state;
+  const live = s.result === "*";
+  const c = el("article", { class: "panel card", testid: "board-card" });
+  c.dataset.boardId = s.board_id;
+  c.dataset.live = live ? "true" : "false";
+  c.append(el("div", { class: "no", testid: "board-no" }, s.board ?? ""));
+  const players = el("div", { class: "players" });
+  players.append(playerRow("white", s), playerRow("black", s));
+  c.append(players);
+  const { ev, pending } = st ? displayEval(st) : { ev: s.eval, pending: false };
+  const bar = el("div", { class: "bar live-value", "data-widget": "eval", testid: "eval-bar" });
+  bar.dataset.pending = pending ? "true" : "false";
+  const share = whiteShare(ev);
+  const fill = el("div", { class: "evalbar-white" });
+  fill.style.width = `${(share * 100).toFixed(2)}%`;
+  const cp = el("span", { class: "cp", testid: "eval-cp" }, evalText(ev));
+  cp.dataset.cp = ev ? String(ev.cp) : "";
+  cp.dataset.side = share >= 0.5 ? "white" : "black";
+  bar.append(fill, cp);
+  c.append(bar);
+  const res = el("div", { class: "res" });
+  res.append(el("span", { class: "r", testid: "result" }, live ? "LIVE" : s.result));
+  const moveNo = Math.ceil((s.plies || 0) / 2);
+  res.append(el("span", { class: "ply", testid: "plies" }, s.plies ? `move ${moveNo}` : "not started"));
+  c.append(res);
+  return c;
+}
+
+function render() {
+  const list = visible();
+  const first = list[0];
+  setText(root, "event", filterTournament || (first && first.tournament) || "All boards");
+  const rounds = [...new Set(list.map((s) => s.round).filter(Boolean))];
+  setText(root, "round", rounds.length === 1 ? `Round ${rounds[0]}` : "");
+  setText(root, "board-count", `${list.length} board${list.length === 1 ? "" : "s"}`);
+  const n = cols > 0 ? cols : list.length > 12 ? 3 : list.length > 4 ? 2 : 1;
+  grid.style.setProperty("--cols", String(n));
+  grid.replaceChildren(...list.map((s) => card(s, boards.get(s.board_id))));
+  applyWidgetParams(grid);
+  byTestId(root, "boards-empty").hidden = list.length > 0;
+  renderStatus();
+}
+
+conn.start();

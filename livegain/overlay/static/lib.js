@@ -1,0 +1,350 @@
+// livegain overlay library: connection with back-off, board state, formatting, DOM helpers.
+//
+// Every value that comes from a feed is written with textContent (never innerHTML),
+// so a player called "<img src=x onerror=alert(1)>" is shown literally.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+// ---------------------------------------------------------------- URL parameters
+
+export const params = new URLSearchParams(location.search);
+
+export function param(name, fallback = null) {
+  const v = params.get(name);
+  return v === null || v === "" ? fallback : v;
+}
+
+export function listParam(name) {
+  const v = params.get(name);
+  if (!v) return null;
+  return new Set(
+    v
+      .split(",")
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  );
+}
+
+/** Applies theme, bg and layout parameters to <body>. */
+export function applyPageParams(defaults = {}) {
+  const body = document.body;
+  const theme = param("theme", defaults.theme || "dark") === "light" ? "light" : "dark";
+  body.dataset.theme = theme;
+  const bg = param("bg", defaults.bg || "solid");
+  body.dataset.bg = bg === "transparent" ? "transparent" : "solid";
+  const scale = Number(param("scale", "1"));
+  if (Number.isFinite(scale) && scale > 0.2 && scale < 5 && scale !== 1) {
+    document.documentElement.style.setProperty("--scale", String(scale));
+  }
+  return { theme, bg: body.dataset.bg };
+}
+
+/** Shows or hides every element with data-widget according to show= / hide=. */
+export function applyWidgetParams(root = document) {
+  const show = listParam("show");
+  const hide = listParam("hide");
+  for (const el of root.querySelectorAll("[data-widget]")) {
+    const name = el.dataset.widget;
+    let visible = true;
+    if (show) visible = show.has(name);
+    if (hide && hide.has(name)) visible = false;
+    el.hidden = !visible;
+  }
+}
+
+// ---------------------------------------------------------------- DOM helpers
+
+/** Creates an element. `text` is always set as textContent. */
+export function el(tag, attrs = {}, text = null) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "testid") node.dataset.testid = v;
+    else node.setAttribute(k, v === true ? "" : String(v));
+  }
+  if (text !== null && text !== undefined) node.textContent = String(text);
+  return node;
+}
+
+export function svg(tag, attrs = {}) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined) continue;
+    if (k === "testid") node.setAttribute("data-testid", v);
+    else node.setAttribute(k, String(v));
+  }
+  return node;
+}
+
+/** Sets the text of every [data-testid=id] inside root. */
+export function setText(root, testid, value) {
+  const text = value === null || value === undefined ? "" : String(value);
+  for (const node of root.querySelectorAll(`[data-testid="${testid}"]`)) {
+    if (node.textContent !== text) node.textContent = text;
+  }
+}
+
+export function byTestId(root, testid) {
+  return root.querySelector(`[data-testid="${testid}"]`);
+}
+
+// ---------------------------------------------------------------- formatting
+
+export const DASH = "–";
+const MINUS = "−";
+
+export function signed(n, digits = 0) {
+  if (n === null || n === undefined || !Number.isFinite(n)) return DASH;
+  const r = Number(n.toFixed(digits));
+  if (r === 0) return digits ? (0).toFixed(digits) : "0";
+  return (r > 0 ? "+" : MINUS) + Math.abs(r).toFixed(digits);
+}
+
+export function rating(n) {
+  if (n === null || n === undefined || !Number.isFinite(n)) return DASH;
+  return String(Math.round(n));
+}
+
+/** "+1.25", "−0.40", "#3", "#−2" (engine score, White's view). */
+export function evalText(ev) {
+  if (!ev) return DASH;
+  if (ev.mate !== null && ev.mate !== undefined) {
+    return ev.mate === 0 ? "#" : ev.mate > 0 ? `#${ev.mate}` : `#${MINUS}${Math.abs(ev.mate)}`;
+  }
+  return signed(ev.cp / 100, 2);
+}
+
+/** Gain in pawns, e.g. "−1.37". */
+export function gainText(g) {
+  if (g === null || g === undefined) return DASH;
+  return signed(g / 100, 2);
+}
+
+export function percent(x, digits = 0) {
+  if (x === null || x === undefined || !Number.isFinite(x)) return DASH;
+  return `${(x * 100).toFixed(digits)}%`;
+}
+
+export function perMille(x) {
+  if (x === null || x === undefined) return DASH;
+  return `${Math.round(x / 10)}%`;
+}
+
+export function clockText(s) {
+  if (s === null || s === undefined || !Number.isFinite(s)) return DASH;
+  const t = Math.max(0, Math.floor(s));
+  const h = Math.floor(t / 3600);
+  const m = Math.floor((t % 3600) / 60);
+  const sec = t % 60;
+  const mm = h ? String(m).padStart(2, "0") : String(m);
+  return (h ? `${h}:` : "") + `${mm}:${String(sec).padStart(2, "0")}`;
+}
+
+/** "23." for White's ply, "23…" for Black's. */
+export function moveNumber(ply) {
+  const n = Math.ceil(ply / 2);
+  return ply % 2 === 1 ? `${n}.` : `${n}…`;
+}
+
+/** "GM Carlsen, Magnus" style pieces. */
+export function playerName(p) {
+  return p && p.name ? p.name : "?";
+}
+
+/** White's share of the eval bar, 0..1: WDL expectation when present, else logistic. */
+export function whiteShare(ev) {
+  if (!ev) return 0.5;
+  if (ev.mate !== null && ev.mate !== undefined) return ev.mate >= 0 ? 1 : 0;
+  if (ev.wdl) {
+    const total = ev.wdl.win + ev.wdl.draw + ev.wdl.loss || 1000;
+    return (ev.wdl.win + ev.wdl.draw / 2) / total;
+  }
+  return 1 / (1 + Math.exp(-0.00368208 * ev.cp));
+}
+
+/** Severity of a move's gain (centipawns): "big-loss", "loss" or "". */
+export function gainSeverity(g, bigLoss = 100) {
+  if (g === null || g === undefined) return "";
+  if (g <= -bigLoss) return "big-loss";
+  if (g <= -Math.round(bigLoss / 2)) return "loss";
+  return "";
+}
+
+// ---------------------------------------------------------------- board state
+
+/**
+ * Folds a protocol `update` into a BoardState (both plain JSON objects).
+ * Returns "ok", "stale" (old or duplicate seq, ignored) or "gap" (re-subscribe).
+ */
+export function applyUpdate(state, u) {
+  if (u.seq <= state.seq) return "stale";
+  if (u.seq !== state.seq + 1) return "gap";
+  if (u.truncate_to !== null && u.truncate_to !== undefined) {
+    const t = u.truncate_to;
+    state.moves = state.moves.filter((m) => m.ply <= t);
+    state.white_trace = state.white_trace.filter((p) => p.ply <= t);
+    state.black_trace = state.black_trace.filter((p) => p.ply <= t);
+  }
+  if (u.ply) {
+    state.moves = state.moves.filter((m) => m.ply !== u.ply.ply);
+    state.moves.push(u.ply);
+    state.moves.sort((a, b) => a.ply - b.ply);
+  }
+  state.white_trace = mergePoints(state.white_trace, u.white_points || []);
+  state.black_trace = mergePoints(state.black_trace, u.black_points || []);
+  // Every update carries the board's current values (null = not known yet).
+  for (const key of ["eval", "white_perceived", "black_perceived", "head_to_head", "match"]) {
+    state[key] = u[key] ?? null;
+  }
+  state.clocks = u.clocks || { white: null, black: null, running: null };
+  state.fen = u.fen;
+  state.result = u.result;
+  state.status = u.status;
+  state.seq = u.seq;
+  return "ok";
+}
+
+function mergePoints(trace, points) {
+  if (!points.length) return trace;
+  const byPly = new Map(trace.map((p) => [p.ply, p]));
+  for (const p of points) byPly.set(p.ply, p);
+  return [...byPly.values()].sort((a, b) => a.ply - b.ply);
+}
+
+/** A BoardSummary-shaped view of a BoardState (for the multi-board page). */
+/** The latest evaluation to show: the current one, else the last evaluated ply's (pending). */
+export function displayEval(state) {
+  if (state.eval) return { ev: state.eval, pending: false };
+  for (let i = state.moves.length - 1; i >= 0; i--) {
+    if (state.moves[i].eval) return { ev: state.moves[i].eval, pending: true };
+  }
+  return { ev: state.start_eval || null, pending: true };
+}
+
+export function summaryOf(state) {
+  return {
+    board_id: state.board_id,
+    tournament: state.tournament,
+    round: state.round,
+    board: state.board,
+    white: state.white,
+    black: state.black,
+    result: state.result,
+    plies: state.moves.length ? state.moves[state.moves.length - 1].ply : 0,
+    eval: state.eval,
+    white_perceived: state.white_perceived,
+    black_perceived: state.black_perceived,
+  };
+}
+
+// ---------------------------------------------------------------- connection
+
+export function wsUrl() {
+  const override = param("ws");
+  if (override) return override;
+  // lib.js is served at <base>/overlay/static/lib.js; the socket is <base>/ws.
+  const url = new URL("../../ws", import.meta.url);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return url.href;
+}
+
+/**
+ * A WebSocket that reconnects by itself: 0.5 s, doubling up to 10 s, reset after a
+ * successful connection. `handlers` receives parsed messages by type, plus
+ * onState("connecting" | "live" | "reconnecting") and onOpen(send).
+ */
+export class LiveConnection {
+  constructor(handlers, { minDelay = 500, maxDelay = 10000 } = {}) {
+    this.handlers = handlers;
+    this.minDelay = minDelay;
+    this.maxDelay = maxDelay;
+    this.delay = minDelay;
+    this.ws = null;
+    this.timer = null;
+    this.pingTimer = null;
+    this.everConnected = false;
+    this.state = "connecting";
+  }
+
+  start() {
+    this.setState("connecting");
+    this.open();
+  }
+
+  setState(s) {
+    this.state = s;
+    document.body.dataset.connection = s;
+    if (this.handlers.onState) this.handlers.onState(s);
+  }
+
+  open() {
+    let ws;
+    try {
+      ws = new WebSocket(wsUrl());
+    } catch (e) {
+      this.scheduleReconnect();
+      return;
+    }
+    this.ws = ws;
+    ws.addEventListener("open", () => {
+      this.delay = this.minDelay;
+      this.everConnected = true;
+      if (this.handlers.onOpen) this.handlers.onOpen();
+      this.pingTimer = setInterval(() => this.send({ type: "ping" }), 20000);
+    });
+    ws.addEventListener("message", (ev) => {
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch {
+        console.warn("livegain: unreadable message", ev.data);
+        return;
+      }
+      if (!msg || typeof msg.type !== "string") return;
+      if (msg.type === "hello" || msg.type === "snapshot") this.setState("live");
+      const h = this.handlers[msg.type];
+      if (h) {
+        try {
+          h(msg);
+        } catch (e) {
+          console.error("livegain: handler failed", msg.type, e);
+        }
+      }
+    });
+    ws.addEventListener("close", () => {
+      clearInterval(this.pingTimer);
+      if (this.ws === ws) this.scheduleReconnect();
+    });
+    ws.addEventListener("error", () => {
+      // a close event follows
+    });
+  }
+
+  scheduleReconnect() {
+    this.ws = null;
+    this.setState(this.everConnected ? "reconnecting" : "connecting");
+    clearTimeout(this.timer);
+    const wait = this.delay;
+    this.delay = Math.min(this.maxDelay, this.delay * 2);
+    this.timer = setTimeout(() => this.open(), wait);
+  }
+
+  send(msg) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) {
+      this.ws.send(JSON.stringify(msg));
+      return true;
+    }
+    return false;
+  }
+}
+
+/** Writes the connection state into a [data-testid=status] element. */
+export function renderStatus(root, state, liveText = "LIVE") {
+  const node = byTestId(root, "status");
+  if (!node) return;
+  const text =
+    state === "live" ? liveText : state === "reconnecting" ? "RECONNECTING…" : "CONNECTING…";
+  node.textContent = text;
+  node.dataset.state = state;
+}

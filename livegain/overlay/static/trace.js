@@ -1,0 +1,169 @@
+// The perceived-rating trace (Figure 6 of the paper, live): one line per player with
+// its 95 % interval band, the official ratings dashed, drawn as SVG by the page itself.
+import { svg } from "./lib.js";
+
+const PAD = { left: 64, right: 92, top: 14, bottom: 34 };
+
+function niceStep(span, target, integer = false) {
+  const raw = span / Math.max(1, target);
+  const pow = 10 ** Math.floor(Math.log10(raw));
+  for (const m of [1, 2, 2.5, 5, 10]) {
+    if (integer && m === 2.5) continue;
+    if (m * pow >= raw) return Math.max(integer ? 1 : 0, m * pow);
+  }
+  return 10 * pow;
+}
+
+/** Draws the trace of `state` (a BoardState) into `container`, replacing what was there. */
+export function drawTrace(container, state) {
+  const width = Math.max(200, container.clientWidth || 800);
+  const height = Math.max(120, container.clientHeight || 300);
+  const small = height < 220;
+  const pad = small ? { left: 48, right: 64, top: 8, bottom: 24 } : PAD;
+  const traces = { white: state.white_trace || [], black: state.black_trace || [] };
+  const official = { white: state.white.rating, black: state.black.rating };
+
+  // y domain: unbounded ratings and official ratings; flagged (clamped) points and the
+  // bands may fall outside and are drawn at the edge / clipped.
+  const ys = [];
+  for (const c of ["white", "black"]) {
+    for (const p of traces[c]) if (!p.bounded) ys.push(p.rating);
+    if (official[c]) ys.push(official[c]);
+  }
+  if (!ys.length) ys.push(state.engine_rating || 2800);
+  let lo = Math.min(...ys);
+  let hi = Math.max(...ys);
+  const minSpan = 300;
+  if (hi - lo < minSpan) {
+    const mid = (hi + lo) / 2;
+    lo = mid - minSpan / 2;
+    hi = mid + minSpan / 2;
+  }
+  const margin = (hi - lo) * 0.12;
+  lo -= margin;
+  hi += margin;
+  const yStep = niceStep(hi - lo, small ? 3 : 6);
+  lo = Math.floor(lo / yStep) * yStep;
+  hi = Math.ceil(hi / yStep) * yStep;
+
+  const maxPly = Math.max(
+    0,
+    ...traces.white.map((p) => p.ply),
+    ...traces.black.map((p) => p.ply),
+    ...(state.moves || []).map((m) => m.ply),
+  );
+  const maxMove = Math.max(20, Math.ceil(maxPly / 2) + 2);
+  const x = (ply) => pad.left + ((ply / 2) / maxMove) * (width - pad.left - pad.right);
+  const yRaw = (r) => pad.top + (1 - (r - lo) / (hi - lo)) * (height - pad.top - pad.bottom);
+  const y = (r) => yRaw(Math.min(hi, Math.max(lo, r)));
+
+  const root = svg("svg", {
+    width,
+    height,
+    viewBox: `0 0 ${width} ${height}`,
+    class: "trace-svg",
+    role: "img",
+    "aria-label": "perceived rating of both players after each move",
+    testid: "trace-svg",
+  });
+  const clipId = `clip-${Math.random().toString(36).slice(2)}`;
+  const defs = svg("defs");
+  const clip = svg("clipPath", { id: clipId });
+  clip.append(
+    svg("rect", {
+      x: pad.left,
+      y: pad.top,
+      width: width - pad.left - pad.right,
+      height: height - pad.top - pad.bottom,
+    }),
+  );
+  defs.append(clip);
+  root.append(defs);
+
+  // grid
+  const grid = svg("g", { class: "grid" });
+  for (let v = lo; v <= hi + 1e-9; v += yStep) {
+    grid.append(svg("line", { x1: pad.left, x2: width - pad.right, y1: yRaw(v), y2: yRaw(v) }));
+    const t = svg("text", { x: pad.left - 10, y: yRaw(v), class: "ylabel" });
+    t.textContent = String(Math.round(v));
+    grid.append(t);
+  }
+  const xStep = niceStep(maxMove, small ? 4 : 8, true);
+  for (let mv = 0; mv <= maxMove; mv += xStep) {
+    const t = svg("text", { x: x(mv * 2), y: height - pad.bottom + (small ? 16 : 24), class: "xlabel" });
+    t.textContent = String(mv);
+    grid.append(t);
+  }
+  root.append(grid);
+
+  const plotArea = svg("g", { "clip-path": `url(#${clipId})` });
+  root.append(plotArea);
+  const labels = [];
+
+  for (const c of ["white", "black"]) {
+    const pts = traces[c];
+    const g = svg("g", {
+      class: `series ${c}`,
+      testid: `trace-${c}`,
+      "data-points": pts.length,
+    });
+    if (official[c]) {
+      g.append(
+        svg("line", {
+          class: "official",
+          x1: pad.left,
+          x2: width - pad.right,
+          y1: y(official[c]),
+          y2: y(official[c]),
+        }),
+      );
+    }
+    if (pts.length) {
+      const upper = pts.map((p) => `${x(p.ply).toFixed(1)},${y(p.high).toFixed(1)}`);
+      const lower = pts
+        .slice()
+        .reverse()
+        .map((p) => `${x(p.ply).toFixed(1)},${y(p.low).toFixed(1)}`);
+      g.append(svg("path", { class: "band", d: `M${upper.join("L")}L${lower.join("L")}Z` }));
+      const line = pts.map((p) => `${x(p.ply).toFixed(1)},${y(p.rating).toFixed(1)}`);
+      g.append(svg("path", { class: "line", d: `M${line.join("L")}` }));
+      for (const p of pts) {
+        const out = p.bounded || p.rating < lo || p.rating > hi;
+        g.append(
+          svg("circle", {
+            class: out ? "point bounded" : "point",
+            cx: x(p.ply).toFixed(1),
+            cy: y(p.rating).toFixed(1),
+            r: small ? 2.5 : 4,
+            testid: `trace-${c}-point`,
+            "data-ply": p.ply,
+            "data-rating": p.rating,
+          }),
+        );
+      }
+      const last = pts[pts.length - 1];
+      labels.push({ c, y: y(last.rating), text: String(Math.round(last.rating)) });
+    }
+    plotArea.append(g);
+  }
+
+  // end labels on the right, nudged apart when they would overlap
+  labels.sort((a, b) => a.y - b.y);
+  const gap = small ? 16 : 26;
+  if (labels.length === 2 && labels[1].y - labels[0].y < gap) {
+    const mid = (labels[0].y + labels[1].y) / 2;
+    labels[0].y = mid - gap / 2;
+    labels[1].y = mid + gap / 2;
+  }
+  for (const l of labels) {
+    const t = svg("text", {
+      x: width - pad.right + 8,
+      y: l.y,
+      class: `endlabel ${l.c}`,
+      testid: `trace-${l.c}-end`,
+    });
+    t.textContent = l.text;
+    root.append(t);
+  }
+  container.replaceChildren(root);
+}
