@@ -257,6 +257,15 @@ class MqttIngest:
                 st.clock_white = int(w)
             if _num(b):
                 st.clock_black = int(b)
+        if "truncate" in data:
+            k = data["truncate"]
+            if isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= len(st.moves):
+                del st.moves[k:]
+                del st.clocks[k:]
+                if k == 0:
+                    st.initial_fen = None  # back to the start: a "fen" may follow
+            else:
+                out.errors.append((where, f"'truncate' {k!r} is not a ply 0..{len(st.moves)}"))
         if "fen" in data:
             fen = data["fen"]
             try:
@@ -271,13 +280,6 @@ class MqttIngest:
                     st.initial_fen = board.fen()
             except ValueError as exc:
                 out.errors.append((where, f"invalid 'fen' {fen!r}: {exc}"))
-        if "truncate" in data:
-            k = data["truncate"]
-            if isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= len(st.moves):
-                del st.moves[k:]
-                del st.clocks[k:]
-            else:
-                out.errors.append((where, f"'truncate' {k!r} is not a ply 0..{len(st.moves)}"))
         if "san" in data or "uci" in data:
             self._move(st, data, where, out)
         if "result" in data:
