@@ -1,17 +1,80 @@
-"""`livegain serve` (not yet implemented)."""
+"""`livegain serve`: run the live service (feeds, engine, WebSocket, MQTT, store)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import signal
+import sys
 from typing import Any
 
 from livegain.cli._common import CliError
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("serve", help="(not yet implemented)")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "serve",
+        help="run the live service: feeds -> engine -> WebSocket/MQTT overlays",
+        description="Run the live service. Settings come from the TOML file, then "
+        "LIVEGAIN_* environment variables (e.g. LIVEGAIN_SERVER__PORT=9000), then flags.",
+    )
+    p.add_argument("--config", metavar="PATH", help="TOML configuration (config/livegain.toml)")
+    p.add_argument("--host", help="address to listen on (overrides server.host)")
+    p.add_argument("--port", type=int, help="port for HTTP and WebSocket (overrides server.port)")
+    p.add_argument("--data-dir", help="where the SQLite store lives (overrides data_dir)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    raise CliError("not yet implemented", exit_code=3)
+    from livegain.config import ConfigError, load_settings
+
+    overrides: dict[str, Any] = {}
+    server: dict[str, Any] = {}
+    if args.host is not None:
+        server["host"] = args.host
+    if args.port is not None:
+        server["port"] = args.port
+    if server:
+        overrides["server"] = server
+    if args.data_dir is not None:
+        overrides["data_dir"] = args.data_dir
+    try:
+        settings = load_settings(args.config, **overrides)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    return run_service(settings)
+
+
+def run_service(settings: Any, feeds: list[Any] | None = None, banner: str = "") -> int:
+    """Run a :class:`~livegain.service.Service` until SIGINT/SIGTERM; print its URL."""
+    from livegain.engine.pool import EngineError
+    from livegain.service import Service, configure_logging
+
+    configure_logging(settings.log.level, settings.log.json_format)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        service = Service(settings, feeds=feeds or [])
+        task = asyncio.create_task(service.run(stop))
+        ready = asyncio.create_task(service.ready.wait())
+        await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+        if service.ready.is_set():
+            print(f"{banner}livegain is live at {service.url}", flush=True)
+            print(f"  WebSocket: ws{service.url[4:]}ws   health: {service.url}healthz", flush=True)
+            print("  Ctrl-C to stop", flush=True)
+        ready.cancel()
+        await task
+
+    try:
+        asyncio.run(main())
+    except EngineError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot start the server: {exc}") from None
+    print("stopped", file=sys.stderr)
+    return 0

@@ -227,6 +227,8 @@ class LiveServer:
         self._server: Server | None = None
         self._started = time.monotonic()
         self._tasks: set[asyncio.Task[None]] = set()
+        self.on_boards: Callable[[bytes], None] | None = None
+        """Called with each ``boards`` message sent (e.g. to publish it over MQTT)."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -343,6 +345,8 @@ class LiveServer:
         self._board_list_key = key
         data = Boards(boards=self.summaries()).model_dump_json().encode()
         self._fan_out((c for c in self._clients), None, data)
+        if self.on_boards is not None:
+            self.on_boards(data)
 
     def _send_to_subscribers(self, board_id: str, data: bytes) -> None:
         self._fan_out((c for c in self._clients if c.wants(board_id)), board_id, data)

@@ -1,0 +1,610 @@
+"""The running service: feeds -> game state -> engine -> WebSocket, MQTT and store.
+
+Everything runs in one asyncio :class:`~asyncio.TaskGroup`:
+
+- one task per feed (``livegain.feeds``) delivering :class:`GameSnapshot` values
+  to :meth:`Service.on_snapshot`, which folds them into the
+  :class:`~livegain.core.game.Tournament` at once (pure and fast) and
+  publishes what changed;
+- the scheduler: asks the tournament which positions need an evaluation
+  (latest ply of every board first, then backfill), answers from the store
+  when it can, otherwise hands them to the engine pool (at most
+  ``max_inflight`` at a time, never the same board/ply/FEN twice) and records
+  each result, publishing the updates it produces;
+- the WebSocket/HTTP server, and the MQTT publisher when enabled.
+
+A failure while handling one board is caught, logged with the board id and
+counted on that board; the other boards carry on. SIGINT/SIGTERM (see
+``livegain serve``) set the stop event: tasks are cancelled, the engine
+processes are ended and the store is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import re
+import sys
+import time
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import chess
+import structlog
+
+from livegain.config import MatchConfig, Settings
+from livegain.core.evaluation import Evaluation
+from livegain.core.events import GameSnapshot
+from livegain.core.game import BoardGame, BoardUpdate, EvalRequest, Tournament
+from livegain.core.odds import GameOdds, game_probabilities, match_odds
+from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.engine.pool import EnginePool, SearchLimit
+from livegain.feeds.base import Feed, make_feed
+from livegain.publish import convert, schema
+from livegain.publish.mqtt import MqttPublisher
+from livegain.publish.server import LiveServer, ServerLimits
+from livegain.publish.store import Store
+
+log = structlog.get_logger("livegain.service")
+
+STORE_FILE = "livegain.sqlite3"
+MAX_EVAL_ATTEMPTS = 3
+
+
+class Evaluator(Protocol):
+    """What the service needs from an engine: :class:`EnginePool` is one."""
+
+    async def evaluate(self, board: chess.Board, priority: int = 0) -> Evaluation: ...
+
+    def describe(self) -> str: ...
+
+    @property
+    def engine_key(self) -> str: ...
+
+
+def configure_logging(level: str = "info", json_format: bool = True) -> None:
+    """Structured logs (structlog) on stderr: JSON lines, or readable lines."""
+    lvl = getattr(logging, level.upper(), logging.INFO)
+    processors: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.format_exc_info,
+    ]
+    processors.append(
+        structlog.processors.JSONRenderer()
+        if json_format
+        else structlog.dev.ConsoleRenderer(colors=False)
+    )
+    structlog.configure(
+        processors=processors,
+        wrapper_class=structlog.make_filtering_bound_logger(lvl),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+    logging.basicConfig(level=max(lvl, logging.INFO), stream=sys.stderr, force=True)
+    logging.getLogger("livegain.websockets").setLevel(logging.WARNING)
+
+
+def engine_rating_for(settings: Settings, engine_name: str, limit: SearchLimit) -> float:
+    """The configured r_e, else the shipped calibration, else the paper's 2860."""
+    if settings.engine.rating is not None:
+        return float(settings.engine.rating)
+    try:
+        calibration: Any = importlib.import_module("livegain.calibration")
+        return float(calibration.default_engine_rating(engine_name, limit))
+    except (ImportError, AttributeError):
+        return PAPER_ENGINE_RATING
+    except Exception as exc:  # a broken calibration file must not stop the service
+        log.warning("calibration_unavailable", error=str(exc))
+        return PAPER_ENGINE_RATING
+
+
+# --------------------------------------------------------------------------
+# Match odds
+# --------------------------------------------------------------------------
+
+
+def _name_tokens(name: str) -> frozenset[str]:
+    text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    return frozenset(t for t in re.split(r"[^a-z0-9]+", text) if t)
+
+
+def same_name(configured: str, feed_name: str) -> bool:
+    """Case/accents/punctuation-insensitive; ``Carlsen`` matches ``Carlsen, Magnus``."""
+    want, have = _name_tokens(configured), _name_tokens(feed_name)
+    return bool(want) and want <= have
+
+
+@dataclass
+class MatchTracker:
+    """Live odds of one configured match, from the boards that belong to it."""
+
+    cfg: MatchConfig
+
+    def side_of(self, game: BoardGame) -> str | None:
+        """``"white"`` if player A has White on this board, ``"black"`` if Black, else None."""
+        w, b = game.white.name, game.black.name
+        if same_name(self.cfg.a, w) and same_name(self.cfg.b, b):
+            return "white"
+        if same_name(self.cfg.a, b) and same_name(self.cfg.b, w):
+            return "black"
+        return None
+
+    def odds(self, game: BoardGame, boards: Sequence[BoardGame]) -> schema.MatchOdds | None:
+        a_side = self.side_of(game)
+        if a_side is None:
+            return None
+        cfg = self.cfg
+        score_a, score_b = cfg.score_a, cfg.score_b
+        played = cfg.played_before
+        for g in boards:
+            side = self.side_of(g)
+            if side is None or g.result == "*":
+                continue
+            played += 1
+            white_pts = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[g.result]
+            a_pts = white_pts if side == "white" else 1.0 - white_pts
+            score_a += a_pts
+            score_b += 1.0 - a_pts
+        games_left = max(0, cfg.games - played)
+        current: GameOdds | None = None
+        if game.result == "*":
+            wdl = game.current_wdl
+            if wdl is not None:
+                w, d, lo = (x / 1000.0 for x in wdl)
+                current = GameOdds(w, d, lo) if a_side == "white" else GameOdds(lo, d, w)
+            games_left = max(1, games_left)
+        diff = self._rating_diff(game, a_side)
+        per_game = game_probabilities(diff, cfg.draw_rate)
+        if current is None and game.result == "*":
+            current = per_game
+        mo = match_odds(per_game, games_left, score_a, score_b, current)
+        return schema.MatchOdds(
+            a=cfg.a,
+            b=cfg.b,
+            score_a=score_a,
+            score_b=score_b,
+            games_left=games_left,
+            a_wins=mo.a_wins,
+            draw=mo.draw,
+            b_wins=mo.b_wins,
+        )
+
+    def _rating_diff(self, game: BoardGame, a_side: str) -> float:
+        a_player = game.white if a_side == "white" else game.black
+        b_player = game.black if a_side == "white" else game.white
+        ra: float | None = self.cfg.rating_a if self.cfg.rating_a is not None else a_player.rating
+        rb: float | None = self.cfg.rating_b if self.cfg.rating_b is not None else b_player.rating
+        if self.cfg.rating_source == "perceived":
+            pa = game.perceived("white" if a_side == "white" else "black")
+            pb = game.perceived("black" if a_side == "white" else "white")
+            if pa is not None and pb is not None:
+                ra, rb = pa.rating, pb.rating
+        if ra is None or rb is None:
+            return 0.0
+        return float(ra) - float(rb)
+
+
+# --------------------------------------------------------------------------
+# The service
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class ServiceStats:
+    snapshots: int = 0
+    duplicates: int = 0
+    evaluations: int = 0
+    store_hits: int = 0
+    engine_calls: int = 0
+    engine_failures: int = 0
+    updates: int = 0
+    restored_boards: int = 0
+    restored_evals: int = 0
+    feed_errors: Counter[str] = field(default_factory=Counter)
+    board_failures: Counter[str] = field(default_factory=Counter)
+
+
+class _Sink:
+    """The :class:`FeedSink` one feed reports to."""
+
+    def __init__(self, service: Service, feed_name: str) -> None:
+        self.service = service
+        self.feed_name = feed_name
+
+    def snapshot(self, snap: GameSnapshot) -> None:
+        self.service.on_snapshot(snap)
+
+    def error(self, source: str, where: str, message: str) -> None:
+        self.service.on_feed_error(source or self.feed_name, where, message)
+
+
+class Service:
+    """Wire feeds, the game state, the engine and the publishers together."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        evaluator: Evaluator | None = None,
+        feeds: Sequence[Feed] = (),
+        max_inflight: int | None = None,
+    ) -> None:
+        self.settings = settings
+        self._evaluator = evaluator
+        self._own_pool: EnginePool | None = None
+        self.extra_feeds = list(feeds)
+        self.feeds: list[Feed] = []
+        self.max_inflight = max_inflight
+        self.stats = ServiceStats()
+        self.tournament: Tournament | None = None
+        self.store: Store | None = None
+        self.mqtt: MqttPublisher | None = None
+        self.matches = [MatchTracker(m) for m in settings.matches]
+        self.server = LiveServer(
+            settings.server.host,
+            settings.server.port,
+            limits=ServerLimits(
+                max_message_bytes=settings.server.max_message_bytes,
+                soft_backlog=settings.server.soft_backlog_kb * 1024,
+                stale_timeout=settings.server.stale_timeout,
+            ),
+            health=self.health,
+        )
+        self.server.on_boards = self._on_boards
+        self.engine_desc = "?"
+        self.engine_key = "?"
+        self.ready = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._inflight: dict[tuple[str, int, str], asyncio.Task[None]] = {}
+        self._failures: Counter[tuple[str, int, str]] = Counter()
+        self._given_up: set[tuple[str, int, str]] = set()
+        self._started = time.monotonic()
+
+    # ------------------------------------------------------------ lifecycle
+
+    @property
+    def evaluator(self) -> Evaluator:
+        if self._evaluator is None:
+            raise RuntimeError("service not started")
+        return self._evaluator
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Run until ``stop`` is set (or the task is cancelled); then shut down cleanly."""
+        stop = stop or asyncio.Event()
+        try:
+            await self._start()
+            async with asyncio.TaskGroup() as tg:
+                tasks = [tg.create_task(self._scheduler(), name="scheduler")]
+                for feed in self.feeds:
+                    tasks.append(tg.create_task(self._run_feed(feed), name=f"feed-{feed.name}"))
+                if self.mqtt is not None:
+                    tasks.append(tg.create_task(self.mqtt.run(), name="mqtt-publish"))
+                self.ready.set()
+                log.info(
+                    "service_started",
+                    url=self.url,
+                    boards=len(self.tournament.boards) if self.tournament else 0,
+                    feeds=[f.name for f in self.feeds],
+                    engine=self.engine_desc,
+                )
+                await stop.wait()
+                for task in tasks:
+                    task.cancel()
+        finally:
+            await self._shutdown()
+
+    async def _start(self) -> None:
+        s = self.settings
+        if self._evaluator is None:
+            limit = SearchLimit(depth=s.engine.depth, nodes=s.engine.nodes)
+            pool = EnginePool(
+                s.engine.path,
+                workers=s.engine.workers,
+                limit=limit,
+                hash_mb=s.engine.hash_mb,
+                search_timeout=s.engine.search_timeout,
+            )
+            await pool.start()
+            self._own_pool = pool
+            self._evaluator = pool
+            rating = engine_rating_for(s, pool.engine_name, limit)
+        else:
+            rating = float(s.engine.rating) if s.engine.rating is not None else PAPER_ENGINE_RATING
+        if self.max_inflight is None:
+            workers = getattr(self._evaluator, "workers", None) or s.engine.workers or 2
+            self.max_inflight = max(2, 2 * int(workers))
+        self.engine_desc = self.evaluator.describe()
+        self.engine_key = self.evaluator.engine_key
+        self.tournament = Tournament(engine_rating=rating)
+        if s.persist:
+            self.store = Store(Path(s.data_dir) / STORE_FILE)
+            self._restore()
+        if s.mqtt.enabled:
+            self.mqtt = MqttPublisher(
+                s.mqtt.url, s.mqtt.prefix, client_id=s.mqtt.client_id, qos=s.mqtt.qos
+            )
+        # Publish what was restored before anyone can connect.
+        for bid in list(self.tournament.boards):
+            self._publish_board(bid, [], new=True)
+        self.feeds = [make_feed(cfg) for cfg in s.feeds] + self.extra_feeds
+        await self.server.start()
+
+    async def _shutdown(self) -> None:
+        for task in list(self._inflight.values()):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await self.server.close()
+        if self._own_pool is not None:
+            with contextlib.suppress(Exception):
+                await self._own_pool.close()
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+        log.info("service_stopped")
+
+    def _restore(self) -> None:
+        """Re-apply stored snapshots and evaluations: no engine call for a known position."""
+        assert self.store is not None and self.tournament is not None
+        for bid, snap in self.store.load_snapshots():
+            try:
+                applied = self.tournament.apply(snap)
+            except Exception as exc:
+                log.exception("restore_failed", board_id=bid, error=str(exc))
+                continue
+            if applied.board_id != bid:
+                log.warning("restore_board_id_changed", stored=bid, now=applied.board_id)
+            self.stats.restored_boards += 1
+        for _ in range(3):
+            hits = 0
+            for req in self.tournament.pending():
+                ev = self.store.get_eval(self.engine_key, req.fen)
+                if ev is not None:
+                    self.tournament.record_eval(req.board_id, req.ply, req.fen, ev)
+                    hits += 1
+            self.stats.restored_evals += hits
+            if hits == 0:
+                break
+        if self.stats.restored_boards:
+            log.info(
+                "restored",
+                boards=self.stats.restored_boards,
+                evaluations=self.stats.restored_evals,
+                store=str(self.store.path),
+            )
+
+    # ---------------------------------------------------------------- feeds
+
+    async def _run_feed(self, feed: Feed) -> None:
+        """Run a feed; a feed that crashes is logged, counted and restarted."""
+        delay = 1.0
+        while True:
+            try:
+                await feed.run(_Sink(self, feed.name))
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.stats.feed_errors[feed.name] += 1
+                log.exception("feed_crashed", feed=feed.name, error=str(exc), retry_in=delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 60.0)
+
+    def on_feed_error(self, source: str, where: str, message: str) -> None:
+        self.stats.feed_errors[source] += 1
+        log.warning("feed_error", feed=source, where=where, error=message)
+
+    def on_snapshot(self, snap: GameSnapshot) -> None:
+        """Fold one snapshot into the game state and publish what changed."""
+        assert self.tournament is not None
+        self.stats.snapshots += 1
+        try:
+            applied = self.tournament.apply(snap)
+        except Exception as exc:  # a bug on one board must not stop the others
+            key = snap.game_id or f"{snap.source}:{snap.round}:{snap.board}"
+            self.stats.board_failures[key] += 1
+            log.exception("snapshot_failed", feed=snap.source, game=key, error=str(exc))
+            return
+        for err in applied.errors:
+            log.warning(
+                "board_error",
+                board_id=err.board_id,
+                feed=err.source,
+                ply=err.ply,
+                san=err.san,
+                error=err.message,
+            )
+        bid = applied.board_id
+        if bid is None:
+            return
+        if not (applied.new_board or applied.updates or applied.info_changed):
+            self.stats.duplicates += 1
+            return
+        if self.store is not None:
+            try:
+                self.store.save_snapshot(bid, snap)
+            except Exception as exc:
+                log.exception("store_failed", board_id=bid, error=str(exc))
+        if applied.new_board:
+            log.info("board_added", board_id=bid, white=snap.white.name, black=snap.black.name)
+        self._publish_board(bid, list(applied.updates), new=applied.new_board)
+        # Finished positions are scored without the engine: this may already
+        # have produced evaluations; the scheduler takes the rest.
+        self._wake.set()
+
+    # ------------------------------------------------------------ publishing
+
+    def _match_odds(self, game: BoardGame) -> schema.MatchOdds | None:
+        if not self.matches or self.tournament is None:
+            return None
+        boards = list(self.tournament.boards.values())
+        for tracker in self.matches:
+            try:
+                odds = tracker.odds(game, boards)
+            except Exception as exc:
+                log.warning("match_odds_failed", board_id=game.board_id, error=str(exc))
+                return None
+            if odds is not None:
+                return odds
+        return None
+
+    def _publish_board(self, bid: str, updates: list[BoardUpdate], *, new: bool = False) -> None:
+        assert self.tournament is not None
+        try:
+            game = self.tournament.board(bid)
+            match = self._match_odds(game)
+            state = convert.board_state(game, engine=self.engine_desc, match=match)
+            if new or self.server.state(bid) is None:
+                self.server.set_board(state)
+            else:
+                for u in updates:
+                    data = self.server.publish(convert.update(u, match=match), state)
+                    if self.mqtt is not None:
+                        self.mqtt.publish_update(bid, data)
+            self.stats.updates += len(updates)
+            if self.mqtt is not None:
+                snapshot = schema.Snapshot(state=state).model_dump_json().encode()
+                self.mqtt.publish_state(bid, snapshot)
+        except Exception as exc:
+            self.stats.board_failures[bid] += 1
+            log.exception("publish_failed", board_id=bid, error=str(exc))
+
+    def _on_boards(self, data: bytes) -> None:
+        if self.mqtt is not None:
+            self.mqtt.publish_boards(data)
+
+    # ------------------------------------------------------------ evaluation
+
+    async def _scheduler(self) -> None:
+        while True:
+            self._schedule()
+            await self._wake.wait()
+            self._wake.clear()
+
+    def _schedule(self) -> None:
+        assert self.tournament is not None and self.max_inflight is not None
+        for req in self.tournament.pending():
+            key = req.key
+            if key in self._inflight or key in self._given_up:
+                continue
+            if self.store is not None:
+                ev = self.store.get_eval(self.engine_key, req.fen)
+                if ev is not None:
+                    self.stats.store_hits += 1
+                    self._record(req, ev)
+                    continue
+            if len(self._inflight) >= self.max_inflight:
+                continue  # keep scanning: later positions may be in the store
+            self._inflight[key] = asyncio.create_task(self._evaluate(req), name=f"eval-{key}")
+
+    async def _evaluate(self, req: EvalRequest) -> None:
+        key = req.key
+        try:
+            self.stats.engine_calls += 1
+            ev = await self.evaluator.evaluate(req.board(), priority=req.priority)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._failures[key] += 1
+            self.stats.engine_failures += 1
+            attempts = self._failures[key]
+            log.warning(
+                "evaluation_failed",
+                board_id=req.board_id,
+                ply=req.ply,
+                fen=req.fen,
+                attempt=attempts,
+                error=str(exc),
+            )
+            if attempts >= MAX_EVAL_ATTEMPTS:
+                self._given_up.add(key)
+                self.stats.board_failures[req.board_id] += 1
+            else:
+                await asyncio.sleep(0.5 * attempts)
+            return
+        finally:
+            self._inflight.pop(key, None)
+            self._wake.set()
+        if self.store is not None:
+            try:
+                self.store.save_eval(self.engine_key, req.fen, ev)
+            except Exception as exc:
+                log.exception("store_failed", board_id=req.board_id, error=str(exc))
+        self._record(req, ev)
+
+    def _record(self, req: EvalRequest, ev: Evaluation) -> None:
+        assert self.tournament is not None
+        self.stats.evaluations += 1
+        try:
+            updates = self.tournament.record_eval(req.board_id, req.ply, req.fen, ev)
+        except Exception as exc:
+            self.stats.board_failures[req.board_id] += 1
+            log.exception("record_failed", board_id=req.board_id, ply=req.ply, error=str(exc))
+            return
+        if updates:
+            self._publish_board(req.board_id, updates)
+
+    # --------------------------------------------------------------- health
+
+    def health(self) -> dict[str, Any]:
+        t = self.tournament
+        boards: dict[str, Any] = {}
+        if t is not None:
+            for bid, g in t.boards.items():
+                boards[bid] = {
+                    "plies": g.plies,
+                    "evaluated": g.evaluated_plies,
+                    "result": g.result,
+                    "errors": g.errors + self.stats.board_failures.get(bid, 0),
+                }
+        out: dict[str, Any] = {
+            "engine": self.engine_desc,
+            "engine_queue": len(self._inflight),
+            "service": {
+                "snapshots": self.stats.snapshots,
+                "duplicates": self.stats.duplicates,
+                "evaluations": self.stats.evaluations,
+                "engine_calls": self.stats.engine_calls,
+                "engine_failures": self.stats.engine_failures,
+                "store_hits": self.stats.store_hits,
+                "updates": self.stats.updates,
+                "restored_boards": self.stats.restored_boards,
+                "restored_evals": self.stats.restored_evals,
+                "pending": len(t.pending()) if t is not None else 0,
+            },
+            "feeds": {
+                f.name: {"errors": self.stats.feed_errors.get(f.name, 0)} for f in self.feeds
+            },
+            "feed_errors": dict(self.stats.feed_errors),
+            "board_status": boards,
+        }
+        if self.mqtt is not None:
+            st = self.mqtt.stats
+            out["mqtt"] = {
+                "connected": st.connected,
+                "published": st.published,
+                "pending": self.mqtt.pending,
+                "dropped": st.dropped,
+                "failures": st.failures,
+            }
+        if self._own_pool is not None:
+            ps = self._own_pool.stats
+            out["engine_stats"] = {
+                "searches": ps.searches,
+                "cache_hits": ps.cache_hits,
+                "failures": ps.failures,
+                "restarts": ps.restarts,
+                "search_seconds": round(ps.search_seconds, 3),
+            }
+        return out
