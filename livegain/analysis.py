@@ -1,11 +1,38 @@
 """Batch analysis of whole games: from per-position scores to per-game, per-player
-and per-tournament reports (Algorithms 1, 2, 3 and 4)."""
+and per-tournament reports (Algorithms 1, 2, 3 and 4).
+
+The per-game figures come from the same :class:`~livegain.core.ledger.GameLedger`
+that the live service feeds ply by ply, so a finished live game and a batch
+analysis of it agree exactly. docs/analyze.md documents the JSON keys and
+docs/maths.md the methods.
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from livegain.core.evaluation import Evaluation
+from livegain.core.histogram import GainHistogram
+from livegain.core.ledger import GameLedger
+from livegain.core.rating import (
+    MIN_GAMES_FOR_BOOTSTRAP,
+    HeadToHead,
+    PerceivedRating,
+    bootstrap_p_interval,
+    head_to_head,
+    perceived_from_p,
+)
+from livegain.core.tournament import (
+    EngineStrength,
+    TournamentFit,
+    engine_strength,
+    perceived_tournament,
+)
+
+PairMethod = Literal["aggregate", "pair"]
 
 
 @dataclass
@@ -16,6 +43,8 @@ class AnnotatedGame:
     centipawns from White's view, clipped to +/-3900, so
     ``len(scores) == len(sans) + 1``. ``wdl`` (optional) is per position, per
     mille from White's view. ``evaluations`` is filled in engine mode.
+    ``counted_from_ply``: gains of earlier plies are not counted (2 when the
+    start position's score is unknown; ``scores[0]`` is then a placeholder).
     """
 
     headers: dict[str, str]
@@ -27,6 +56,7 @@ class AnnotatedGame:
     evaluations: list[Evaluation] | None = None
     first_mover_is_white: bool = True
     extra: dict[str, str] = field(default_factory=dict)
+    counted_from_ply: int = 1
 
     @property
     def white(self) -> str:
@@ -44,6 +74,20 @@ class AnnotatedGame:
     def black_elo(self) -> int | None:
         return _elo(self.headers.get("BlackElo"))
 
+    def move_label(self, ply: int) -> str:
+        """``11.Bg5`` / ``11...Na4`` for ply ``ply`` (1-based)."""
+        fullmove = 1
+        if self.start_fen:
+            try:
+                fullmove = int(self.start_fen.split()[5])
+            except (IndexError, ValueError):
+                fullmove = 1
+        offset = 0 if self.first_mover_is_white else 1
+        k = ply - 1 + offset
+        number = fullmove + k // 2
+        dots = "." if k % 2 == 0 else "..."
+        return f"{number}{dots}{self.sans[ply - 1]}"
+
 
 def _elo(value: str | None) -> int | None:
     if value is None:
@@ -53,3 +97,462 @@ def _elo(value: str | None) -> int | None:
     except ValueError:
         return None
     return elo if elo > 0 else None
+
+
+# ---------------------------------------------------------------------------
+# report types
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """The mover's perceived rating right after one of his moves (Figure 6)."""
+
+    ply: int
+    move: str
+    gain: int
+    perceived: PerceivedRating
+
+
+@dataclass
+class PlayerGame:
+    """One player in one game (Algorithm 4 over his moves of that game)."""
+
+    name: str
+    color: Literal["white", "black"]
+    elo: int | None
+    perceived: PerceivedRating
+    mean_gain: float | None
+    trace: list[TraceEntry]
+    histogram: GainHistogram
+    score_sum: float
+    effective_moves: float
+
+
+@dataclass
+class PlyRow:
+    ply: int
+    move: str
+    mover: Literal["white", "black"]
+    score: int
+    gain: int | None
+
+
+@dataclass
+class GameReport:
+    number: int
+    headers: dict[str, str]
+    white: PlayerGame
+    black: PlayerGame
+    head_to_head: HeadToHead
+    plies: list[PlyRow]
+    start_score: int | None
+
+
+@dataclass
+class PlayerReport:
+    """All games of one player pooled."""
+
+    name: str
+    elo: float | None
+    games: int
+    histogram: GainHistogram
+    perceived: PerceivedRating
+    interval_method: str
+    mean_gain: float | None
+    tournament: float | None = None
+    tournament_relative: float | None = None
+
+
+@dataclass(frozen=True)
+class PairReport:
+    a: str
+    b: str
+    games: int
+    head_to_head: HeadToHead
+
+
+@dataclass
+class TournamentReport:
+    method: PairMethod
+    pairs: list[PairReport]
+    fit: TournamentFit
+    engine_by_elo: EngineStrength | None
+    engine_by_estimate: EngineStrength | None
+
+
+@dataclass
+class AnalysisReport:
+    engine_rating: float
+    engine_model: str
+    games: list[GameReport]
+    players: list[PlayerReport]
+    tournament: TournamentReport | None
+    skipped: list[str] = field(default_factory=list)
+    engine_name: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "engine": {
+                "rating": _r(self.engine_rating),
+                "model": self.engine_model,
+                "name": self.engine_name,
+            },
+            "games": [_game_json(g) for g in self.games],
+            "players": [_player_json(p) for p in self.players],
+            "tournament": _tournament_json(self.tournament) if self.tournament else None,
+            "skipped": list(self.skipped),
+        }
+
+    def player(self, name: str) -> PlayerReport:
+        for p in self.players:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------------------
+# analysis
+
+
+def analyze_game(
+    game: AnnotatedGame,
+    engine_rating: float,
+    engine: GainHistogram | None = None,
+    number: int = 1,
+) -> GameReport:
+    """Algorithms 1 and 4 for one game, with the move-by-move traces."""
+    if len(game.scores) != len(game.sans) + 1:
+        raise ValueError(
+            f"game {number}: {len(game.scores)} scores for {len(game.sans)} moves "
+            "(need one per position, the start included)"
+        )
+    skip = max(game.counted_from_ply, 1) - 1
+    # the ledger starts at the first counted ply
+    first_white = game.first_mover_is_white == (skip % 2 == 0)
+    ledger = GameLedger(engine_rating, engine=engine, first_mover_is_white=first_white)
+    ledger.set_start(game.scores[skip])
+    traces: dict[str, list[TraceEntry]] = {"white": [], "black": []}
+    plies: list[PlyRow] = []
+    white = game.first_mover_is_white
+    for ply in range(1, len(game.sans) + 1):
+        mover: Literal["white", "black"] = "white" if white else "black"
+        g: int | None = None
+        if ply > skip:
+            step = ledger.push(game.scores[ply])
+            g = step.gain
+            traces[mover].append(TraceEntry(ply, game.move_label(ply), g, step.perceived))
+        plies.append(PlyRow(ply, game.move_label(ply), mover, game.scores[ply], g))
+        white = not white
+
+    def side(color: Literal["white", "black"]) -> PlayerGame:
+        hist = ledger.histogram(color).copy()
+        s1, denom = ledger.score_sum(color)
+        return PlayerGame(
+            name=game.white if color == "white" else game.black,
+            color=color,
+            elo=game.white_elo if color == "white" else game.black_elo,
+            perceived=ledger.perceived(color),
+            mean_gain=hist.mean() if hist.n else None,
+            trace=traces[color],
+            histogram=hist,
+            score_sum=s1 / denom,
+            effective_moves=ledger.effective_moves(color),
+        )
+
+    return GameReport(
+        number=number,
+        headers=dict(game.headers),
+        white=side("white"),
+        black=side("black"),
+        head_to_head=ledger.head_to_head(),
+        plies=plies,
+        start_score=game.scores[0] if skip == 0 else None,
+    )
+
+
+def analyze(
+    games: Sequence[AnnotatedGame],
+    engine_rating: float,
+    engine: GainHistogram | None = None,
+    *,
+    pairing: PairMethod = "aggregate",
+    bootstrap_samples: int = 2000,
+    seed: int = 0,
+    engine_name: str | None = None,
+) -> AnalysisReport:
+    """Per game, per player (all games pooled) and per tournament.
+
+    ``pairing`` chooses the d_ij fed to Algorithm 2: ``"aggregate"`` (seed 002
+    Table 1: Algorithm 1 between the two players' whole-event histograms, for
+    each pair that met) or ``"pair"`` (Table 3: Algorithm 1 between the
+    histograms of the pair's own games only).
+    """
+    reports = [
+        analyze_game(g, engine_rating, engine, number=int(g.extra.get("game_number", k)))
+        for k, g in enumerate(games, start=1)
+    ]
+
+    # pool by player name
+    per_player: dict[str, list[PlayerGame]] = defaultdict(list)
+    for rep in reports:
+        per_player[rep.white.name].append(rep.white)
+        per_player[rep.black.name].append(rep.black)
+
+    players: list[PlayerReport] = []
+    for name, entries in per_player.items():
+        hist = GainHistogram()
+        for e in entries:
+            hist.merge(e.histogram)
+        elos = [e.elo for e in entries if e.elo is not None]
+        elo = sum(elos) / len(elos) if elos else None
+        counted = [e for e in entries if e.histogram.n > 0]
+        if hist.n == 0:
+            perceived = perceived_from_p(0.5, 0, engine_rating)
+            method = "none"
+        else:
+            p = hist.expected_score_vs_engine(engine)
+            if len(counted) >= MIN_GAMES_FOR_BOOTSTRAP:
+                interval = bootstrap_p_interval(
+                    [e.score_sum for e in counted],
+                    [e.histogram.n for e in counted],
+                    samples=bootstrap_samples,
+                    seed=seed,
+                )
+                perceived = perceived_from_p(p, hist.n, engine_rating, interval_p=interval)
+                method = "bootstrap-games"
+            else:
+                n_eff = sum(e.effective_moves for e in counted)
+                perceived = perceived_from_p(p, hist.n, engine_rating, n_eff=n_eff)
+                method = "wilson"
+        players.append(
+            PlayerReport(
+                name=name,
+                elo=elo,
+                games=len(entries),
+                histogram=hist,
+                perceived=perceived,
+                interval_method=method,
+                mean_gain=hist.mean() if hist.n else None,
+            )
+        )
+    players.sort(key=lambda p: -p.perceived.rating)
+
+    tournament = _tournament(reports, players, pairing) if len(players) >= 2 else None
+    return AnalysisReport(
+        engine_rating=engine_rating,
+        engine_model="single peak at 0" if engine is None else f"histogram of {engine.n} gains",
+        games=reports,
+        players=players,
+        tournament=tournament,
+        engine_name=engine_name,
+    )
+
+
+def _tournament(
+    reports: Sequence[GameReport], players: list[PlayerReport], method: PairMethod
+) -> TournamentReport | None:
+    by_name = {p.name: p for p in players}
+    pair_hists: dict[tuple[str, str], tuple[GainHistogram, GainHistogram, int]] = {}
+    for rep in reports:
+        a, b = sorted((rep.white.name, rep.black.name))
+        if a == b:
+            continue
+        ha, hb, n = pair_hists.get((a, b), (GainHistogram(), GainHistogram(), 0))
+        mine_a = rep.white if rep.white.name == a else rep.black
+        mine_b = rep.black if mine_a is rep.white else rep.white
+        ha.merge(mine_a.histogram)
+        hb.merge(mine_b.histogram)
+        pair_hists[(a, b)] = (ha, hb, n + 1)
+
+    pairs: list[PairReport] = []
+    edges: list[tuple[str, str, float]] = []
+    for (a, b), (ha, hb, n) in sorted(pair_hists.items()):
+        if method == "aggregate":
+            ha, hb = by_name[a].histogram, by_name[b].histogram
+        if ha.n == 0 or hb.n == 0:
+            continue
+        h2h = head_to_head(ha, hb)
+        pairs.append(PairReport(a, b, n, h2h))
+        edges.append((a, b, h2h.difference))
+    if not edges:
+        return None
+    if not any(p.elo is not None for p in players):
+        fit = perceived_tournament([p.name for p in players], {}, edges)
+    else:
+        fit = perceived_tournament(
+            [p.name for p in players], {p.name: p.elo for p in players}, edges
+        )
+    for p in players:
+        tr = fit.ratings[p.name]
+        p.tournament = tr.estimated
+        p.tournament_relative = tr.relative if tr.opponents else None
+
+    rated = [p for p in players if p.elo is not None and p.histogram.n > 0]
+    by_elo = (
+        engine_strength((p.elo, p.perceived.difference) for p in rated if p.elo is not None)
+        if rated
+        else None
+    )
+    estimated = [p for p in players if p.tournament is not None and p.histogram.n > 0]
+    by_estimate = (
+        engine_strength(
+            (p.tournament, p.perceived.difference) for p in estimated if p.tournament is not None
+        )
+        if estimated
+        else None
+    )
+    return TournamentReport(method, pairs, fit, by_elo, by_estimate)
+
+
+# ---------------------------------------------------------------------------
+# JSON
+
+
+def _r(x: float | None, digits: int = 1) -> float | None:
+    return None if x is None else round(float(x), digits)
+
+
+def perceived_json(p: PerceivedRating) -> dict[str, Any]:
+    return {
+        "rating": _r(p.rating),
+        "low": _r(p.low),
+        "high": _r(p.high),
+        "difference": _r(p.difference),
+        "expected": _r(p.expected, 4),
+        "moves": p.moves,
+        "bounded": p.bounded,
+    }
+
+
+def head_to_head_json(h: HeadToHead) -> dict[str, Any]:
+    return {
+        "expected": _r(h.expected, 4),
+        "expected_other": _r(h.expected_other, 4),
+        "difference": _r(h.difference),
+        "low": _r(h.low),
+        "high": _r(h.high),
+        "bounded": h.bounded,
+    }
+
+
+def _player_game_json(p: PlayerGame) -> dict[str, Any]:
+    return {
+        "name": p.name,
+        "elo": p.elo,
+        "perceived": perceived_json(p.perceived),
+        "mean_gain": _r(p.mean_gain, 2),
+        "effective_moves": _r(p.effective_moves, 2),
+        "trace": [
+            {"ply": t.ply, "move": t.move, "gain": t.gain, **perceived_json(t.perceived)}
+            for t in p.trace
+        ],
+    }
+
+
+def _game_json(g: GameReport) -> dict[str, Any]:
+    h = g.headers
+    return {
+        "number": g.number,
+        "event": h.get("Event"),
+        "site": h.get("Site"),
+        "date": h.get("Date"),
+        "round": h.get("Round"),
+        "result": h.get("Result"),
+        "start_score": g.start_score,
+        "white": _player_game_json(g.white),
+        "black": _player_game_json(g.black),
+        "head_to_head": head_to_head_json(g.head_to_head),
+        "plies": [
+            {"ply": r.ply, "move": r.move, "mover": r.mover, "score": r.score, "gain": r.gain}
+            for r in g.plies
+        ],
+    }
+
+
+def _player_json(p: PlayerReport) -> dict[str, Any]:
+    return {
+        "name": p.name,
+        "elo": _r(p.elo),
+        "games": p.games,
+        "perceived": perceived_json(p.perceived),
+        "interval_method": p.interval_method,
+        "mean_gain": _r(p.mean_gain, 2),
+        "tournament": _r(p.tournament),
+        "tournament_relative": _r(p.tournament_relative),
+    }
+
+
+def _engine_json(e: EngineStrength | None) -> dict[str, Any] | None:
+    if e is None:
+        return None
+    return {"rating": _r(e.rating), "low": _r(e.low), "high": _r(e.high), "players": e.players}
+
+
+def _tournament_json(t: TournamentReport) -> dict[str, Any]:
+    return {
+        "pairing": t.method,
+        "pairs": [
+            {"a": p.a, "b": p.b, "games": p.games, **head_to_head_json(p.head_to_head)}
+            for p in t.pairs
+        ],
+        "ratings": {
+            name: {
+                "actual": _r(r.actual),
+                "estimated": _r(r.estimated),
+                "relative": _r(r.relative),
+                "component": r.component,
+                "anchored": r.anchored,
+                "opponents": r.opponents,
+            }
+            for name, r in t.fit.ratings.items()
+        },
+        "converged": t.fit.converged,
+        "components": t.fit.components,
+        "engine_by_elo": _engine_json(t.engine_by_elo),
+        "engine_by_estimate": _engine_json(t.engine_by_estimate),
+    }
+
+
+# ---------------------------------------------------------------------------
+# CSV
+
+CSV_COLUMNS = (
+    "player",
+    "elo",
+    "games",
+    "moves",
+    "expected",
+    "difference",
+    "perceived",
+    "low",
+    "high",
+    "bounded",
+    "interval_method",
+    "mean_gain",
+    "tournament",
+)
+
+
+def csv_rows(report: AnalysisReport) -> list[list[str]]:
+    """One row per player (header first)."""
+    rows: list[list[str]] = [list(CSV_COLUMNS)]
+    for p in report.players:
+        pr = p.perceived
+        rows.append(
+            [
+                p.name,
+                "" if p.elo is None else f"{p.elo:.0f}",
+                str(p.games),
+                str(pr.moves),
+                f"{pr.expected:.4f}",
+                f"{pr.difference:.1f}",
+                f"{pr.rating:.1f}",
+                f"{pr.low:.1f}",
+                f"{pr.high:.1f}",
+                "true" if pr.bounded else "false",
+                p.interval_method,
+                "" if p.mean_gain is None else f"{p.mean_gain:.2f}",
+                "" if p.tournament is None else f"{p.tournament:.1f}",
+            ]
+        )
+    return rows

@@ -1,17 +1,334 @@
-"""`livegain analyze` (not yet implemented)."""
+"""`livegain analyze`: perceived ratings of every player of a PGN file.
+
+Evaluations come from a pooled engine (``--evals engine``, the default) or from
+the file's own ``[%eval ...]`` comments (``--evals pgn``). Readable tables for
+people, ``--json`` / ``--csv`` for machines, ``--output-pgn`` writes the games
+back with evaluations and gains. docs/analyze.md documents the output.
+"""
 
 from __future__ import annotations
 
 import argparse
+import csv
+import importlib
+import sys
 from typing import Any
 
-from livegain.cli._common import CliError
+from livegain.analysis import AnalysisReport, AnnotatedGame, GameReport, analyze, csv_rows
+from livegain.cli._common import CliError, console, print_json, table
+from livegain.core.rating import PAPER_ENGINE_RATING, PerceivedRating
+from livegain.pgnio import (
+    PgnError,
+    annotated_games_from_pgn,
+    read_pgn_games,
+    write_annotated_pgn,
+)
+
+#: More games than this: one summary row per game instead of a table per game.
+DETAIL_GAMES = 8
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("analyze", help="(not yet implemented)")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "analyze",
+        help="perceived Elo ratings of the players of a PGN file",
+        description=(
+            "Gain per move and perceived Elo ratings (Algorithms 1-4 of the gain-per-move "
+            "paper) for every game and player of a PGN file."
+        ),
+    )
+    p.add_argument("pgn", metavar="FILE.pgn", help="PGN file with one or more games")
+    p.add_argument(
+        "--evals",
+        choices=("engine", "pgn"),
+        default="engine",
+        help="evaluate with the engine (default) or read [%%eval] comments from the PGN",
+    )
+    p.add_argument(
+        "--engine-rating",
+        type=float,
+        default=None,
+        metavar="R",
+        help="engine strength r_e (default: the shipped calibration in engine mode, "
+        f"{PAPER_ENGINE_RATING:.0f} (the paper's) in pgn mode)",
+    )
+    p.add_argument("--depth", type=int, default=None, metavar="D", help="engine depth (12)")
+    p.add_argument("--nodes", type=int, default=None, metavar="N", help="engine node limit")
+    p.add_argument("--workers", type=int, default=None, metavar="W", help="engine processes")
+    p.add_argument("--engine", default=None, metavar="PATH", help="UCI engine (Stockfish)")
+    p.add_argument("--cache", default=None, metavar="PATH", help="SQLite evaluation cache")
+    p.add_argument(
+        "--pairing",
+        choices=("aggregate", "pair"),
+        default="aggregate",
+        help="d_ij for Algorithm 2: whole-event histograms of each pair that met "
+        "(aggregate, default) or only the pair's own games (pair)",
+    )
+    p.add_argument("--trace", action="store_true", help="print the move-by-move traces")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="JSON on stdout")
+    out.add_argument("--csv", action="store_true", help="CSV (one row per player) on stdout")
+    p.add_argument("--output-pgn", default=None, metavar="OUT", help="write annotated PGN")
     p.set_defaults(func=run)
 
 
+def _engine_games(args: argparse.Namespace, games: list[Any]) -> list[AnnotatedGame]:
+    try:
+        from livegain.engine.batch import run_engine_analysis
+    except ImportError as exc:
+        raise CliError("engine mode not available yet (use --evals pgn)") from exc
+    kwargs: dict[str, Any] = {
+        "depth": args.depth,
+        "nodes": args.nodes,
+        "workers": args.workers,
+        "cache_path": args.cache,
+        "progress": sys.stderr.isatty(),
+    }
+    if args.engine is not None:
+        kwargs["engine_path"] = args.engine
+    try:
+        return run_engine_analysis(games, **kwargs)
+    except CliError:
+        raise
+    except Exception as exc:  # engine start/search failures: one line, no traceback
+        name = type(exc).__name__
+        if "Engine" in name or isinstance(exc, OSError | TimeoutError | ValueError):
+            raise CliError(f"engine: {exc}") from exc
+        raise
+
+
+def default_engine_rating(args: argparse.Namespace) -> tuple[float, str]:
+    """(r_e, where it came from)."""
+    if args.engine_rating is not None:
+        return float(args.engine_rating), "--engine-rating"
+    if args.evals == "pgn":
+        return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20"
+    try:
+        calibrated = importlib.import_module("livegain.calibration").default_engine_rating
+        from livegain.engine.pool import SearchLimit
+    except (ImportError, AttributeError):
+        return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20 (no calibration)"
+    try:
+        limit = SearchLimit.of(args.depth, args.nodes)
+        return float(calibrated(None, limit)), "calibration"
+    except Exception:  # a broken calibration file must not stop an analysis
+        return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20 (calibration unusable)"
+
+
 def run(args: argparse.Namespace) -> int:
-    raise CliError("not yet implemented", exit_code=3)
+    for flag in ("depth", "nodes", "workers"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise CliError(f"--{flag} must be at least 1")
+    try:
+        games = read_pgn_games(args.pgn)
+    except PgnError as exc:
+        raise CliError(str(exc)) from exc
+    skipped: list[str] = []
+    if args.evals == "pgn":
+        try:
+            annotated, skipped = annotated_games_from_pgn(games)
+        except PgnError as exc:
+            raise CliError(f"{args.pgn}: {exc}") from exc
+    else:
+        annotated = _engine_games(args, games)
+    engine_rating, source = default_engine_rating(args)
+    try:
+        report = analyze(annotated, engine_rating, pairing=args.pairing, seed=args.seed)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    report.skipped = skipped
+    for message in skipped:
+        print(f"livegain analyze: skipped {message}", file=sys.stderr)
+    if args.output_pgn:
+        try:
+            write_annotated_pgn(annotated, args.output_pgn)
+        except OSError as exc:
+            raise CliError(f"{args.output_pgn}: cannot write ({exc.strerror or exc})") from exc
+    if args.json:
+        data = report.to_json()
+        data["engine"]["source"] = source
+        print_json(data)
+    elif args.csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerows(csv_rows(report))
+    else:
+        print_report(report, source, trace=args.trace)
+    return 0
+
+
+def _interval(p: PerceivedRating) -> str:
+    return f"{p.low:.0f}-{p.high:.0f}"
+
+
+def _console() -> Any:
+    out = console()
+    if not out.is_terminal:
+        out.width = max(out.width, 120)
+    return out
+
+
+def _perceived(p: PerceivedRating) -> str:
+    text = f"{p.rating:.0f}"
+    return f"{text}*" if p.bounded else text
+
+
+def print_report(report: AnalysisReport, source: str, trace: bool = False) -> None:
+    """Readable tables."""
+    out = _console()
+    out.print(f"Engine rating r_e = {report.engine_rating:.0f} ({source})")
+    if len(report.games) <= DETAIL_GAMES:
+        for g in report.games:
+            print_game(g, out)
+    else:
+        rows = []
+        for g in report.games:
+            h = g.head_to_head
+            rows.append(
+                [
+                    g.number,
+                    g.white.name,
+                    g.black.name,
+                    g.headers.get("Result", "*"),
+                    _perceived(g.white.perceived),
+                    _perceived(g.black.perceived),
+                    f"{h.expected:.3f}",
+                    f"{h.difference:+.0f}",
+                ]
+            )
+        out.print(
+            table(
+                "Games (perceived ratings, Algorithm 4; White's expected score, Algorithm 1)",
+                ["#", "White", "Black", "Result", "White r'", "Black r'", "p(W)", "d(W)"],
+                rows,
+            )
+        )
+    if trace:
+        for g in report.games:
+            print_trace(g, out)
+    rows = []
+    for p in report.players:
+        pr = p.perceived
+        rows.append(
+            [
+                p.name,
+                None if p.elo is None else f"{p.elo:.0f}",
+                p.games,
+                pr.moves,
+                None if p.mean_gain is None else f"{p.mean_gain / 100:+.2f}",
+                f"{pr.expected:.3f}",
+                f"{pr.difference:+.0f}",
+                _perceived(pr),
+                _interval(pr) + ("" if p.interval_method == "wilson" else " b"),
+                None if p.tournament is None else f"{p.tournament:.0f}",
+            ]
+        )
+    out.print(
+        table(
+            "Players, all games pooled (Algorithm 4; Alg. 2 = tournament estimate)",
+            [
+                "Player",
+                "Elo",
+                "Games",
+                "Moves",
+                "Mean gain",
+                "p vs engine",
+                "d",
+                "Perceived",
+                "95% interval",
+                "Alg. 2",
+            ],
+            rows,
+        )
+    )
+    t = report.tournament
+    if t is not None and t.engine_by_elo is not None:
+        e = t.engine_by_elo
+        ci = f" (95% {e.low:.0f} .. {e.high:.0f})" if e.low is not None and e.high else ""
+        out.print(
+            f"Algorithm 3: engine strength from {e.players} rated player(s): {e.rating:.0f}{ci}"
+        )
+    if any(p.interval_method == "bootstrap-games" for p in report.players):
+        out.print("b: interval from a bootstrap over the player's games (else Wilson, see docs)")
+    if any(p.perceived.bounded for p in report.players) or any(
+        g.white.perceived.bounded or g.black.perceived.bounded for g in report.games
+    ):
+        out.print("* p was 0 or 1 (or nearly): the difference is clamped at +/-800")
+
+
+def print_game(g: GameReport, out: Any) -> None:
+    rows = []
+    for pg in (g.white, g.black):
+        pr = pg.perceived
+        rows.append(
+            [
+                pg.name,
+                pg.elo,
+                pr.moves,
+                None if pg.mean_gain is None else f"{pg.mean_gain / 100:+.2f}",
+                f"{pr.expected:.3f}",
+                f"{pr.difference:+.0f}",
+                _perceived(pr),
+                _interval(pr),
+            ]
+        )
+    h = g.headers
+    title = f"Game {g.number}: {g.white.name} - {g.black.name}  {h.get('Result', '*')}"
+    out.print(
+        table(
+            title,
+            [
+                "Player",
+                "Elo",
+                "Moves",
+                "Mean gain",
+                "p vs engine",
+                "d",
+                "Perceived",
+                "95% interval",
+            ],
+            rows,
+        )
+    )
+    hh = g.head_to_head
+    if hh.moves_a and hh.moves_b:
+        if hh.difference >= 0:
+            favour, d, lo, hi = g.white.name, hh.difference, hh.low, hh.high
+        else:
+            favour, d, lo, hi = g.black.name, -hh.difference, -hh.high, -hh.low
+        out.print(
+            f"Algorithm 1: expected score {g.white.name} {hh.expected:.3f}, "
+            f"{g.black.name} {hh.expected_other:.3f}: {favour} {d:+.0f} "
+            f"(95% {lo:+.0f} to {hi:+.0f})"
+        )
+
+
+def print_trace(g: GameReport, out: Any) -> None:
+    keyed: list[tuple[int, list[Any]]] = []
+    for pg in (g.white, g.black):
+        for t in pg.trace:
+            pr = t.perceived
+            keyed.append(
+                (
+                    t.ply,
+                    [
+                        t.move,
+                        pg.name,
+                        f"{t.gain / 100:+.2f}",
+                        pr.moves,
+                        f"{pr.expected:.3f}",
+                        f"{pr.difference:+.0f}",
+                        _perceived(pr),
+                        _interval(pr),
+                    ],
+                )
+            )
+    rows = [row for _, row in sorted(keyed, key=lambda item: item[0])]
+    out.print(
+        table(
+            f"Game {g.number}: move by move (Algorithm 4)",
+            ["Move", "Player", "Gain", "Moves", "p", "d", "Perceived", "95% interval"],
+            rows,
+        )
+    )
