@@ -1,0 +1,313 @@
+"""`livegain analyze` end to end: outputs, multi-game files, bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+import pytest
+
+from livegain.cli import main
+from livegain.cli.demo import game_of_the_century_path
+
+GOTC = str(game_of_the_century_path())
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def random_game(
+    rng: random.Random, white: str, black: str, elos: tuple[int, int], plies: int
+) -> str:
+    """A legal random game with [%eval] comments (a random walk of scores)."""
+    game = chess.pgn.Game()
+    game.headers["Event"] = "Test Open"
+    game.headers["White"] = white
+    game.headers["Black"] = black
+    game.headers["WhiteElo"] = str(elos[0])
+    game.headers["BlackElo"] = str(elos[1])
+    score = rng.randint(-30, 30)
+    game.comment = f"[%eval {score / 100:.2f}]"
+    node: chess.pgn.GameNode = game
+    board = chess.Board()
+    for _ in range(plies):
+        moves = list(board.legal_moves)
+        if not moves or board.is_game_over():
+            break
+        move = rng.choice(moves)
+        board.push(move)
+        node = node.add_main_variation(move)
+        if board.is_checkmate():
+            break  # no eval: the checkmate rule fills it in
+        score += rng.choice([0, 0, 0, -rng.randint(1, 80), rng.randint(1, 20)])
+        score = max(-3900, min(3900, score))
+        node.comment = f"[%eval {score / 100:.2f}]"
+    game.headers["Result"] = "*"
+    return str(game)
+
+
+@pytest.fixture
+def tournament_pgn(tmp_path: Path) -> Path:
+    rng = random.Random(7)
+    players = {"Alpha": 2700, "Bravo": 2600, "Charlie": 2500, "Delta": 2400}
+    names = list(players)
+    games = []
+    for _round in range(2):
+        for i in range(4):
+            for j in range(i + 1, 4):
+                w, b = (names[i], names[j]) if _round == 0 else (names[j], names[i])
+                games.append(random_game(rng, w, b, (players[w], players[b]), 40))
+    path = tmp_path / "event.pgn"
+    path.write_text("\n\n".join(games) + "\n")
+    return path
+
+
+def test_json_game_of_the_century(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["analyze", GOTC, "--evals", "pgn", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert set(data) == {"engine", "games", "players", "tournament", "skipped"}
+    assert data["engine"]["rating"] == 2860.0
+    game = data["games"][0]
+    assert game["start_score"] == 13
+    assert game["plies"][0] == {
+        "ply": 1,
+        "move": "1.Nf3",
+        "mover": "white",
+        "score": 12,
+        "gain": -1,
+    }
+    assert game["plies"][-1]["move"] == "41...Rc2#"
+    names = [p["name"] for p in data["players"]]
+    assert names == ["Fischer, Robert James", "Byrne, Donald"]
+    # one game, no Elo tags: Algorithm 2 gives relative values only
+    t = data["tournament"]
+    assert t["ratings"]["Byrne, Donald"]["estimated"] is None
+    assert t["engine_by_elo"] is None
+
+
+def test_engine_rating_option(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(
+        ["analyze", GOTC, "--evals", "pgn", "--json", "--engine-rating", "3000"], capsys
+    )
+    assert code == 0
+    game = json.loads(out)["games"][0]
+    assert round(game["black"]["perceived"]["rating"]) == 3000 - 43
+
+
+def test_human_output(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["analyze", GOTC, "--evals", "pgn", "--trace"], capsys)
+    assert code == 0
+    assert "Algorithm 1" in out and "0.655" in out
+    assert "11...Na4" in out and "2060*" in out
+
+
+def test_csv(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["analyze", GOTC, "--evals", "pgn", "--csv"], capsys)
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["player"] for r in rows] == ["Fischer, Robert James", "Byrne, Donald"]
+    assert rows[1]["difference"] == "-185.4" and rows[1]["moves"] == "41"
+    assert float(rows[0]["low"]) < float(rows[0]["perceived"]) < float(rows[0]["high"])
+
+
+def test_output_pgn_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_pgn = tmp_path / "annotated.pgn"
+    code, first, _ = run_cli(
+        ["analyze", GOTC, "--evals", "pgn", "--json", "--output-pgn", str(out_pgn)], capsys
+    )
+    assert code == 0
+    text = out_pgn.read_text()
+    assert "{ [%eval 0.13] }" in text
+    assert "11. Bg5 { [%eval -1.09] gain -1.37 }" in text
+    code, second, _ = run_cli(["analyze", str(out_pgn), "--evals", "pgn", "--json"], capsys)
+    assert code == 0
+    assert json.loads(first)["games"] == json.loads(second)["games"]
+
+
+def test_tournament_file(tournament_pgn: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["analyze", str(tournament_pgn), "--evals", "pgn", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert len(data["games"]) == 12
+    players = {p["name"]: p for p in data["players"]}
+    assert set(players) == {"Alpha", "Bravo", "Charlie", "Delta"}
+    for p in players.values():
+        assert p["games"] == 6
+        assert p["interval_method"] == "bootstrap-games"
+        pr = p["perceived"]
+        assert pr["low"] <= pr["rating"] <= pr["high"]
+    t = data["tournament"]
+    assert t["pairing"] == "aggregate" and len(t["pairs"]) == 6 and t["converged"]
+    estimated = [t["ratings"][n]["estimated"] for n in players]
+    assert sum(estimated) / 4 == pytest.approx(2550, abs=0.2)  # mean of actual Elo
+    assert data["players"][0]["tournament"] is not None
+    e = t["engine_by_elo"]
+    assert e["players"] == 4 and e["low"] < e["rating"] < e["high"]
+    # Algorithm 3 by hand from the players' Elo and d_i
+    by_hand = sum(p["elo"] - p["perceived"]["difference"] for p in players.values()) / 4
+    assert e["rating"] == pytest.approx(by_hand, abs=0.2)
+    # the pair method gives other d_ij but the same normalisation
+    code, out, _ = run_cli(
+        ["analyze", str(tournament_pgn), "--evals", "pgn", "--json", "--pairing", "pair"], capsys
+    )
+    pair = json.loads(out)["tournament"]
+    assert pair["pairing"] == "pair"
+    assert sum(pair["ratings"][n]["estimated"] for n in players) / 4 == pytest.approx(2550, abs=0.2)
+    # readable output for many games: one row per game
+    code, out, _ = run_cli(["analyze", str(tournament_pgn), "--evals", "pgn"], capsys)
+    assert code == 0 and "Algorithm 3" in out and "White r'" in out
+
+
+def test_bootstrap_is_reproducible(
+    tournament_pgn: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = []
+    for seed in ("0", "0", "5"):
+        _, out, _ = run_cli(
+            ["analyze", str(tournament_pgn), "--evals", "pgn", "--json", "--seed", seed], capsys
+        )
+        runs.append([p["perceived"] for p in json.loads(out)["players"]])
+    assert runs[0] == runs[1]
+    assert runs[0] != runs[2]
+
+
+def test_missing_start_eval_skips_first_move(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "nostart.pgn"
+    path.write_text(
+        '[White "A"]\n[Black "B"]\n\n1. e4 { [%eval 0.30] } e5 { [%eval 0.25] } '
+        "2. Qh5 { [%eval -0.50] } Nc6 { [%eval -0.40] } 3. Bc4 { [%eval -0.45] } "
+        "Nf6 { [%eval 5.00] } 4. Qxf7# 1-0\n"
+    )
+    code, out, err = run_cli(["analyze", str(path), "--evals", "pgn", "--json"], capsys)
+    assert code == 0, err
+    game = json.loads(out)["games"][0]
+    assert game["start_score"] is None
+    assert game["plies"][0]["gain"] is None
+    # white: Qh5 (-75), Bc4 (-5), Qxf7# (checkmate, no eval -> +39.00: +3400)
+    assert [t["gain"] for t in game["white"]["trace"]] == [-75, -5, 3400]
+    assert [t["gain"] for t in game["black"]["trace"]] == [5, -10, -545]
+    assert game["white"]["trace"][0]["ply"] == 3
+
+
+def test_skips_games_without_evals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "mixed.pgn"
+    path.write_text(Path(GOTC).read_text() + '\n[White "X"]\n[Black "Y"]\n\n1. e4 e5 *\n')
+    code, out, err = run_cli(["analyze", str(path), "--evals", "pgn", "--json"], capsys)
+    assert code == 0
+    assert "skipped game 2 (X - Y): no [%eval] annotations" in err
+    assert json.loads(out)["skipped"] == ["game 2 (X - Y): no [%eval] annotations"]
+
+
+BAD_INPUTS = {
+    "missing": (None, "no such file"),
+    "empty": ("", "no games found"),
+    "garbage": ("this is not a chess game at all\n", "no games found"),
+    "illegal": (
+        '[White "A"]\n[Black "B"]\n\n1. e4 e5 *\n\n[White "C"]\n[Black "D"]\n\n'
+        "1. e4 e5 2. Nf3 Nc6 3. Bb5 Ke7 4. Qxf7 *\n",
+        "game 2 (C - D): illegal move 4.Qxf7",
+    ),
+    "noevals": ('[White "A"]\n[Black "B"]\n\n1. e4 e5 2. Nf3 *\n', "no [%eval] annotations"),
+    "gap": (
+        '[White "A"]\n[Black "B"]\n\n{ [%eval 0.2] } 1. e4 { [%eval 0.3] } e5 2. Nf3 '
+        "{ [%eval 0.2] } *\n",
+        "game 1 (A - B): no [%eval] after 1...e5 (ply 2)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_one_line(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, message = BAD_INPUTS[case]
+    path = tmp_path / f"{case}.pgn"
+    if text is not None:
+        path.write_text(text)
+    code, out, err = run_cli(["analyze", str(path), "--evals", "pgn"], capsys)
+    assert code != 0
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("livegain analyze: error: ")
+    assert message in lines[0]
+    assert "Traceback" not in err
+
+
+def test_directory_and_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(["analyze", str(tmp_path), "--evals", "pgn"], capsys)
+    assert code != 0 and "is a directory" in err
+    code, _, err = run_cli(["analyze", GOTC, "--depth", "0"], capsys)
+    assert code != 0 and "--depth must be at least 1" in err
+
+
+def test_subprocess_error_has_no_traceback(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "livegain.cli",
+            "analyze",
+            str(tmp_path / "nope.pgn"),
+            "--evals",
+            "pgn",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode != 0
+    assert proc.stderr.strip().count("\n") == 0 and "no such file" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_engine_mode_bad_engine(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = run_cli(
+        ["analyze", GOTC, "--engine", str(tmp_path / "no-engine"), "--depth", "6"], capsys
+    )
+    assert code != 0 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.engine
+def test_engine_mode(stockfish: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    short = tmp_path / "short.pgn"
+    game = chess.pgn.read_game(io.StringIO(Path(GOTC).read_text()))
+    assert game is not None
+    node: Any = game
+    for _ in range(12):
+        node = node.variation(0)
+    node.variations = []
+    short.write_text(str(game))
+    argv = [
+        "analyze",
+        str(short),
+        "--engine",
+        stockfish,
+        "--depth",
+        "6",
+        "--workers",
+        "1",
+        "--json",
+    ]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    g = data["games"][0]
+    assert len(g["plies"]) == 12
+    assert g["white"]["perceived"]["moves"] == 6 == g["black"]["perceived"]["moves"]
+    assert all(abs(p["score"]) < 300 for p in g["plies"])  # a quiet opening, engine's own scores
