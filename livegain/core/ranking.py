@@ -38,6 +38,8 @@ import numpy.typing as npt
 from scipy.optimize import minimize
 
 Vector = npt.NDArray[np.float64]
+TIE_TOLERANCE = 1e-6
+"""Gammas closer than this share a rank."""
 Matrix = npt.NDArray[np.float64]
 
 
@@ -344,6 +346,10 @@ def fit_ranking(
     gamma = g_ref - g_ref.mean()
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     order = sorted(range(m), key=lambda k: (-gamma[k], data.names[k]))
+    # Competition ranking (1, 2, 2, 4): equal points in a round robin give equal gammas.
+    rank_of = {
+        k: 1 + sum(1 for o in range(m) if gamma[o] > gamma[k] + TIE_TOLERANCE) for k in order
+    }
     wins = np.zeros(m)
     draws = np.zeros(m)
     losses = np.zeros(m)
@@ -358,13 +364,13 @@ def fit_ranking(
             name=data.names[k],
             gamma=float(gamma[k]),
             se=float(se[k + 1]),
-            rank=rank,
+            rank=rank_of[k],
             games=int(wins[k] + draws[k] + losses[k]),
             wins=int(wins[k]),
             draws=int(draws[k]),
             losses=int(losses[k]),
         )
-        for rank, k in enumerate(order, start=1)
+        for k in order
     )
     return RankingFit(
         alpha=a_hat,

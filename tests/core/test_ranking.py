@@ -314,3 +314,24 @@ def test_pair_result_validation() -> None:
         PairResult("A", "A", 1, 0, 0)
     with pytest.raises(ValueError, match="wins_a"):
         PairResult("A", "B", -1, 0, 0)
+
+
+def test_equal_results_share_a_rank() -> None:
+    """Round robin: gammas depend only on points, so equal points give a shared rank."""
+    results = [
+        PairResult("A", "B", 1, 1, 0),
+        PairResult("A", "C", 0, 1, 1),
+        PairResult("B", "C", 1, 1, 0),
+        PairResult("A", "D", 2, 0, 0),
+        PairResult("B", "D", 1, 0, 1),
+        PairResult("C", "D", 0, 2, 0),
+    ]
+    fit = fit_ranking(results)
+    ranks = {p.name: p.rank for p in fit.players}
+    points = {p.name: p.wins + p.draws / 2 for p in fit.players}
+    for a in ranks:
+        for b in ranks:
+            if points[a] == points[b]:
+                assert ranks[a] == ranks[b]
+                assert fit.gamma(a) == pytest.approx(fit.gamma(b), abs=1e-6)
+    assert sorted(ranks.values())[0] == 1
