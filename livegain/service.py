@@ -197,6 +197,25 @@ class MatchTracker:
 # --------------------------------------------------------------------------
 
 
+def _interleave(reqs: list[EvalRequest]) -> list[EvalRequest]:
+    """Alternate latest positions and backfill, so both make progress.
+
+    ``Tournament.pending`` lists every board's latest position first. When
+    moves arrive faster than the engine evaluates, serving those strictly
+    first would starve the backfill, and with it the contiguous evaluated
+    prefix that gains and perceived ratings need.
+    """
+    latest = [r for r in reqs if r.priority == 0]
+    backfill = [r for r in reqs if r.priority != 0]
+    out: list[EvalRequest] = []
+    for i in range(max(len(latest), len(backfill))):
+        if i < len(latest):
+            out.append(latest[i])
+        if i < len(backfill):
+            out.append(backfill[i])
+    return out
+
+
 @dataclass
 class ServiceStats:
     snapshots: int = 0
@@ -494,7 +513,7 @@ class Service:
 
     def _schedule(self) -> None:
         assert self.tournament is not None and self.max_inflight is not None
-        for req in self.tournament.pending():
+        for req in _interleave(self.tournament.pending()):
             key = req.key
             if key in self._inflight or key in self._given_up:
                 continue

@@ -1,39 +1,94 @@
-"""`livegain demo`: the game of the century, analysed from its shipped evaluations.
+"""`livegain demo`: a live round, replayed and analysed, on http://127.0.0.1:8080/.
 
-Prints the perceived-rating tables of Byrne - Fischer 1956 (the paper's
-Figure 1 evaluations, Algorithms 1 and 4), with ``--trace`` the move-by-move
-trace of Figure 6.
+The project's own games (the game of the century and a generated round of
+engine games, ``livegain/data/``) are replayed as a live PGN relay on
+127.0.0.1 at a watchable speed; the full service (engine pool, game state,
+WebSocket, overlays) follows them as it would a real broadcast. No broker is
+needed; ``--mqtt URL`` replays over MQTT instead and publishes the results
+there too. ``--batch`` prints the offline analysis of the game of the century
+from its shipped evaluations (the paper's Figure 1) and exits.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from livegain.analysis import analyze
 from livegain.cli._common import CliError, print_json
-from livegain.cli.analyze import print_report
-from livegain.core.rating import PAPER_ENGINE_RATING
-from livegain.pgnio import PgnError, annotated_games_from_pgn, read_pgn_games
+
+DEMO_FILES = ("game_of_the_century.pgn", "demo-round.pgn")
+
+
+def data_path(name: str) -> Path:
+    return Path(str(resources.files("livegain") / "data" / name))
 
 
 def game_of_the_century_path() -> Path:
     """The shipped PGN of Byrne - Fischer, New York 1956, with Figure 1's evaluations."""
-    return Path(str(resources.files("livegain") / "data" / "game_of_the_century.pgn"))
+    return data_path("game_of_the_century.pgn")
+
+
+def demo_pgn() -> str:
+    """The demo round: every shipped demo game, one PGN text."""
+    texts = []
+    for name in DEMO_FILES:
+        p = data_path(name)
+        if p.exists():
+            texts.append(p.read_text(encoding="utf-8").strip())
+    if not texts:
+        raise CliError("no demo games shipped in livegain/data")
+    return "\n\n".join(texts) + "\n"
 
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
-        "demo", help="analyse the game of the century (Byrne - Fischer 1956)"
+        "demo",
+        help="replay a live round through the whole service; prints the URL to open",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--trace", action="store_true", help="print the move-by-move trace")
-    p.add_argument("--json", action="store_true", help="JSON on stdout")
+    p.add_argument("--speed", type=float, default=20.0, help="replay speed factor (default 20)")
+    p.add_argument("--port", type=int, default=8080, help="HTTP/WebSocket port (default 8080)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument(
+        "--mqtt",
+        metavar="URL",
+        help="replay over this MQTT broker (e.g. mqtt://127.0.0.1:1883) and publish there",
+    )
+    p.add_argument("--depth", type=int, default=10, help="engine depth (default 10)")
+    p.add_argument("--engine", default="/usr/games/stockfish", help="UCI engine path")
+    p.add_argument("--no-loop", action="store_true", help="stop replaying after one round")
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="print the offline analysis of the game of the century and exit",
+    )
+    p.add_argument("--trace", action="store_true", help="with --batch: move-by-move trace")
+    p.add_argument("--json", action="store_true", help="with --batch: JSON on stdout")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.batch:
+        return run_batch(args)
+    if args.speed <= 0:
+        raise CliError("--speed must be > 0")
+    return run_live(args)
+
+
+def run_batch(args: argparse.Namespace) -> int:
+    from livegain.analysis import analyze
+    from livegain.cli.analyze import print_report
+    from livegain.core.rating import PAPER_ENGINE_RATING
+    from livegain.pgnio import PgnError, annotated_games_from_pgn, read_pgn_games
+
     try:
         games, _ = annotated_games_from_pgn(read_pgn_games(game_of_the_century_path()))
     except PgnError as exc:
@@ -43,4 +98,92 @@ def run(args: argparse.Namespace) -> int:
         print_json(report.to_json())
     else:
         print_report(report, "the paper's Houdini 1.5a depth 20", trace=args.trace)
+    return 0
+
+
+def run_live(args: argparse.Namespace) -> int:
+    from livegain.config import ConfigError, load_settings
+    from livegain.engine.pool import EngineError
+    from livegain.feeds.base import MqttFeedConfig, PgnHttpFeedConfig
+    from livegain.feeds.replay import Replay, ReplayError
+    from livegain.service import Service, configure_logging
+
+    configure_logging("warning", json_format=False)
+    text = demo_pgn()
+
+    async def main() -> None:
+        mode = "mqtt" if args.mqtt else "pgn-http"
+        replay_kwargs: dict[str, Any] = {
+            "speed": args.speed,
+            "mode": mode,
+            "loop": not args.no_loop,
+            "tournament_id": "demo",
+            "seconds_per_move": 45.0,
+        }
+        if args.mqtt:
+            replay_kwargs["mqtt_url"] = args.mqtt
+            replay_kwargs["topic_prefix"] = "livegain/demo/in"
+        replay = Replay.from_pgn(text, **replay_kwargs)
+        # The relay starts at once; the service catches up on whatever was revealed.
+        await replay.start(autoplay=True)
+        try:
+            feed: Any
+            if args.mqtt:
+                feed = MqttFeedConfig(
+                    name="demo",
+                    url=args.mqtt,
+                    topic="livegain/demo/in/#",
+                    client_id=f"livegain-demo-{args.port}",
+                    session_expiry=0,
+                )
+            else:
+                feed = PgnHttpFeedConfig(name="demo", url=replay.pgn_url, interval=0.5)
+            with tempfile.TemporaryDirectory(prefix="livegain-demo-") as tmp:
+                try:
+                    settings = load_settings(
+                        None,
+                        server={"host": args.host, "port": args.port},
+                        engine={"path": args.engine, "depth": args.depth},
+                        data_dir=tmp,
+                        persist=False,
+                        feeds=[feed.model_dump()],
+                        mqtt={
+                            "enabled": bool(args.mqtt),
+                            "url": args.mqtt or "mqtt://127.0.0.1:1883",
+                            "prefix": "livegain/demo/out",
+                        },
+                        log={"level": "warning", "json": False},
+                    )
+                except ConfigError as exc:
+                    raise CliError(str(exc)) from None
+                service = Service(settings)
+                stop = asyncio.Event()
+                loop = asyncio.get_running_loop()
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    with contextlib.suppress(NotImplementedError, RuntimeError):
+                        loop.add_signal_handler(sig, stop.set)
+                task = asyncio.create_task(service.run(stop))
+                ready = asyncio.create_task(service.ready.wait())
+                await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+                ready.cancel()
+                if service.ready.is_set():
+                    games = len(replay.games)
+                    print(
+                        f"livegain demo: {games} boards replayed live at {args.speed:g}x "
+                        f"({'MQTT ' + args.mqtt if args.mqtt else 'PGN relay ' + replay.pgn_url})"
+                    )
+                    print(f"Open {service.url}  (Ctrl-C to stop)", flush=True)
+                await task
+        finally:
+            await replay.stop()
+
+    try:
+        asyncio.run(main())
+    except ReplayError as exc:
+        raise CliError(str(exc)) from None
+    except EngineError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot start the server on {args.host}:{args.port}: {exc}") from None
+    print("stopped", file=sys.stderr)
     return 0
