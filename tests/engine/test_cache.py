@@ -1,0 +1,66 @@
+"""EvalCache: round trip, keys, persistence, bad files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from livegain.core.evaluation import Evaluation
+from livegain.engine.cache import CacheError, EvalCache
+
+KEY = "Stockfish 15.1|depth 12|hash=16|threads=1|deterministic=1"
+FEN = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+EV = Evaluation(
+    cp=31, mate=None, wdl=(40, 955, 5), depth=12, nodes=23456, best="c7c5", pv=("c7c5", "g1f3")
+)
+
+
+def test_round_trip_and_counters(tmp_path: Path) -> None:
+    with EvalCache(tmp_path / "c.sqlite") as cache:
+        assert cache.get(KEY, FEN) is None
+        cache.put(KEY, FEN, EV)
+        assert cache.get(KEY, FEN) == EV
+        assert cache.get(KEY.replace("depth 12", "depth 13"), FEN) is None
+        assert cache.get(KEY, FEN.replace(" 0 1", " 0 2")) is None  # counters are part of it
+        stats = cache.stats()
+        assert (stats.hits, stats.misses, stats.writes, stats.rows) == (1, 3, 1, 1)
+
+
+def test_mate_and_missing_wdl_round_trip(tmp_path: Path) -> None:
+    mate = Evaluation(cp=-3900, mate=-3, wdl=None, depth=12, nodes=9, best=None, pv=())
+    with EvalCache(tmp_path / "c.sqlite") as cache:
+        cache.put(KEY, FEN, mate)
+        assert cache.get(KEY, FEN) == mate
+
+
+def test_survives_reopen_and_uses_wal(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    with EvalCache(path) as cache:
+        cache.put(KEY, FEN, EV)
+    with EvalCache(path) as again:
+        assert again.get(KEY, FEN) == EV
+        assert len(again) == 1
+    mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"
+
+
+async def test_async_calls(tmp_path: Path) -> None:
+    with EvalCache(tmp_path / "c.sqlite") as cache:
+        await cache.aput(KEY, FEN, EV)
+        assert await cache.aget(KEY, FEN) == EV
+        assert cache.hits == 1
+
+
+def test_bad_files_are_clear_errors(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(CacheError, match=r"junk\.sqlite"):
+        EvalCache(junk)
+    with pytest.raises(CacheError, match="does not exist"):
+        EvalCache(tmp_path / "no" / "such" / "dir.sqlite")
+    cache = EvalCache(":memory:")
+    cache.close()
+    with pytest.raises(CacheError, match="closed"):
+        cache.get(KEY, FEN)

@@ -1,0 +1,170 @@
+"""Engine faults: crashes, hangs, bad binaries, and no process left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import stat
+from pathlib import Path
+
+import chess
+import chess.pgn
+import pytest
+
+from livegain.engine.batch import analyse_games
+from livegain.engine.pool import (
+    EnginePool,
+    EngineSearchError,
+    EngineStartError,
+    PoolClosedError,
+    SearchLimit,
+)
+
+from .conftest import FakeEngineFactory, child_pids, fake_score, fake_searches
+from .test_pool import direct_analysis
+
+pytestmark = pytest.mark.timeout(120)
+
+BOARD = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+
+
+async def wait_gone(pids: set[int], within: float = 5.0) -> set[int]:
+    """The pids of ``pids`` still children of this process after ``within`` s."""
+    for _ in range(int(within / 0.05)):
+        left = pids & child_pids()
+        if not left:
+            return left
+        await asyncio.sleep(0.05)
+    return pids & child_pids()
+
+
+async def test_engine_dying_mid_search_is_replaced_and_position_retried(
+    fake_engine: FakeEngineFactory,
+) -> None:
+    path = fake_engine("crash", on={1})
+    async with EnginePool(path, workers=1, limit=SearchLimit(depth=5)) as pool:
+        first_pid = pool.pids()[0]
+        ev = await pool.evaluate(BOARD)
+        assert ev.cp == fake_score(BOARD)
+        assert pool.stats.crashes == 1 and pool.stats.restarts == 1
+        assert pool.pids() != [first_pid]
+        assert first_pid not in child_pids()
+        # The replacement keeps serving.
+        assert (await pool.evaluate(chess.Board())).cp == fake_score(chess.Board())
+    assert fake_searches(path) == 3
+
+
+async def test_engine_that_keeps_dying_gives_a_clear_error(
+    fake_engine: FakeEngineFactory,
+) -> None:
+    path = fake_engine("crash")  # every search
+    before = child_pids()
+    async with EnginePool(path, workers=1, limit=SearchLimit(depth=5), max_retries=2) as pool:
+        with pytest.raises(EngineSearchError) as err:
+            await pool.evaluate(BOARD)
+        assert BOARD.fen() in str(err.value)
+        assert "after 3 attempts" in str(err.value)
+        assert pool.stats.failures == 1 and pool.stats.crashes == 3
+    assert fake_searches(path) == 3  # bounded: 1 try + 2 retries
+    assert not await wait_gone(child_pids() - before)
+
+
+async def test_hung_search_times_out_and_the_process_is_replaced(
+    fake_engine: FakeEngineFactory,
+) -> None:
+    path = fake_engine("hang", on={1})
+    async with EnginePool(path, workers=1, limit=SearchLimit(depth=5), search_timeout=0.5) as pool:
+        hung = pool.pids()[0]
+        ev = await pool.evaluate(BOARD)
+        assert ev.cp == fake_score(BOARD)
+        assert pool.stats.timeouts == 1 and pool.stats.restarts == 1
+        assert not await wait_gone({hung})  # killed and reaped, not left hanging
+
+
+@pytest.mark.engine
+async def test_real_stockfish_killed_mid_search(stockfish: str) -> None:
+    depth = 14
+    async with EnginePool(stockfish, workers=1, limit=SearchLimit(depth=depth)) as pool:
+        task = asyncio.create_task(pool.evaluate(BOARD))
+        for _ in range(2000):
+            if pool.busy_pids():
+                break
+            await asyncio.sleep(0.001)
+        victim = pool.busy_pids()[0]
+        assert not task.done()
+        os.kill(victim, signal.SIGKILL)
+        ev = await asyncio.wait_for(task, 60)
+        assert pool.stats.crashes == 1 and pool.stats.restarts == 1
+        assert victim not in pool.pids()
+    assert ev == await direct_analysis(stockfish, BOARD, depth)
+
+
+async def test_missing_binary_is_a_clear_error(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-such-engine")
+    with pytest.raises(EngineStartError, match=r"no-such-engine.*no such file"):
+        await EnginePool(missing, workers=1).start()
+    with pytest.raises(EngineStartError, match="is a directory"):
+        await EnginePool(str(tmp_path), workers=1).start()
+    plain = tmp_path / "not-executable"
+    plain.write_text("uciok\n")
+    with pytest.raises(EngineStartError, match="not executable"):
+        await EnginePool(str(plain), workers=1).start()
+    with pytest.raises(EngineStartError, match="not found on PATH"):
+        await EnginePool("no-such-engine-anywhere", workers=1).start()
+
+
+async def test_non_uci_binaries_are_a_clear_error(fake_engine: FakeEngineFactory) -> None:
+    before = child_pids()
+    # /bin/cat echoes 'uci' back and never says 'uciok'.
+    with pytest.raises(EngineStartError, match=r"/bin/cat.*not a UCI engine"):
+        await EnginePool("/bin/cat", workers=2, start_timeout=1.0).start()
+    # A program that prints garbage and exits.
+    garbage = fake_engine("garbage")
+    with pytest.raises(EngineStartError, match="fake-engine"):
+        await EnginePool(garbage, workers=2, start_timeout=5.0).start()
+    assert not await wait_gone(child_pids() - before)
+
+
+async def test_no_process_left_after_close(stockfish: str) -> None:
+    before = child_pids()
+    pool = EnginePool(stockfish, workers=2, limit=SearchLimit(depth=6))
+    await pool.start()
+    pids = set(pool.pids())
+    assert len(pids) == 2 and pids <= child_pids()
+    await pool.evaluate(chess.Board())
+    await pool.close()
+    await pool.close()  # idempotent
+    assert not pids & child_pids()
+    assert child_pids() - before == set()
+    with pytest.raises(PoolClosedError):
+        await pool.evaluate(chess.Board())
+
+
+async def test_no_process_left_after_cancellation(
+    stockfish: str, tata_games: list[chess.pgn.Game]
+) -> None:
+    before = child_pids()
+    pids: set[int] = set()
+    started = asyncio.Event()
+
+    async def run() -> None:
+        async with EnginePool(stockfish, workers=2, limit=SearchLimit(depth=14)) as pool:
+            pids.update(pool.pids())
+            started.set()
+            await analyse_games(tata_games, pool)
+
+    task = asyncio.create_task(run())
+    await asyncio.wait_for(started.wait(), 30)
+    await asyncio.sleep(0.3)  # mid-batch, both engines searching
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(pids) == 2
+    assert not pids & child_pids()
+    assert child_pids() - before == set()
+
+
+def test_fake_engine_script_is_executable(fake_engine: FakeEngineFactory) -> None:
+    path = Path(fake_engine())
+    assert path.stat().st_mode & stat.S_IXUSR

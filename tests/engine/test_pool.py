@@ -1,0 +1,173 @@
+"""EnginePool with a real Stockfish: determinism, priorities, finished positions, cache."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import chess
+import chess.engine
+import chess.pgn
+import pytest
+
+from livegain.core.evaluation import Evaluation, white_score
+from livegain.engine.batch import analyse_games, game_positions
+from livegain.engine.cache import EvalCache
+from livegain.engine.pool import EnginePool, SearchLimit, evaluation_from_info
+
+pytestmark = [pytest.mark.engine, pytest.mark.timeout(120)]
+
+DEPTH = 8
+
+
+async def direct_analysis(stockfish: str, board: chess.Board, depth: int) -> Evaluation:
+    """One engine, driven directly: the reference a pool result must equal."""
+    _transport, engine = await chess.engine.popen_uci(stockfish)
+    try:
+        await engine.configure({"Threads": 1, "Hash": 16, "UCI_ShowWDL": True})
+        info = await engine.analyse(
+            chess.Board(board.fen()), chess.engine.Limit(depth=depth), game=object()
+        )
+        return evaluation_from_info(info, board)
+    finally:
+        await engine.quit()
+
+
+def some_positions(game: chess.pgn.Game, every: int = 7) -> list[chess.Board]:
+    return game_positions(game).boards[::every]
+
+
+async def test_pool_scores_equal_direct_analysis(
+    stockfish: str, tata_games: list[chess.pgn.Game]
+) -> None:
+    boards = some_positions(tata_games[0])[:8]
+    async with EnginePool(stockfish, workers=2, limit=SearchLimit(depth=DEPTH)) as pool:
+        # Warm the processes up on other positions first: results must not depend
+        # on what a process searched before.
+        await asyncio.gather(*(pool.evaluate(b) for b in some_positions(tata_games[1])[:4]))
+        got = await asyncio.gather(*(pool.evaluate(b) for b in boards))
+    assert pool.engine_name.startswith("Stockfish")
+    for board, ev in zip(boards, got, strict=True):
+        ref = await direct_analysis(stockfish, board, DEPTH)
+        assert ev == ref, board.fen()
+        assert ev.depth == DEPTH
+        assert ev.wdl is not None and sum(ev.wdl) == 1000
+        assert ev.best == ev.pv[0]
+        assert chess.Move.from_uci(ev.best) in board.legal_moves
+
+
+async def test_one_and_two_workers_give_identical_scores(
+    stockfish: str, tata_games: list[chess.pgn.Game]
+) -> None:
+    games = tata_games[:2]
+    limit = SearchLimit(depth=DEPTH)
+    async with EnginePool(stockfish, workers=1, limit=limit) as pool1:
+        one = await analyse_games(games, pool1)
+    async with EnginePool(stockfish, workers=2, limit=limit) as pool2:
+        two = await analyse_games(games, pool2)
+    assert [g.scores for g in one] == [g.scores for g in two]
+    assert [g.evaluations for g in one] == [g.evaluations for g in two]
+    for g in one:
+        assert len(g.scores) == len(g.sans) + 1
+        assert g.evaluations is not None and len(g.evaluations) == len(g.scores)
+
+
+async def test_priority_lower_value_served_first(stockfish: str) -> None:
+    # One worker: the queue order is the service order. The first position
+    # occupies the worker; then ten backfill positions (priority 5) are queued
+    # before one urgent position (priority 0), which must be served next.
+    board = chess.Board()
+    boards = []
+    for move in ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5a4", "g8f6", "e1g1", "f8e7"]:
+        board.push_uci(move)
+        boards.append(board.copy(stack=False))
+    order: list[str] = []
+    async with EnginePool(stockfish, workers=1, limit=SearchLimit(depth=6)) as pool:
+
+        async def ask(b: chess.Board, prio: int, tag: str) -> None:
+            await pool.evaluate(b, priority=prio)
+            order.append(tag)
+
+        first = asyncio.create_task(ask(chess.Board(), 5, "first"))
+        await asyncio.sleep(0)
+        backfill = [asyncio.create_task(ask(b, 5, f"b{i}")) for i, b in enumerate(boards)]
+        await asyncio.sleep(0)
+        urgent = asyncio.create_task(
+            ask(chess.Board("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"), 0, "urgent")
+        )
+        await asyncio.gather(first, urgent, *backfill)
+    assert order[:2] == ["first", "urgent"]
+    assert order[2:] == [f"b{i}" for i in range(10)]  # FIFO within a priority
+
+
+async def test_finished_positions_need_no_engine(stockfish: str) -> None:
+    mated_white = chess.Board()
+    for m in ["f2f3", "e7e5", "g2g4", "d8h4"]:
+        mated_white.push_uci(m)
+    mated_black = chess.Board("r1bqkb1r/pppp1Qpp/2n2n2/4p3/2B1P3/8/PPPP1PPP/RNB1K1NR b KQkq - 0 4")
+    stalemate = chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")
+    bare_kings = chess.Board("8/8/4k3/8/8/4K3/8/8 w - - 0 1")
+    async with EnginePool(stockfish, workers=1, limit=SearchLimit(depth=6)) as pool:
+        assert (await pool.evaluate(mated_white)).cp == -3900
+        assert (await pool.evaluate(mated_black)).cp == 3900
+        assert (await pool.evaluate(stalemate)).cp == 0
+        assert (await pool.evaluate(bare_kings)).cp == 0
+        assert pool.stats.searches == 0
+        assert pool.stats.terminal == 4
+        # A mate the engine finds is clipped to +/-3900 with the mate kept.
+        mate_in_one = chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
+        ev = await pool.evaluate(mate_in_one)
+        assert ev.mate == 1 and ev.cp == white_score(mate=1) == 3900
+        with pytest.raises(ValueError, match="invalid position"):
+            await pool.evaluate(chess.Board("8/8/8/8/8/8/8/4K3 w - - 0 1"))
+
+
+async def test_same_position_in_flight_is_searched_once(stockfish: str) -> None:
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    async with EnginePool(stockfish, workers=2, limit=SearchLimit(depth=DEPTH)) as pool:
+        results = await asyncio.gather(*(pool.evaluate(board.copy()) for _ in range(5)))
+    assert len(set(results)) == 1
+    assert pool.stats.searches == 1
+    assert pool.stats.shared == 4
+
+
+async def test_cache_hit_skips_the_engine_and_survives_reopen(
+    stockfish: str, tmp_path: Path, tata_games: list[chess.pgn.Game]
+) -> None:
+    path = tmp_path / "evals.sqlite"
+    boards = some_positions(tata_games[0], every=9)
+    unique = len({b.fen() for b in boards})
+    limit = SearchLimit(depth=DEPTH)
+    cache = EvalCache(path)
+    async with EnginePool(stockfish, workers=2, limit=limit, cache=cache) as pool:
+        first = [await pool.evaluate(b) for b in boards]
+        assert pool.stats.searches == unique
+        again = [await pool.evaluate(b) for b in boards]
+        assert pool.stats.searches == unique  # no engine call the second time
+        assert pool.stats.cache_hits == len(boards)
+    cache.close()
+    assert again == first
+
+    reopened = EvalCache(path)
+    assert len(reopened) == unique
+    async with EnginePool(stockfish, workers=1, limit=limit, cache=reopened) as pool:
+        third = [await pool.evaluate(b) for b in boards]
+        assert pool.stats.searches == 0
+    assert third == first
+
+    # Another limit is another key: never answered from depth-8 rows.
+    async with EnginePool(stockfish, workers=1, limit=SearchLimit(depth=6), cache=reopened) as p6:
+        await p6.evaluate(boards[1])
+        assert p6.stats.searches == 1 and p6.stats.cache_hits == 0
+    reopened.close()
+
+
+async def test_describe_and_engine_key(stockfish: str) -> None:
+    async with EnginePool(stockfish, workers=1, limit=SearchLimit(depth=7), hash_mb=8) as pool:
+        assert pool.describe() == f"{pool.engine_name} depth 7"
+        assert pool.engine_key == f"{pool.engine_name}|depth 7|hash=8|threads=1|deterministic=1"
+        assert len(pool.pids()) == 1
+    assert SearchLimit.of(nodes=5000).describe() == "nodes 5000"
+    assert SearchLimit.of().describe() == "depth 12"
+    with pytest.raises(ValueError):
+        SearchLimit(depth=None, nodes=None)
