@@ -235,6 +235,13 @@ def _same_player(a: PlayerInfo, b: PlayerInfo) -> bool:
     return na == nb and na not in _UNKNOWN_NAMES
 
 
+def _player_match(a: PlayerInfo, b: PlayerInfo) -> int:
+    """2: the same known player; 1: one of them unknown (not yet entered); 0: different."""
+    if not _known(a) or not _known(b):
+        return 1
+    return 2 if _same_player(a, b) else 0
+
+
 def board_slug(text: str, limit: int = 40) -> str:
     """Lowercase ASCII letters, digits and single ``-``; at most ``limit`` chars."""
     t = unicodedata.normalize("NFKD", text)
@@ -907,38 +914,34 @@ class Tournament:
             if found is not None:
                 return found
         rnd, board_no = _round_board(snap)
-        if _known(snap.white) or _known(snap.black):
-            candidates = [
-                g
-                for g in self.boards.values()
-                if g.source == src
-                and g.round == rnd
-                and _same_player(g.white, snap.white)
-                and _same_player(g.black, snap.black)
-                and not (snap.game_id and g.game_id and g.game_id != snap.game_id)
-            ]
-            if not candidates:
-                return None
-            for g in candidates:
-                if g.board == board_no:
-                    return g.board_id
-            if len(candidates) == 1 or board_no is None:
-                return candidates[0].board_id
-            # The same pairing twice in one round (tiebreak games) on another board.
-            return None
-        if board_no is None:
-            return None
+        best: tuple[int, bool] | None = None
+        best_id: str | None = None
+        full: list[BoardGame] = []
         for g in self.boards.values():
-            if (
-                g.source == src
-                and g.round == rnd
-                and g.board == board_no
-                and not _known(g.white)
-                and not _known(g.black)
-                and not (snap.game_id and g.game_id and g.game_id != snap.game_id)
-            ):
-                return g.board_id
-        return None
+            if g.source != src:
+                continue
+            if rnd is not None and g.round is not None and g.round != rnd:
+                continue
+            if snap.game_id and g.game_id and g.game_id != snap.game_id:
+                continue
+            w = _player_match(g.white, snap.white)
+            b = _player_match(g.black, snap.black)
+            if w == 0 or b == 0:
+                continue
+            same_board = board_no is not None and g.board == board_no
+            if w + b == 2 and not same_board:
+                continue  # nobody known on either side: only the board number can tell
+            if w + b == 4:
+                full.append(g)
+            score = (w + b, same_board)
+            if best is None or score > best:
+                best, best_id = score, g.board_id
+        if best is None:
+            return None
+        if best[0] == 4 and not best[1] and len(full) > 1 and board_no is not None:
+            # The same pairing twice in one round (tiebreak games), none on this board.
+            return None
+        return best_id
 
     def _new_id(self, snap: GameSnapshot) -> str:
         src = board_slug(snap.source, 24)
