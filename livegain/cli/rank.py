@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     out = console()
     show(
-        f"Maximum-likelihood ranking from {path.name}",
+        f"Maximum-likelihood ranking from {path.name} (gammas have mean 0)",
         ["player", "rank", "gamma", "SE", "games", "W", "D", "L"],
         rows,
     )
@@ -218,10 +218,10 @@ def run(args: argparse.Namespace) -> int:
         if args.fix_alpha is not None
         else f"alpha = {fit.alpha:.6f} (SE {fit.alpha_se:.4f})"
     )
+    out.print(f"{alpha}; log-likelihood = {fit.log_likelihood:.6f}")
     out.print(
-        f"{alpha}; log-likelihood = {fit.log_likelihood:.6f}; "
-        f"gradient norm = {fit.gradient_norm:.1e}; "
-        f"largest Hessian eigenvalue = {fit.max_hessian_eigenvalue:.3f} (< 0: a maximum)"
+        f"gradient norm = {fit.gradient_norm:.1e}; largest Hessian eigenvalue = "
+        f"{fit.max_hessian_eigenvalue:.3f} (< 0: a maximum)"
     )
     if skipped:
         out.print(f"skipped {skipped} unfinished or unnamed game(s)")
