@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from livegain.cli._common import CliError, console, print_json, table
 from livegain.core import elo
@@ -188,7 +188,7 @@ def _games(args: argparse.Namespace) -> tuple[list[float], list[float]]:
 
 def run_expected(args: argparse.Namespace) -> int:
     diff = args.rating_a - args.rating_b
-    per_model = {m: elo.expected(diff, cast(elo.Model, m)) for m in elo.MODELS}
+    per_model = {m: elo.expected(diff, m) for m in elo.MODELS}
     chosen = per_model[args.model]
     if args.json:
         print_json(
@@ -230,7 +230,7 @@ def run_diff(args: argparse.Namespace) -> int:
             f"fractional score {fraction:g} must lie strictly between 0 and 1 "
             "(a 0 % or 100 % score implies an infinite difference)"
         )
-    per_model = {m: elo.diff_from_expected(fraction, cast(elo.Model, m)) for m in elo.MODELS}
+    per_model = {m: elo.diff_from_expected(fraction, m) for m in elo.MODELS}
     if args.json:
         print_json(
             {
@@ -345,10 +345,7 @@ def run_change(args: argparse.Namespace) -> int:
 
 def run_performance(args: argparse.Namespace) -> int:
     opponents, scores = _games(args)
-    every = {
-        m: elo.performance_rating(opponents, scores, cast(elo.PerformanceMethod, m))
-        for m in elo.PERFORMANCE_METHODS
-    }
+    every = {m: elo.performance_rating(opponents, scores, m) for m in elo.PERFORMANCE_METHODS}
     perf = every[args.method]
     if args.json:
         print_json(

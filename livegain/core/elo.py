@@ -32,7 +32,7 @@ from typing import Literal, get_args
 from scipy.special import erf, erfinv
 
 Model = Literal["logistic", "normal", "log", "log2"]
-MODELS: tuple[str, ...] = get_args(Model)
+MODELS: tuple[Model, ...] = get_args(Model)
 
 SIGMA = 200.0
 """Elo's standard deviation of one player's performance."""
@@ -272,7 +272,7 @@ FIDE_DP_TABLE: tuple[int, ...] = (
 """``FIDE_DP_TABLE[i]`` is dp for p = 0.50 + i/100 (i = 0..50)."""
 
 PerformanceMethod = Literal["fide", "normal", "linear"]
-PERFORMANCE_METHODS: tuple[str, ...] = get_args(PerformanceMethod)
+PERFORMANCE_METHODS: tuple[PerformanceMethod, ...] = get_args(PerformanceMethod)
 PERFORMANCE_LIMIT = 800.0
 
 

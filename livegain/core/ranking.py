@@ -333,7 +333,8 @@ def fit_ranking(
     g_red, h_red = restrict(grad_full, hess_full)
     eig = np.linalg.eigvalsh(h_red)
     grad_norm = float(np.linalg.norm(g_red))
-    if not np.all(np.isfinite(res.x)) or grad_norm > 1e-4 * max(1.0, float(data.w.sum())):
+    total_games = float((data.w + data.d + data.lo).sum())
+    if not np.all(np.isfinite(res.x)) or grad_norm > 1e-6 * max(1.0, total_games):
         raise RankingError(f"the maximisation did not converge (gradient norm {grad_norm:.3g})")
     max_eig = float(eig.max())
     if max_eig >= 0:

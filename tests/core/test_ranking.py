@@ -335,3 +335,36 @@ def test_equal_results_share_a_rank() -> None:
                 assert ranks[a] == ranks[b]
                 assert fit.gamma(a) == pytest.approx(fit.gamma(b), abs=1e-6)
     assert sorted(ranks.values())[0] == 1
+
+
+@st.composite
+def random_results(draw: st.DrawFn) -> list[PairResult]:
+    m = draw(st.integers(min_value=2, max_value=6))
+    out = []
+    for i in range(m):
+        for j in range(i + 1, m):
+            if draw(st.booleans()):
+                w, d, lo = (draw(st.integers(0, 5)) for _ in range(3))
+                out.append(PairResult(f"p{i}", f"p{j}", w, d, lo))
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(random_results())
+def test_any_results_give_a_checked_maximum_or_a_reason(results: list[PairResult]) -> None:
+    try:
+        fit = fit_ranking(results)
+    except RankingError as exc:
+        assert str(exc)
+        return
+    assert fit.gradient_norm < 1e-4
+    assert fit.max_hessian_eigenvalue < 0
+    assert sum(p.gamma for p in fit.players) == pytest.approx(0.0, abs=1e-9)
+    # No other parameter value does better: nudging any coordinate lowers the likelihood.
+    gammas = {p.name: p.gamma for p in fit.players}
+    for name in gammas:
+        for step in (-1e-3, 1e-3):
+            moved = dict(gammas, **{name: gammas[name] + step})
+            assert log_likelihood(results, fit.alpha, moved) <= fit.log_likelihood + 1e-9
+    for step in (-1e-3, 1e-3):
+        assert log_likelihood(results, fit.alpha + step, gammas) <= fit.log_likelihood + 1e-9
