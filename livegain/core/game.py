@@ -479,10 +479,12 @@ class BoardGame:
     def ledger(self) -> GameLedger:
         return self._ledger
 
-    def ply_info(self, ply: int) -> PlyInfo:
+    def ply_info(self, ply: int, gains: list[int] | None = None) -> PlyInfo:
+        """Move ``ply`` (1-based) as it stands; ``gains``: the ledger's, if already at hand."""
         p = self._plies[ply - 1]
         ev = self._evals.get(ply)
-        gains = self._ledger.gains
+        if gains is None:
+            gains = self._ledger.gains
         return PlyInfo(
             ply=ply,
             san=p.san,
@@ -496,7 +498,8 @@ class BoardGame:
         )
 
     def moves(self) -> list[PlyInfo]:
-        return [self.ply_info(k) for k in range(1, len(self._plies) + 1)]
+        gains = self._ledger.gains
+        return [self.ply_info(k, gains) for k in range(1, len(self._plies) + 1)]
 
     def perceived(self, color: Color) -> PerceivedRating | None:
         """Algorithm 4 over the contiguous evaluated prefix; None before the player's first move."""

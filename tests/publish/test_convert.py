@@ -1,0 +1,209 @@
+"""Core state -> wire schema: snapshots, summaries, and updates that a client can fold."""
+
+from __future__ import annotations
+
+import zlib
+
+import chess
+
+from livegain.core.evaluation import Evaluation
+from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.game import BoardUpdate, Tournament
+from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.wdl import wdl_from_cp
+from livegain.publish import convert, schema
+
+MOVES = [
+    "d4",
+    "Nf6",
+    "c4",
+    "e6",
+    "Nc3",
+    "Bb4",
+    "e3",
+    "O-O",
+    "Bd3",
+    "d5",
+    "Nf3",
+    "c5",
+    "O-O",
+    "Nc6",
+    "a3",
+    "Bxc3",
+    "bxc3",
+    "dxc4",
+    "Bxc4",
+    "Qc7",
+]
+ENGINE = "Stockfish 15.1 depth 8"
+
+
+def ev_of(fen: str, wdl: bool = False) -> Evaluation:
+    cp = zlib.crc32(fen.encode()) % 301 - 150
+    board = chess.Board(fen)
+    best = sorted(m.uci() for m in board.legal_moves)[0] if not board.is_game_over() else None
+    return Evaluation(cp=cp, depth=8, best=best, wdl=(300, 500, 200) if wdl else None)
+
+
+def snap(moves: list[str], **kw: object) -> GameSnapshot:
+    args: dict[str, object] = {
+        "source": "lcc",
+        "white": PlayerInfo("Kasparov, Garry", title="GM", federation="RUS", rating=2812),
+        "black": PlayerInfo("Karpov, Anatoly", title="GM", federation="RUS", rating=2725),
+        "moves": tuple(moves),
+        "clocks": tuple(7200 - 10 * k for k in range(len(moves))),
+        "event": "World Championship",
+        "round": "16",
+        "board": 1,
+    }
+    args.update(kw)
+    return GameSnapshot(**args)  # type: ignore[arg-type]
+
+
+def fold(state: schema.BoardState, updates: list[schema.Update]) -> dict[str, object]:
+    """What a client holds after applying ``updates`` to a snapshot, as the protocol says."""
+    moves = list(state.moves)
+    wt, bt = list(state.white_trace), list(state.black_trace)
+    cur: dict[str, object] = {}
+    seq = state.seq
+    for u in updates:
+        assert u.seq == seq + 1, "no gaps in seq"
+        seq = u.seq
+        if u.truncate_to is not None:
+            moves = moves[: u.truncate_to]
+            wt = [p for p in wt if p.ply <= u.truncate_to]
+            bt = [p for p in bt if p.ply <= u.truncate_to]
+        if u.ply is not None:
+            if u.ply.ply <= len(moves):
+                moves[u.ply.ply - 1] = u.ply
+            else:
+                assert u.ply.ply == len(moves) + 1
+                moves.append(u.ply)
+        wt += u.white_points
+        bt += u.black_points
+        cur = {
+            "fen": u.fen,
+            "eval": u.eval,
+            "white_perceived": u.white_perceived,
+            "black_perceived": u.black_perceived,
+            "head_to_head": u.head_to_head,
+            "clocks": u.clocks,
+            "result": u.result,
+            "status": u.status,
+        }
+    return {"moves": moves, "white_trace": wt, "black_trace": bt, "seq": seq, **cur}
+
+
+def expect(state: schema.BoardState) -> dict[str, object]:
+    return {
+        k: getattr(state, k)
+        for k in (
+            "moves",
+            "white_trace",
+            "black_trace",
+            "seq",
+            "fen",
+            "eval",
+            "white_perceived",
+            "black_perceived",
+            "head_to_head",
+            "clocks",
+            "result",
+            "status",
+        )
+    }
+
+
+def test_updates_folded_by_a_client_give_the_snapshot() -> None:
+    t = Tournament(PAPER_ENGINE_RATING)
+    first = t.apply(snap(MOVES[:4]))
+    bid = first.board_id
+    assert bid is not None
+    game = t.board(bid)
+    start = convert.board_state(game, engine=ENGINE)
+    core: list[BoardUpdate] = []
+
+    def evaluate(pick: str) -> None:
+        reqs = t.pending()
+        chosen = reqs if pick == "all" else [r for r in reqs if r.priority == 0]
+        for r in chosen:
+            core.extend(t.record_eval(r.board_id, r.ply, r.fen, ev_of(r.fen)))
+
+    evaluate("latest")
+    core.extend(t.apply(snap(MOVES[:10])).updates)
+    evaluate("latest")
+    evaluate("all")
+    core.extend(t.apply(snap(MOVES[:12])).updates)
+    evaluate("latest")
+    # a correction: 4...O-O rewritten as 4...Ne4, then the right moves again
+    core.extend(t.apply(snap([*MOVES[:7], "Ne4", "Qc2"])).updates)
+    evaluate("latest")
+    core.extend(t.apply(snap(MOVES[:16], result="*")).updates)
+    evaluate("all")
+    core.extend(t.apply(snap(MOVES, result="1-0")).updates)
+    evaluate("all")
+    wire = [convert.update(u) for u in core]
+    assert [u.seq for u in wire] == list(range(start.seq + 1, start.seq + 1 + len(wire)))
+    final = convert.board_state(game, engine=ENGINE)
+    assert fold(start, wire) == expect(final)
+    assert any(u.truncate_to == 7 for u in wire)
+    assert final.status == "finished" and final.result == "1-0"
+    assert all(p.gain is not None and p.eval is not None for p in final.moves)
+
+
+def test_board_state_fields() -> None:
+    t = Tournament(PAPER_ENGINE_RATING)
+    bid = t.apply(snap(MOVES[:6])).board_id
+    assert bid is not None
+    for r in t.pending():
+        t.record_eval(r.board_id, r.ply, r.fen, ev_of(r.fen, wdl=r.ply == 6))
+    game = t.board(bid)
+    state = convert.board_state(game, engine=ENGINE)
+    assert state.board_id == "lcc-r16-b1"
+    assert (state.tournament, state.round, state.board) == ("World Championship", "16", 1)
+    assert state.white.title == "GM" and state.black.rating == 2725
+    assert state.start_fen is None and state.status == "live" and state.result == "*"
+    assert state.engine == ENGINE and state.engine_rating == PAPER_ENGINE_RATING
+    assert state.seq == game.seq and state.errors == 0
+    assert [m.san for m in state.moves] == MOVES[:6]
+    assert [m.color for m in state.moves[:2]] == ["white", "black"]
+    assert state.moves[0].uci == "d2d4" and state.moves[0].clock == 7200
+    assert state.clocks == schema.Clocks(white=7160, black=7150, running="white")
+    # Engine WDL is passed through; otherwise the win-chance model fills it in.
+    assert state.eval is not None and state.eval.wdl == schema.Wdl(win=300, draw=500, loss=200)
+    m1 = state.moves[0].eval
+    assert m1 is not None and m1.wdl is not None
+    assert (m1.wdl.win, m1.wdl.draw, m1.wdl.loss) == wdl_from_cp(m1.cp)
+    # Best moves are shown in SAN.
+    board = chess.Board(game.fen_at(1))
+    uci = sorted(m.uci() for m in board.legal_moves)[0]
+    assert m1.best == board.san(chess.Move.from_uci(uci))
+    assert len(state.white_trace) == 3 and len(state.black_trace) == 3
+    assert state.white_perceived is not None and state.white_perceived.moves == 3
+    assert state.head_to_head is not None
+    assert state.head_to_head.white_expected + state.head_to_head.black_expected == 1.0
+    # Round trip through JSON, as the server sends it.
+    again = schema.Snapshot.model_validate_json(schema.Snapshot(state=state).model_dump_json())
+    assert again.state == state
+
+
+def test_summary_and_custom_start() -> None:
+    t = Tournament(PAPER_ENGINE_RATING)
+    fen = "8/8/4k3/8/8/3K4/4P3/8 w - - 0 1"
+    bid = t.apply(snap(["e4", "Kd6"], initial_fen=fen, clocks=())).board_id
+    assert bid is not None
+    game = t.board(bid)
+    summary = convert.board_summary(game)
+    assert summary.plies == 2 and summary.eval is None and summary.white_perceived is None
+    state = convert.board_state(game, engine=ENGINE)
+    assert state.start_fen == fen and state.clocks.white is None
+    assert convert.best_san("e2e5", fen) is None  # not legal there: dropped, no crash
+    assert convert.best_san(None, fen) is None
+
+
+def test_error_count_reaches_the_wire() -> None:
+    t = Tournament(PAPER_ENGINE_RATING)
+    a = t.apply(snap([*MOVES[:3], "Qxf7#"]))
+    assert a.board_id is not None
+    state = convert.board_state(t.board(a.board_id), engine=ENGINE)
+    assert state.errors == 1 and len(state.moves) == 3
