@@ -457,7 +457,9 @@ class Service:
                 log.exception("store_failed", board_id=bid, error=str(exc))
         if applied.new_board:
             log.info("board_added", board_id=bid, white=snap.white.name, black=snap.black.name)
-        self._publish_board(bid, list(applied.updates), new=applied.new_board)
+        # New players, event or round: subscribers get a whole new snapshot.
+        whole = applied.new_board or applied.info_changed
+        self._publish_board(bid, list(applied.updates), new=whole)
         # Finished positions are scored without the engine: this may already
         # have produced evaluations; the scheduler takes the rest.
         self._wake.set()
