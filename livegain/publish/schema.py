@@ -15,7 +15,7 @@ times are seconds (clocks) or epoch milliseconds (``*_ms``); plies count from 1
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -251,7 +251,7 @@ ClientMessage = Annotated[Subscribe | Unsubscribe | Ping, Field(discriminator="t
 # JSON Schema export: python -m livegain.publish.schema [--check] [DIR]
 # --------------------------------------------------------------------------
 
-SCHEMA_FILES: dict[str, object] = {
+SCHEMA_FILES: dict[str, Any] = {
     "server-message.schema.json": ServerMessage,
     "client-message.schema.json": ClientMessage,
     "board-state.schema.json": BoardState,
