@@ -152,6 +152,9 @@ function renderPlayer(color) {
   const value = byTestId(root, `${color}-perceived`);
   value.dataset.value = per ? String(per.rating) : "";
   value.dataset.bounded = per && per.bounded ? "true" : "false";
+  let bound = "";
+  if (per && per.bounded) bound = per.difference < 0 ? "≤" : "≥";
+  setText(root, `${color}-perceived-bound`, bound);
   setText(root, `${color}-perceived`, per ? rating(per.rating) : DASH);
   setText(root, `${color}-perceived-low`, per ? rating(per.low) : DASH);
   setText(root, `${color}-perceived-high`, per ? rating(per.high) : DASH);
@@ -198,8 +201,15 @@ function renderH2h() {
   byTestId(root, "h2h-white").dataset.value = h ? String(h.white_expected) : "";
   byTestId(root, "h2h-black").dataset.value = h ? String(h.black_expected) : "";
   byTestId(root, "h2h-fill").style.width = `${((h ? h.white_expected : 0.5) * 100).toFixed(1)}%`;
-  setText(root, "h2h-diff", h ? `${signed(h.difference)} for White` : DASH);
-  setText(root, "h2h-interval", h ? `95% ${signed(h.low)} … ${signed(h.high)}` : "");
+  const diff = byTestId(root, "h2h-diff");
+  diff.dataset.value = h ? String(h.difference) : "";
+  if (!h) diff.textContent = DASH;
+  else if (Math.round(h.difference) === 0) diff.textContent = "Level: 0 Elo";
+  else {
+    const leader = h.difference > 0 ? "White" : "Black";
+    diff.textContent = `${leader} +${Math.round(Math.abs(h.difference))} Elo`;
+  }
+  setText(root, "h2h-interval", h ? `(95% ${signed(h.low)} … ${signed(h.high)} for White)` : "");
 }
 
 function renderLastMove() {

@@ -134,7 +134,7 @@ function playerRow(color, s) {
     el("span", { class: "elo", testid: `${color}-rating` }, p.rating ?? ""),
   );
   const perc = el("div", { class: "perc live-value", "data-widget": "perceived" });
-  const value = el("span", { testid: `${color}-perceived` }, per ? rating(per.rating) : DASH);
+  const value = el("span", { class: "v", testid: `${color}-perceived` }, per ? rating(per.rating) : DASH);
   value.dataset.value = per ? String(per.rating) : "";
   perc.append(value);
   if (per && p.rating) {
@@ -154,9 +154,7 @@ function card(s, entry) {
   c.dataset.boardId = s.board_id;
   c.dataset.live = live ? "true" : "false";
   c.append(el("div", { class: "no", testid: "board-no" }, s.board ?? ""));
-  const players = el("div", { class: "players" });
-  players.append(playerRow("white", s), playerRow("black", s));
-  c.append(players);
+  c.append(playerRow("white", s), playerRow("black", s));
   const { ev, pending } = st ? displayEval(st) : { ev: s.eval, pending: false };
   const bar = el("div", { class: "bar live-value", "data-widget": "eval", testid: "eval-bar" });
   bar.dataset.pending = pending ? "true" : "false";
@@ -183,8 +181,10 @@ function render() {
   const rounds = [...new Set(list.map((s) => s.round).filter(Boolean))];
   setText(root, "round", rounds.length === 1 ? `Round ${rounds[0]}` : "");
   setText(root, "board-count", `${list.length} board${list.length === 1 ? "" : "s"}`);
-  const n = cols > 0 ? cols : list.length > 12 ? 3 : list.length > 4 ? 2 : 1;
+  const n = cols > 0 ? cols : list.length > 24 ? 3 : list.length > 8 ? 2 : 1;
   grid.style.setProperty("--cols", String(n));
+  // one board per row, filling the screen, while there are few boards
+  grid.dataset.rows = n === 1 && list.length <= 8 ? "fill" : "auto";
   grid.replaceChildren(...list.map((s) => card(s, boards.get(s.board_id))));
   applyWidgetParams(grid);
   byTestId(root, "boards-empty").hidden = list.length > 0;

@@ -152,14 +152,13 @@ export function playerName(p) {
   return p && p.name ? p.name : "?";
 }
 
-/** White's share of the eval bar, 0..1: WDL expectation when present, else logistic. */
+/**
+ * White's share of the eval bar, 0..1, from the centipawn score (the usual logistic
+ * win-chance curve of broadcast eval bars); a mate fills the bar.
+ */
 export function whiteShare(ev) {
   if (!ev) return 0.5;
   if (ev.mate !== null && ev.mate !== undefined) return ev.mate >= 0 ? 1 : 0;
-  if (ev.wdl) {
-    const total = ev.wdl.win + ev.wdl.draw + ev.wdl.loss || 1000;
-    return (ev.wdl.win + ev.wdl.draw / 2) / total;
-  }
   return 1 / (1 + Math.exp(-0.00368208 * ev.cp));
 }
 

@@ -125,8 +125,18 @@ export function drawTrace(container, state) {
         .reverse()
         .map((p) => `${x(p.ply).toFixed(1)},${y(p.low).toFixed(1)}`);
       g.append(svg("path", { class: "band", d: `M${upper.join("L")}L${lower.join("L")}Z` }));
-      const line = pts.map((p) => `${x(p.ply).toFixed(1)},${y(p.rating).toFixed(1)}`);
-      g.append(svg("path", { class: "line", d: `M${line.join("L")}` }));
+      // solid where both ends are real estimates, dashed where a clamped (p = 0 or 1) point is involved
+      for (let i = 1; i < pts.length; i++) {
+        const a = pts[i - 1];
+        const b = pts[i];
+        const provisional = a.bounded || b.bounded;
+        g.append(
+          svg("path", {
+            class: provisional ? "line provisional" : "line",
+            d: `M${x(a.ply).toFixed(1)},${y(a.rating).toFixed(1)}L${x(b.ply).toFixed(1)},${y(b.rating).toFixed(1)}`,
+          }),
+        );
+      }
       for (const p of pts) {
         const out = p.bounded || p.rating < lo || p.rating > hi;
         g.append(

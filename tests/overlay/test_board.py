@@ -1,0 +1,208 @@
+"""The board overlay against a real ``livegain serve`` fed by a replay.
+
+The page must show what the server says: the test connects its own WebSocket
+client, subscribes to the same board and compares the DOM with the server's
+latest ``update`` and with a fresh ``snapshot``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from ._live import XSS_NAME, ReplayThread, Serve, WsWatcher, board_id_of, fresh_state, wait_until
+
+pytestmark = [pytest.mark.browser, pytest.mark.engine, pytest.mark.slow]
+
+MINUS = "\u2212"
+
+
+def js_round(x: float) -> int:
+    """JavaScript's Math.round (halves go up), which the page uses."""
+    return math.floor(x + 0.5)
+
+
+def signed(x: float, digits: int = 0) -> str:
+    """The page's signed-number format (a real minus sign, no "+0")."""
+    r = round(x, digits) if digits else js_round(x)
+    if r == 0:
+        return f"{0:.{digits}f}"
+    return ("+" if r > 0 else MINUS) + f"{abs(r):.{digits}f}"
+
+
+def eval_text(ev: dict[str, Any]) -> str:
+    if ev.get("mate") is not None:
+        m = ev["mate"]
+        return "#" if m == 0 else f"#{m}" if m > 0 else f"#{MINUS}{abs(m)}"
+    return signed(ev["cp"] / 100, 2)
+
+
+def clock_text(s: int) -> str:
+    h, rest = divmod(s, 3600)
+    m, sec = divmod(rest, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+def points(page: Any, color: str) -> int:
+    return int(page.locator(f'[data-testid="trace-{color}-point"]').count())
+
+
+def expect_matches_state(page: Any, state: dict[str, Any]) -> None:
+    """Every value the overlay shows equals the server's."""
+    for color in ("white", "black"):
+        player = state[color]
+        expect(page.get_by_test_id(f"{color}-name")).to_have_text(player["name"])
+        expect(page.get_by_test_id(f"{color}-rating")).to_have_text(str(player["rating"]))
+        if player.get("title"):
+            expect(page.get_by_test_id(f"{color}-title")).to_have_text(player["title"])
+        per = state[f"{color}_perceived"]
+        value = page.get_by_test_id(f"{color}-perceived")
+        expect(value).to_have_text(str(js_round(per["rating"])))
+        assert float(value.get_attribute("data-value") or "nan") == pytest.approx(per["rating"])
+        expect(page.get_by_test_id(f"{color}-perceived-low")).to_have_text(
+            str(js_round(per["low"]))
+        )
+        expect(page.get_by_test_id(f"{color}-perceived-high")).to_have_text(
+            str(js_round(per["high"]))
+        )
+        diff = per["rating"] - player["rating"]
+        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text(
+            f"{signed(diff)} vs FIDE"
+        )
+        trace = state[f"{color}_trace"]
+        expect(page.locator(f'[data-testid="trace-{color}-point"]')).to_have_count(len(trace))
+        plies = [
+            int(p.get_attribute("data-ply") or -1)
+            for p in page.locator(f'[data-testid="trace-{color}-point"]').all()
+        ]
+        assert plies == [p["ply"] for p in trace]
+        clock = state["clocks"][color]
+        if clock is not None:
+            expect(page.get_by_test_id(f"{color}-clock")).to_have_text(clock_text(clock))
+
+    ev = state["eval"]
+    cp = page.get_by_test_id("eval-cp")
+    expect(cp).to_have_attribute("data-cp", str(ev["cp"]))
+    expect(cp).to_have_text(eval_text(ev))
+    if ev.get("wdl"):
+        for k in ("win", "draw", "loss"):
+            expect(page.get_by_test_id(f"wdl-{k}")).to_have_attribute(
+                "data-permille", str(ev["wdl"][k])
+            )
+
+    h2h = state["head_to_head"]
+    if h2h is not None:
+        expect(page.get_by_test_id("h2h-white")).to_have_text(f"{h2h['white_expected']:.2f}")
+        expect(page.get_by_test_id("h2h-black")).to_have_text(f"{h2h['black_expected']:.2f}")
+
+    last = state["moves"][-1]
+    number = (last["ply"] + 1) // 2
+    prefix = f"{number}." if last["ply"] % 2 == 1 else f"{number}\u2026"
+    expect(page.get_by_test_id("last-move")).to_have_text(f"{prefix} {last['san']}")
+    expect(page.get_by_test_id("last-move-gain")).to_have_attribute("data-value", str(last["gain"]))
+    big = last["gain"] <= -100
+    expect(page.get_by_test_id("last-move-box")).to_have_attribute(
+        "data-severity", "big-loss" if big else ("loss" if last["gain"] <= -50 else "")
+    )
+
+
+def test_board_overlay_follows_the_replay_ply_by_ply(
+    live_round: tuple[Serve, ReplayThread], page_factory: Any
+) -> None:
+    serve, replay = live_round
+    bid = board_id_of(serve, "Fischer, Robert J.")
+    watcher = WsWatcher(serve.ws_url, [bid])
+    try:
+        page = page_factory()
+        page.goto(f"{serve.url}/overlay/board?board={bid}")
+        expect(page.get_by_test_id("status")).to_have_attribute("data-state", "live")
+        expect(page.get_by_test_id("white-name")).to_have_text("Fischer, Robert J.")
+        expect(page.get_by_test_id("black-name")).to_have_text("Spassky, Boris V.")
+
+        index = next(
+            i for i, g in enumerate(replay.replay.games) if g.full.white.name.startswith("Fischer")
+        )
+        seen = 0
+        while not replay.replay.finished:
+            replay.advance(1)
+            revealed = replay.replay.revealed[index]
+            if revealed == seen:
+                continue
+            seen = revealed
+            # one trace point per ply, for the player who moved, once it is evaluated
+            wait_until(
+                lambda n=revealed: points(page, "white") + points(page, "black") == n,
+                30,
+                f"{revealed} trace points on the page",
+            )
+            assert points(page, "white") == (revealed + 1) // 2
+            assert points(page, "black") == revealed // 2
+        total = len(replay.replay.games[index].full.moves)
+        assert seen == total
+
+        # The DOM equals the server's latest update ...
+        def final_update() -> dict[str, Any] | None:
+            u = watcher.last_update(bid)
+            if not u or not u["white_perceived"] or not u["black_perceived"]:
+                return None
+            counted = u["white_perceived"]["moves"] + u["black_perceived"]["moves"]
+            return u if counted == total else None
+
+        update = wait_until(final_update, 20, "the update that evaluates the last ply")
+        for color in ("white", "black"):
+            per = update[f"{color}_perceived"]
+            value = page.get_by_test_id(f"{color}-perceived")
+            expect(value).to_have_attribute("data-value", str(per["rating"]).removesuffix(".0"))
+            expect(value).to_have_text(str(js_round(per["rating"])))
+
+        # ... and every value equals a fresh snapshot of the board.
+        state = fresh_state(serve.ws_url, bid)
+        assert state["seq"] >= update["seq"]
+        expect_matches_state(page, state)
+        expect(page.get_by_test_id("result")).to_have_text(state["result"])
+    finally:
+        watcher.close()
+
+
+def test_widgets_and_layouts_from_url_parameters(
+    live_round: tuple[Serve, ReplayThread], page_factory: Any
+) -> None:
+    serve, _replay = live_round
+    bid = board_id_of(serve, "Polgar, Judit")
+    page = page_factory()
+    page.goto(f"{serve.url}/overlay/board?board={bid}&show=players,eval&theme=light")
+    expect(page.get_by_test_id("white-name")).to_have_text("Polgar, Judit")
+    assert page.evaluate("document.body.dataset.theme") == "light"
+    expect(page.get_by_test_id("eval-bar")).to_be_visible()
+    expect(page.get_by_test_id("trace")).to_be_hidden()
+    expect(page.get_by_test_id("h2h")).to_be_hidden()
+
+    page.goto(f"{serve.url}/overlay/board?board={bid}&layout=lower-third&bg=transparent&hide=h2h")
+    expect(page.get_by_test_id("white-name")).to_have_text("Polgar, Judit")
+    assert page.evaluate("document.body.dataset.layout") == "lower-third"
+    bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert bg in ("rgba(0, 0, 0, 0)", "transparent")
+    expect(page.get_by_test_id("h2h")).to_be_hidden()
+    expect(page.get_by_test_id("trace")).to_be_hidden()  # not in the lower third by default
+    expect(page.get_by_test_id("last-move-box")).to_be_visible()
+
+
+def test_hostile_player_name_renders_as_text(
+    live_round: tuple[Serve, ReplayThread], page_factory: Any
+) -> None:
+    serve, replay = live_round
+    replay.advance(replay.total_plies)
+    bid = board_id_of(serve, XSS_NAME)
+    page = page_factory()
+    page.goto(f"{serve.url}/overlay/board?board={bid}")
+    expect(page.get_by_test_id("white-name")).to_have_text(XSS_NAME)
+    expect(page.get_by_test_id("trace-white-label")).to_have_text(XSS_NAME)
+    assert page.locator("img").count() == 0
+    for path in ("/overlay/boards", "/"):
+        page.goto(serve.url + path)
+        expect(page.get_by_text(XSS_NAME, exact=True).first).to_be_visible()
+        assert page.locator("main img, .wrap img").count() == 0
+    # page_factory fails the test if an alert() or a page error happened

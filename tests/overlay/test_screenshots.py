@@ -1,0 +1,145 @@
+"""Screenshots of every overlay page at broadcast size, from a live replay of a
+real round (Tata Steel Masters 2022, round 1, when the shared data is present).
+
+They land in artifacts/overlays/ (the current ones are kept in docs/overlays/).
+The test also checks what makes an overlay readable on stream: large type for
+the key figures, nothing spilling out of the 1920x1080 frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import chess.pgn
+import pytest
+from playwright.sync_api import expect
+
+from ._live import (
+    GAME_A,
+    GAME_B,
+    ReplayThread,
+    Serve,
+    board_id_of,
+    save_artifact,
+    wait_settled,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.engine, pytest.mark.slow]
+
+TATA = (
+    Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tata-steel-masters-2022.pgn"
+)
+REVEAL = 0.55  # share of the round's moves played when the pictures are taken
+
+
+def round_one() -> str:
+    """Round 1 of the shared Tata Steel file, or the tests' own games without it."""
+    if not TATA.exists():
+        return GAME_A + "\n" + GAME_B
+    out = []
+    with TATA.open(encoding="utf-8") as f:
+        while (game := chess.pgn.read_game(f)) is not None:
+            if game.headers.get("Round", "").split(".")[0] == "1":
+                out.append(str(game))
+    return "\n\n".join(out) + "\n"
+
+
+@pytest.fixture(scope="module")
+def showcase(
+    tmp_path_factory: pytest.TempPathFactory, engine_path: str, chromium_path: str
+) -> Iterator[tuple[Serve, ReplayThread, str]]:
+    tmp = tmp_path_factory.mktemp("overlay-showcase")
+    replay = ReplayThread(round_one())
+    # the featured board: the longest game, still being played when the pictures are taken
+    first = max(replay.replay.games, key=lambda g: len(g.full.moves)).full
+    a = first.white.name.split(",")[0]
+    b = first.black.name.split(",")[0]
+    match = f'[[matches]]\na = "{a}"\nb = "{b}"\ngames = 2\n'
+    serve = Serve(tmp, replay.url, engine_path, depth=8, matches=match)
+    try:
+        serve.start()
+        replay.advance(int(replay.total_plies * REVEAL))
+        for i, g in enumerate(replay.replay.games):
+            bid = board_id_of(serve, g.full.white.name)
+            wait_settled(serve, bid, replay.replay.revealed[i], timeout=120)
+        yield serve, replay, board_id_of(serve, first.white.name)
+    finally:
+        serve.stop()
+        replay.close()
+
+
+def fits_in_frame(page: Any) -> None:
+    over = page.evaluate(
+        "() => [document.documentElement.scrollWidth > innerWidth,"
+        " document.documentElement.scrollHeight > innerHeight]"
+    )
+    assert over == [False, False], f"{page.url} scrolls: something does not fit the frame"
+
+
+def font_px(page: Any, testid: str) -> float:
+    return float(
+        page.evaluate(
+            "id => parseFloat(getComputedStyle(document.querySelector(`[data-testid='${id}']`))"
+            ".fontSize)",
+            testid,
+        )
+    )
+
+
+def open_board(page: Any, serve: Serve, query: str) -> None:
+    page.goto(f"{serve.url}/overlay/board?{query}")
+    expect(page.get_by_test_id("board-overlay")).to_have_attribute("data-fresh", "true")
+    expect(page.get_by_test_id("white-perceived")).not_to_have_text("–")
+    page.wait_for_timeout(800)  # let the eval bar's transition finish
+
+
+def test_board_screenshots(showcase: tuple[Serve, ReplayThread, str], page_factory: Any) -> None:
+    serve, _, bid = showcase
+    page = page_factory(1920, 1080)
+    open_board(page, serve, f"board={bid}")
+    fits_in_frame(page)
+    assert font_px(page, "white-perceived") >= 48
+    assert font_px(page, "white-name") >= 32
+    assert font_px(page, "eval-cp") >= 22
+    assert page.locator('[data-testid="trace-white-point"]').count() > 5
+    save_artifact(page, "board-full.png")
+
+    open_board(page, serve, f"board={bid}&theme=light")
+    fits_in_frame(page)
+    save_artifact(page, "board-full-light.png")
+
+    open_board(page, serve, f"board={bid}&layout=compact")
+    fits_in_frame(page)
+    assert font_px(page, "white-perceived") >= 36
+    save_artifact(page, "board-compact.png")
+
+    lower = page_factory(1920, 280)
+    open_board(lower, serve, f"board={bid}&layout=lower-third&bg=transparent")
+    fits_in_frame(lower)
+    assert font_px(lower, "white-perceived") >= 40
+    save_artifact(lower, "board-lower-third.png", omit_background=True)
+
+
+def test_multi_board_and_index_screenshots(
+    showcase: tuple[Serve, ReplayThread, str], page_factory: Any
+) -> None:
+    serve, replay, bid = showcase
+    page = page_factory(1920, 1080)
+    page.goto(f"{serve.url}/overlay/boards")
+    expect(page.get_by_test_id("board-card")).to_have_count(len(replay.replay.games))
+    expect(page.get_by_test_id("status")).to_have_attribute("data-state", "live")
+    page.wait_for_timeout(800)
+    fits_in_frame(page)
+    assert font_px(page, "white-name") >= 22
+    save_artifact(page, "boards.png")
+
+    page.goto(f"{serve.url}/")
+    expect(page.get_by_test_id("board-row")).to_have_count(len(replay.replay.games))
+    row = page.locator(f'[data-testid="board-row"][data-board-id="{bid}"]')
+    row.get_by_role("button", name="Preview").click()
+    inner = page.frame_locator('[data-testid="preview"]')
+    expect(inner.get_by_test_id("status")).to_have_attribute("data-state", "live")
+    page.wait_for_timeout(800)
+    save_artifact(page, "index.png")
