@@ -485,9 +485,16 @@ class Service:
         try:
             game = self.tournament.board(bid)
             match = self._match_odds(game)
-            state = convert.board_state(game, engine=self.engine_desc, match=match)
-            if new or self.server.state(bid) is None:
-                self.server.set_board(state)
+            engine = self.engine_desc
+
+            def state() -> schema.BoardState:
+                # Built only when needed (a snapshot, the board list, MQTT's
+                # retained state): reading the game later still gives this
+                # state, as nothing changes it without publishing again.
+                return convert.board_state(game, engine=engine, match=match)
+
+            if new or not self.server.has_board(bid):
+                self.server.set_board(state())
             else:
                 for u in updates:
                     data = self.server.publish(convert.update(u, match=match), state)
@@ -495,7 +502,14 @@ class Service:
                         self.mqtt.publish_update(bid, data)
             self.stats.updates += len(updates)
             if self.mqtt is not None:
-                snapshot = schema.Snapshot(state=state).model_dump_json().encode()
+                server = self.server
+
+                def snapshot() -> bytes:
+                    data = server.snapshot_bytes(bid)
+                    if data is not None:
+                        return data
+                    return schema.Snapshot(state=state()).model_dump_json().encode()
+
                 self.mqtt.publish_state(bid, snapshot)
         except Exception as exc:
             self.stats.board_failures[bid] += 1

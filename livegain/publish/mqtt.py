@@ -26,6 +26,7 @@ import contextlib
 import os
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
@@ -97,7 +98,7 @@ class MqttPublisher:
         self.max_queue = max_queue
         self.backoff_max = backoff_max
         self.stats = MqttStats()
-        self._states: dict[str, bytes] = {}
+        self._states: dict[str, bytes | Callable[[], bytes]] = {}
         self._dirty_states: dict[str, None] = {}  # ordered set
         self._boards: bytes | None = None
         self._boards_dirty = False
@@ -120,8 +121,12 @@ class MqttPublisher:
     def boards_topic(self) -> str:
         return f"{self.prefix}/boards"
 
-    def publish_state(self, board_id: str, snapshot: bytes) -> None:
-        """Queue the board's snapshot message (retained; only the latest is kept)."""
+    def publish_state(self, board_id: str, snapshot: bytes | Callable[[], bytes]) -> None:
+        """Queue the board's snapshot message (retained; only the latest is kept).
+
+        ``snapshot`` may be a function building the message: it is called only
+        when the state is actually sent (states are coalesced).
+        """
         self._states[board_id] = snapshot
         self._dirty_states[board_id] = None
         self._wake.set()
@@ -248,7 +253,9 @@ class MqttPublisher:
                 await self._send_state(client, board_id)
 
     async def _send_state(self, client: aiomqtt.Client, board_id: str) -> None:
-        data = self._states[board_id]
+        entry = self._states[board_id]
+        data = entry if isinstance(entry, bytes) else entry()
+        self._states[board_id] = data
         await client.publish(self.state_topic(board_id), data, qos=self.qos, retain=True)
         if self._states.get(board_id) is data:
             self._dirty_states.pop(board_id, None)

@@ -30,6 +30,7 @@ import contextlib
 import email.utils
 import json
 import logging
+import struct
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
+from websockets.protocol import State
 
 from livegain import __version__
 from livegain.publish.schema import (
@@ -182,12 +184,34 @@ def summary_of(state: BoardState) -> BoardSummary:
     )
 
 
-class _BoardEntry:
-    __slots__ = ("_snapshot", "state")
+StateLike = BoardState | Callable[[], BoardState]
+"""A board state, or a function that builds it when needed (it is built lazily:
+only when a snapshot, a summary or the board list needs it)."""
 
-    def __init__(self, state: BoardState) -> None:
-        self.state = state
+
+class _BoardEntry:
+    __slots__ = ("_factory", "_snapshot", "_state", "list_key")
+
+    def __init__(self, state: StateLike, list_key: tuple[str, str, str, str] | None = None) -> None:
+        self._state: BoardState | None = None
+        self._factory: Callable[[], BoardState] | None = None
+        if isinstance(state, BoardState):
+            self._state = state
+        else:
+            self._factory = state
         self._snapshot: bytes | None = None
+        if list_key is None:
+            st = self.state
+            list_key = (st.board_id, st.white.name, st.black.name, st.result)
+        self.list_key = list_key
+
+    @property
+    def state(self) -> BoardState:
+        if self._state is None:
+            assert self._factory is not None
+            self._state = self._factory()
+            self._factory = None
+        return self._state
 
     def snapshot_bytes(self) -> bytes:
         if self._snapshot is None:
@@ -296,9 +320,17 @@ class LiveServer:
     def board_ids(self) -> list[str]:
         return list(self._boards)
 
+    def has_board(self, board_id: str) -> bool:
+        return board_id in self._boards
+
     def state(self, board_id: str) -> BoardState | None:
         entry = self._boards.get(board_id)
         return entry.state if entry else None
+
+    def snapshot_bytes(self, board_id: str) -> bytes | None:
+        """The board's current ``snapshot`` message, serialised (cached per state)."""
+        entry = self._boards.get(board_id)
+        return entry.snapshot_bytes() if entry else None
 
     def summaries(self) -> list[BoardSummary]:
         return [summary_of(e.state) for e in self._boards.values()]
@@ -314,20 +346,26 @@ class LiveServer:
         if self._boards.pop(board_id, None) is not None:
             self._maybe_send_boards()
 
-    def publish(self, update: Update, state: BoardState) -> bytes:
+    def publish(self, update: Update, state: StateLike) -> bytes:
         """Record ``state`` (the board after ``update``) and send ``update``.
 
         Returns the serialised update (the same bytes every client received),
         so that other publishers can reuse it.
         """
         data = update.model_dump_json().encode()
-        self.publish_raw(update.board_id, data, state)
+        self.publish_raw(update.board_id, data, state, update.result)
         return data
 
-    def publish_raw(self, board_id: str, data: bytes, state: BoardState) -> None:
+    def publish_raw(
+        self, board_id: str, data: bytes, state: StateLike, result: str | None = None
+    ) -> None:
         """Like :meth:`publish` with an update already serialised."""
-        new = board_id not in self._boards
-        self._boards[board_id] = _BoardEntry(state)
+        old = self._boards.get(board_id)
+        new = old is None
+        key = None
+        if old is not None and result is not None:
+            key = (old.list_key[0], old.list_key[1], old.list_key[2], result)
+        self._boards[board_id] = _BoardEntry(state, key)
         if new:
             # A subscriber to a board it never saw needs the whole of it.
             self._send_to_subscribers(board_id, self._boards[board_id].snapshot_bytes())
@@ -336,10 +374,7 @@ class LiveServer:
         self._maybe_send_boards()
 
     def _maybe_send_boards(self) -> None:
-        key = tuple(
-            (e.state.board_id, e.state.white.name, e.state.black.name, e.state.result)
-            for e in self._boards.values()
-        )
+        key = tuple(e.list_key for e in self._boards.values())
         if key == self._board_list_key:
             return
         self._board_list_key = key
@@ -372,7 +407,14 @@ class LiveServer:
                 continue
             ready.append(client.ws)
         if ready:
-            broadcast(ready, data, text=True)
+            frame = text_frame(data)
+            for ws in ready:
+                # The frame is built once and written as is to every client:
+                # server frames are unmasked and compression is off, so the
+                # bytes are the same for all (what broadcast() would send,
+                # without framing the message once per connection).
+                if ws.protocol.state is State.OPEN:
+                    ws.transport.write(frame)
             self.stats.messages_sent += len(ready)
 
     def _mark_stale(self, client: _Client, board_id: str) -> None:
@@ -554,6 +596,18 @@ class LiveServer:
         if self.health_extra is not None:
             out.update(self.health_extra())
         return out
+
+
+def text_frame(payload: bytes) -> bytes:
+    """An unmasked, unfragmented WebSocket text frame (RFC 6455, section 5.2)."""
+    n = len(payload)
+    if n < 126:
+        header = bytes((0x81, n))
+    elif n < 1 << 16:
+        header = bytes((0x81, 126)) + struct.pack("!H", n)
+    else:
+        header = bytes((0x81, 127)) + struct.pack("!Q", n)
+    return header + payload
 
 
 def safe_join(root: Path, name: str) -> Path | None:

@@ -11,7 +11,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from livegain.publish.server import LiveServer, ServerLimits, safe_join
+from livegain.publish.server import LiveServer, ServerLimits, safe_join, text_frame
 
 from .helpers import board_state, http_get, recv_json, recv_until, update_for
 
@@ -280,3 +280,23 @@ def test_safe_join(tmp_path: Path) -> None:
     assert safe_join(tmp_path, "a.css") == (tmp_path / "a.css").resolve()
     for bad in ("", "../x", "a/../../x", "/etc/passwd", "a\\b", ".env", "a\x00b", "x//y"):
         assert safe_join(tmp_path, bad) is None, bad
+
+
+@pytest.mark.parametrize("size", [0, 125, 126, 65535, 65536, 200_000])
+def test_text_frame_matches_websockets(size: int) -> None:
+    from websockets.frames import Frame, Opcode
+
+    payload = b"x" * size
+    expected = Frame(Opcode.TEXT, payload).serialize(mask=False, extensions=[])
+    assert text_frame(payload) == expected
+
+
+async def test_large_update_reaches_a_real_client(server: LiveServer) -> None:
+    server.set_board(board_state("b1"))
+    async with connect(ws_url(server), max_size=None) as ws:
+        await recv_json(ws)
+        await ws.send('{"type":"subscribe","boards":"*"}')
+        await recv_until(ws, "snapshot")
+        s = board_state("b1", plies=1, seq=1)
+        data = server.publish(update_for(s, padding="y" * 100_000), s)
+        assert await asyncio.wait_for(ws.recv(), 5) == data.decode()

@@ -1,0 +1,313 @@
+"""Latency: a move injected into a feed -> the evaluated update at N WebSocket clients.
+
+The service runs as it does in production (game state, scheduler, publishing,
+WebSocket fan-out) with one change: the engine is replaced by an instant
+evaluator (a material count), so the figures are the service's own overhead,
+without the engine's search time. The clients live in a separate process and
+are raw sockets (handshake, a masked ``subscribe`` frame, then a byte search
+for the evaluated ply in what arrives), so that client-side parsing costs as
+little as possible; timestamps on both sides use CLOCK_MONOTONIC.
+
+For each move: t0 just before the snapshot is handed to the service's sink;
+"published" when the server has written the evaluated update to every
+client's transport; "last client" when the last of the N clients read it.
+The same run is repeated with 1 client as the baseline.
+
+    .venv/bin/python bench/latency.py [--clients 1000] [--moves 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import json
+import multiprocessing as mp
+import os
+import platform
+import resource
+import selectors
+import socket
+import statistics
+import struct
+import sys
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+
+from livegain.config import load_settings
+from livegain.core.evaluation import Evaluation
+from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.feeds.base import FeedSink
+from livegain.publish.schema import BoardState, Update
+from livegain.service import Service
+
+ROOT = Path(__file__).resolve().parent.parent
+VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 300, chess.ROOK: 500, chess.QUEEN: 900}
+
+
+def now_ns() -> int:
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+class InstantEvaluator:
+    """Material count: no search, so the timings are the service's alone."""
+
+    async def evaluate(self, board: chess.Board, priority: int = 0) -> Evaluation:
+        cp = sum(
+            VALUES.get(p.piece_type, 0) * (1 if p.color == chess.WHITE else -1)
+            for p in board.piece_map().values()
+        )
+        return Evaluation(cp=cp, depth=1)
+
+    def describe(self) -> str:
+        return "instant material count"
+
+    @property
+    def engine_key(self) -> str:
+        return "instant"
+
+
+class InjectFeed:
+    """A feed the bench drives by hand."""
+
+    name = "bench"
+
+    def __init__(self) -> None:
+        self.sink: FeedSink | None = None
+        self.ready = asyncio.Event()
+
+    async def run(self, sink: FeedSink) -> None:
+        self.sink = sink
+        self.ready.set()
+        await asyncio.Event().wait()
+
+
+# --------------------------------------------------------------------------
+# client process: raw WebSocket clients
+
+
+def _masked_text_frame(payload: bytes) -> bytes:
+    mask = os.urandom(4)
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    n = len(payload)
+    ext = b"" if n < 126 else struct.pack("!H", n)
+    header = bytes([0x81, 0x80 | (n if n < 126 else 126)]) + ext
+    return header + mask + masked
+
+
+def _connect(port: int) -> socket.socket:
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall(
+        (
+            f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(4096)
+        if not chunk:
+            raise ConnectionError("closed during handshake")
+        buf += chunk
+    if not buf.startswith(b"HTTP/1.1 101"):
+        raise ConnectionError(buf[:100].decode(errors="replace"))
+    s.sendall(_masked_text_frame(b'{"type":"subscribe","boards":"*"}'))
+    s.setblocking(False)
+    return s
+
+
+def client_main(port: int, n: int, conn: Connection) -> None:
+    """Open n clients; report when every client saw each evaluated ply."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
+    socks = [_connect(port) for _ in range(n)]
+    sel = selectors.DefaultSelector()
+    tails: dict[int, bytes] = {}
+    for i, s in enumerate(socks):
+        sel.register(s, selectors.EVENT_READ, i)
+        tails[i] = b""
+    conn.send(("connected", n))
+    expect: int | None = None
+    marker = b""
+    seen: set[int] = set()
+    results: dict[int, list[int]] = {}
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if conn.poll():
+            cmd = conn.recv()
+            if cmd[0] == "expect":
+                expect = int(cmd[1])
+                marker = b'"ply":{"ply":%d,' % expect
+                seen = set()
+                results[expect] = []
+            elif cmd[0] == "stop":
+                break
+        for key, _ in sel.select(timeout=0.001):
+            i = key.data
+            s = socks[i]
+            try:
+                data = s.recv(1 << 16)
+            except BlockingIOError:
+                continue
+            if not data:
+                sel.unregister(s)
+                continue
+            if expect is None or i in seen:
+                tails[i] = data[-2048:]
+                continue
+            buf = tails[i] + data
+            pos = buf.find(marker)
+            while pos >= 0:
+                after = buf[pos + len(marker) :]
+                ev = after.find(b'"eval":')
+                if ev < 0:
+                    break
+                if after[ev + 7 : ev + 8] == b"{":
+                    t = now_ns()
+                    seen.add(i)
+                    results[expect].append(t)
+                    break
+                pos = buf.find(marker, pos + 1)
+            tails[i] = buf[-2048:]
+            if len(seen) == n and expect is not None:
+                conn.send(("done", expect))
+                expect = None
+    conn.send(("results", results))
+    for s in socks:
+        s.close()
+
+
+# --------------------------------------------------------------------------
+# server side
+
+
+def demo_game() -> tuple[GameSnapshot, list[str]]:
+    with (ROOT / "livegain" / "data" / "demo-round.pgn").open() as fh:
+        game = chess.pgn.read_game(fh)
+    assert game is not None
+    sans = []
+    b = game.board()
+    for mv in game.mainline_moves():
+        sans.append(b.san(mv))
+        b.push(mv)
+    snap = GameSnapshot(
+        source="bench",
+        white=PlayerInfo(game.headers["White"]),
+        black=PlayerInfo(game.headers["Black"]),
+        game_id="bench-1",
+        event="Latency bench",
+        round="1",
+        board=1,
+    )
+    return snap, sans
+
+
+async def measure(clients: int, moves: int) -> dict[str, list[float]]:
+    feed = InjectFeed()
+    settings = load_settings(
+        None,
+        server={"host": "127.0.0.1", "port": 0},
+        persist=False,
+        engine={"rating": 2860.0},
+        log={"level": "warning", "json": False},
+    )
+    service = Service(settings, evaluator=InstantEvaluator(), feeds=[feed], max_inflight=4)
+    published: dict[int, int] = {}
+    orig = service.server.publish
+
+    def timed_publish(update: Update, state: BoardState) -> bytes:
+        data = orig(update, state)
+        if update.ply is not None and update.ply.gain is not None:
+            published.setdefault(update.ply.ply, now_ns())
+        return data
+
+    service.server.publish = timed_publish  # type: ignore[method-assign]
+    stop = asyncio.Event()
+    task = asyncio.create_task(service.run(stop))
+    await asyncio.wait_for(service.ready.wait(), 30)
+    await asyncio.wait_for(feed.ready.wait(), 10)
+    assert feed.sink is not None
+    base, sans = demo_game()
+    feed.sink.snapshot(base)  # the board exists before clients subscribe
+    await asyncio.sleep(0.2)
+    parent, child = mp.Pipe()
+    proc = mp.get_context("fork").Process(
+        target=client_main, args=(service.server.port, clients, child), daemon=True
+    )
+    proc.start()
+    loop = asyncio.get_running_loop()
+    msg = await loop.run_in_executor(None, parent.recv)
+    assert msg == ("connected", clients), msg
+    for _ in range(600):  # the server has accepted every client (bounded wait)
+        if service.server.client_count >= clients:
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)
+    t0: dict[int, int] = {}
+    moves = min(moves, len(sans))
+    for k in range(1, moves + 1):
+        parent.send(("expect", k))
+        await asyncio.sleep(0.02)
+        snap = GameSnapshot(**{**base.__dict__, "moves": tuple(sans[:k])})
+        t0[k] = now_ns()
+        feed.sink.snapshot(snap)
+        end = loop.time() + 10
+        while not parent.poll():
+            if loop.time() > end:
+                raise TimeoutError(f"ply {k} not received by every client in 10 s")
+            await asyncio.sleep(0.0005)
+        done = parent.recv()
+        assert done == ("done", k), done
+    parent.send(("stop",))
+    kind, results = await loop.run_in_executor(None, parent.recv)
+    assert kind == "results"
+    proc.join(10)
+    stop.set()
+    await asyncio.wait_for(task, 30)
+    last = [(max(results[k]) - t0[k]) / 1e6 for k in range(1, moves + 1)]
+    median = [(statistics.median(results[k]) - t0[k]) / 1e6 for k in range(1, moves + 1)]
+    pub = [(published[k] - t0[k]) / 1e6 for k in range(1, moves + 1)]
+    return {"published": pub, "median client": median, "last client": last}
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    idx = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
+    return s[idx]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--clients", type=int, default=1000)
+    ap.add_argument("--moves", type=int, default=50)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
+    base = asyncio.run(measure(1, args.moves))
+    full = asyncio.run(measure(args.clients, args.moves))
+    out: dict[str, Any] = {"machine": f"{platform.machine()} {os.cpu_count()} cores", "runs": {}}
+    print(f"latency over {args.moves} moves, engine excluded (instant evaluator), ms")
+    print(
+        f"{'':<16}{'1 client p50':>14}{'p99':>8}{f'{args.clients} clients p50':>20}{'p99':>8}"
+        f"{'ratio p99':>11}"
+    )
+    for key in ("published", "median client", "last client"):
+        b50, b99 = pct(base[key], 50), pct(base[key], 99)
+        f50, f99 = pct(full[key], 50), pct(full[key], 99)
+        out["runs"][key] = {"1": [b50, b99], str(args.clients): [f50, f99]}
+        print(f"{key:<16}{b50:>14.2f}{b99:>8.2f}{f50:>20.2f}{f99:>8.2f}{f99 / b99:>10.1f}x")
+    if args.json:
+        json.dump(out, sys.stdout)
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        raise SystemExit(main())
