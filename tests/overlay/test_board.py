@@ -50,6 +50,22 @@ def points(page: Any, color: str) -> int:
     return int(page.locator(f'[data-testid="trace-{color}-point"]').count())
 
 
+def js_number(x: float) -> str:
+    """``String(x)`` in JavaScript, for the floats the protocol carries."""
+    return repr(float(x)).removesuffix(".0")
+
+
+def shows_update(page: Any, update: dict[str, Any] | None) -> bool:
+    if update is None:
+        return False
+    for color in ("white", "black"):
+        per = update[f"{color}_perceived"]
+        want = "" if per is None else js_number(per["rating"])
+        if page.get_by_test_id(f"{color}-perceived").get_attribute("data-value") != want:
+            return False
+    return True
+
+
 def expect_matches_state(page: Any, state: dict[str, Any]) -> None:
     """Every value the overlay shows equals the server's."""
     for color in ("white", "black"):
@@ -140,8 +156,16 @@ def test_board_overlay_follows_the_replay_ply_by_ply(
             )
             assert points(page, "white") == (revealed + 1) // 2
             assert points(page, "black") == revealed // 2
+            # the perceived ratings shown are those of the server's latest update
+            wait_until(
+                lambda: shows_update(page, watcher.last_update(bid)),
+                10,
+                f"the page to show the latest update after ply {revealed}",
+            )
         total = len(replay.replay.games[index].full.moves)
         assert seen == total
+        # the page followed by updates, not by re-reading whole snapshots
+        assert int(page.get_by_test_id("board-overlay").get_attribute("data-updates") or 0) >= total
 
         # The DOM equals the server's latest update ...
         def final_update() -> dict[str, Any] | None:
@@ -155,7 +179,7 @@ def test_board_overlay_follows_the_replay_ply_by_ply(
         for color in ("white", "black"):
             per = update[f"{color}_perceived"]
             value = page.get_by_test_id(f"{color}-perceived")
-            expect(value).to_have_attribute("data-value", str(per["rating"]).removesuffix(".0"))
+            expect(value).to_have_attribute("data-value", js_number(per["rating"]))
             expect(value).to_have_text(str(js_round(per["rating"])))
 
         # ... and every value equals a fresh snapshot of the board.

@@ -41,6 +41,12 @@ let boardId = param("board");
 let state = null;
 let fresh = false;
 let connState = "connecting";
+// counters for tests and troubleshooting: snapshots taken, updates applied, seq gaps seen
+const counts = { snapshots: 0, updates: 0, gaps: 0 };
+function count(k) {
+  counts[k] += 1;
+  root.dataset[k] = String(counts[k]);
+}
 
 const conn = new LiveConnection({
   onState(s) {
@@ -80,6 +86,7 @@ const conn = new LiveConnection({
   snapshot(msg) {
     if (!msg.state || msg.state.board_id !== boardId) return;
     state = structuredClone(msg.state);
+    count("snapshots");
     fresh = true;
     showWaiting(null);
     render();
@@ -88,12 +95,16 @@ const conn = new LiveConnection({
     if (!state || msg.board_id !== boardId) return;
     const r = applyUpdate(state, msg);
     if (r === "gap") {
+      count("gaps");
       fresh = false;
       renderFreshness();
       resubscribe();
       return;
     }
-    if (r === "ok") render();
+    if (r === "ok") {
+      count("updates");
+      render();
+    }
   },
   error(msg) {
     console.warn("livegain server error:", msg.message);

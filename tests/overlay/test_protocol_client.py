@@ -1,0 +1,150 @@
+"""The page's protocol client (lib.js) run in Chromium: how it folds ``update``
+messages into a board state (corrections, duplicates, gaps) and how it formats.
+
+The module is loaded from a real ``livegain serve``; the messages are built
+here, shaped by the wire schema's own models so that they are valid protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from livegain.publish import schema
+
+from ._live import ReplayThread, Serve
+
+pytestmark = [pytest.mark.browser, pytest.mark.engine]
+
+
+def perceived(rating: float, moves: int) -> schema.Perceived:
+    return schema.Perceived(
+        rating=rating,
+        low=rating - 150,
+        high=rating + 150,
+        difference=rating - 2860,
+        expected=0.4,
+        moves=moves,
+        bounded=False,
+    )
+
+
+def point(ply: int, rating: float) -> schema.TracePoint:
+    return schema.TracePoint(
+        ply=ply, rating=rating, low=rating - 150, high=rating + 150, difference=0, bounded=False
+    )
+
+
+def ply(n: int, san: str, gain: int) -> schema.Ply:
+    color = "white" if n % 2 else "black"
+    return schema.Ply(ply=n, san=san, uci="a2a3", color=color, gain=gain)
+
+
+def state_json() -> dict[str, Any]:
+    st = schema.BoardState(
+        board_id="b1",
+        white=schema.Player(name="A"),
+        black=schema.Player(name="B"),
+        result="*",
+        status="live",
+        fen="startpos",
+        moves=[ply(1, "e4", -10), ply(2, "e5", 0), ply(3, "Nf3", -5)],
+        white_trace=[point(1, 2500), point(3, 2600)],
+        black_trace=[point(2, 2700)],
+        white_perceived=perceived(2600, 2),
+        black_perceived=perceived(2700, 1),
+        engine="test",
+        engine_rating=2860,
+        seq=7,
+    )
+    return st.model_dump(mode="json")
+
+
+def update_json(seq: int, **kw: Any) -> dict[str, Any]:
+    u = schema.Update(board_id="b1", seq=seq, fen="x", result="*", status="live", **kw)
+    return u.model_dump(mode="json")
+
+
+@pytest.fixture
+def lib(live_round: tuple[Serve, ReplayThread], page_factory: Any) -> Any:
+    serve, _ = live_round
+    page = page_factory()
+    page.goto(f"{serve.url}/overlay/board?board=none")
+    return page
+
+
+APPLY = """async ([state, updates]) => {
+  const lib = await import("./static/lib.js");
+  const results = updates.map((u) => lib.applyUpdate(state, u));
+  return { results, state };
+}"""
+
+
+def test_correction_truncates_then_appends(lib: Any) -> None:
+    st = state_json()
+    # a takeback of 3.Nf3 replaced by 3.d4 (a correction), then its evaluation
+    u1 = update_json(8, truncate_to=2, ply=ply(3, "d4", -30))
+    u2 = update_json(
+        9,
+        ply=ply(3, "d4", -30),
+        white_points=[point(3, 2450)],
+        white_perceived=perceived(2450, 2),
+        black_perceived=perceived(2700, 1),
+    )
+    out = lib.evaluate(APPLY, [st, [u1, u2]])
+    assert out["results"] == ["ok", "ok"]
+    s = out["state"]
+    assert [m["san"] for m in s["moves"]] == ["e4", "e5", "d4"]
+    assert [p["ply"] for p in s["white_trace"]] == [1, 3]
+    assert s["white_trace"][-1]["rating"] == 2450
+    assert s["white_perceived"]["rating"] == 2450
+    assert s["seq"] == 9
+
+
+def test_duplicates_are_ignored_and_gaps_reported(lib: Any) -> None:
+    st = state_json()
+    out = lib.evaluate(
+        APPLY,
+        [st, [update_json(7), update_json(5), update_json(8), update_json(10)]],
+    )
+    assert out["results"] == ["stale", "stale", "ok", "gap"]
+    assert out["state"]["seq"] == 8
+
+
+def test_takeback_to_the_start_clears_the_board(lib: Any) -> None:
+    out = lib.evaluate(APPLY, [state_json(), [update_json(8, truncate_to=0)]])
+    s = out["state"]
+    assert s["moves"] == [] and s["white_trace"] == [] and s["black_trace"] == []
+    assert s["white_perceived"] is None and s["eval"] is None
+
+
+def test_formatting(lib: Any) -> None:
+    got = lib.evaluate(
+        """async () => {
+      const l = await import("./static/lib.js");
+      return [
+        l.evalText({ cp: 137, mate: null }), l.evalText({ cp: -40, mate: null }),
+        l.evalText({ cp: 3900, mate: 3 }), l.evalText({ cp: -3900, mate: -2 }),
+        l.gainText(-137), l.clockText(5423), l.clockText(59), l.moveNumber(1),
+        l.moveNumber(4), l.gainSeverity(-100), l.gainSeverity(-60), l.gainSeverity(-20),
+        l.whiteShare({ cp: 0, mate: null }), l.whiteShare({ cp: 100, mate: 2 }),
+      ];
+    }"""
+    )
+    assert got == [
+        "+1.37",
+        "\u22120.40",
+        "#3",
+        "#\u22122",
+        "\u22121.37",
+        "1:30:23",
+        "0:59",
+        "1.",
+        "2\u2026",
+        "big-loss",
+        "loss",
+        "",
+        0.5,
+        1,
+    ]
