@@ -15,10 +15,12 @@ import chess
 import chess.pgn
 import pytest
 
+import livegain
 from livegain.cli import main
-from livegain.cli.demo import game_of_the_century_path
 
-GOTC = str(game_of_the_century_path())
+GOTC_PATH = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
+
+GOTC = str(GOTC_PATH)
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -311,3 +313,27 @@ def test_engine_mode(stockfish: str, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert len(g["plies"]) == 12
     assert g["white"]["perceived"]["moves"] == 6 == g["black"]["perceived"]["moves"]
     assert all(abs(p["score"]) < 300 for p in g["plies"])  # a quiet opening, engine's own scores
+
+
+def test_fen_start_black_to_move(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fen = "4k3/8/8/8/8/8/4P3/4K3 b - - 0 30"
+    path = tmp_path / "fen.pgn"
+    path.write_text(
+        f'[White "W"]\n[Black "B"]\n[SetUp "1"]\n[FEN "{fen}"]\n\n'
+        "{ [%eval 1.00] } 30... Kd7 { [%eval 1.20] } 31. e4 { [%eval 1.10] } "
+        "Ke6 { [%eval 1.10] } *\n"
+    )
+    out_pgn = tmp_path / "out.pgn"
+    code, out, err = run_cli(
+        ["analyze", str(path), "--evals", "pgn", "--json", "--output-pgn", str(out_pgn)], capsys
+    )
+    assert code == 0, err
+    game = json.loads(out)["games"][0]
+    assert [p["move"] for p in game["plies"]] == ["30...Kd7", "31.e4", "31...Ke6"]
+    assert [p["mover"] for p in game["plies"]] == ["black", "white", "black"]
+    assert [p["gain"] for p in game["plies"]] == [-20, -10, 0]
+    assert game["black"]["perceived"]["moves"] == 2
+    text = out_pgn.read_text()
+    assert f'[FEN "{fen}"]' in text and "30... Kd7 { [%eval 1.20] gain -0.20 }" in text
+    code, again, _ = run_cli(["analyze", str(out_pgn), "--evals", "pgn", "--json"], capsys)
+    assert json.loads(again)["games"] == json.loads(out)["games"]

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import chess.pgn
 import pytest
 from scipy.special import ndtri
 
+import livegain
 from livegain.cli import main
-from livegain.cli.demo import game_of_the_century_path
+
+GOTC_PATH = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
 
 # Figure 1: (SAN, evaluation in pawns, gain in pawns), ply by ply
 FIGURE1 = [
@@ -53,7 +56,7 @@ def report() -> dict[str, Any]:
 
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        code = main(["analyze", str(game_of_the_century_path()), "--evals", "pgn", "--json"])
+        code = main(["analyze", str(GOTC_PATH), "--evals", "pgn", "--json"])
     assert code == 0
     data: dict[str, Any] = json.loads(buf.getvalue())
     return data
@@ -69,7 +72,7 @@ def test_figure1_gains_are_differences_of_its_evaluations() -> None:
 
 
 def test_shipped_pgn_holds_figure1() -> None:
-    with game_of_the_century_path().open() as f:
+    with GOTC_PATH.open() as f:
         game = chess.pgn.read_game(f)
     assert game is not None
     root_eval = game.eval()
@@ -149,7 +152,7 @@ def test_figure6_traces(report: dict[str, Any]) -> None:
 
 
 def test_demo_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo"]) == 0
+    assert main(["demo", "--batch"]) == 0
     out = capsys.readouterr().out
     assert "Fischer, Robert James" in out and "2817" in out and "2675" in out
     assert "0.345" in out and "+113" in out
