@@ -1,0 +1,149 @@
+"""`livegain serve` and `livegain demo` as a user runs them: real processes, real signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import DEPTH
+
+pytestmark = pytest.mark.engine
+
+LIVEGAIN = [sys.executable, "-m", "livegain.cli"]
+
+
+def start(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        LIVEGAIN + args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    assert proc.stdout is not None
+    end = time.monotonic() + 60
+    lines = []
+    while time.monotonic() < end:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        m = re.search(r"(?:live at|Open) (http://127\.0\.0\.1:\d+/)", line)
+        if m:
+            return proc, m.group(1)
+    proc.kill()
+    _, err = proc.communicate(timeout=10)
+    raise AssertionError(f"no URL printed: {''.join(lines)} {err}")
+
+
+def get_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return json.load(resp)
+
+
+def wait_json(url: str, cond: Any, wait: float = 60) -> Any:
+    end = time.monotonic() + wait
+    data = None
+    while time.monotonic() < end:
+        data = get_json(url)
+        if cond(data):
+            return data
+        time.sleep(0.2)
+    raise AssertionError(f"condition not met: {data}")
+
+
+def stop(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> str:
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    return err
+
+
+def engine_children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    return [int(x) for x in out.stdout.split()]
+
+
+def test_serve_with_config_env_and_flags(tmp_path: Path) -> None:
+    pgn = tmp_path / "round.pgn"
+    pgn.write_text(
+        '[Event "T"]\n[Round "1.1"]\n[White "Alpha, Ann"]\n[Black "Beta, Bob"]\n'
+        '[Result "*"]\n\n1. d4 d5 2. c4 e6 *\n'
+    )
+    cfg = tmp_path / "livegain.toml"
+    cfg.write_text(
+        f'data_dir = "{tmp_path / "data"}"\n[server]\nport = 1\n'
+        f"[engine]\ndepth = {DEPTH}\nworkers = 1\n"
+        f'[[feeds]]\ntype = "file"\npath = "{pgn}"\ninterval = 0.2\n'
+    )
+    # The env overrides the file (depth), the flag overrides both (port 1 -> 0).
+    proc, url = start(
+        ["serve", "--config", str(cfg), "--port", "0"], env={"LIVEGAIN_ENGINE__DEPTH": "7"}
+    )
+    try:
+        health = wait_json(
+            url + "healthz",
+            lambda d: (
+                d["board_status"] and all(b["evaluated"] == 4 for b in d["board_status"].values())
+            ),
+        )
+        assert health["engine"].endswith("depth 7")
+        boards = get_json(url + "api/boards")
+        assert boards[0]["white"]["name"] == "Alpha, Ann"
+        assert engine_children(proc.pid)
+    finally:
+        err = stop(proc)
+    assert engine_children(proc.pid) == []
+    # JSON log lines on stderr, with the board id bound.
+    events = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    assert any(e.get("event") == "board_added" and e.get("board_id") for e in events)
+    assert any(e.get("event") == "service_stopped" for e in events)
+    assert (tmp_path / "data" / "livegain.sqlite3").exists()
+
+
+def test_serve_reports_config_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[server]\nport = 'x'\n")
+    out = subprocess.run(
+        [*LIVEGAIN, "serve", "--config", str(bad)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 2
+    assert "bad.toml" in out.stderr and "server.port" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_demo_replays_a_live_round() -> None:
+    proc, url = start(["demo", "--port", "0", "--speed", "200", "--depth", str(DEPTH)])
+    try:
+        health = wait_json(
+            url + "healthz",
+            lambda d: (
+                d["boards"] == 7
+                and sum(b["evaluated"] > 2 for b in d["board_status"].values()) >= 3
+            ),
+        )
+        assert health["engine"].endswith(f"depth {DEPTH}")
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            assert resp.status == 200
+            assert "text/html" in resp.headers["Content-Type"]
+    finally:
+        stop(proc, signal.SIGINT)
+
+
+def test_demo_batch_keeps_the_offline_analysis() -> None:
+    out = subprocess.run(
+        [*LIVEGAIN, "demo", "--batch", "--json"], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["games"]
