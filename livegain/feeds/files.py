@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from livegain.feeds._common import Emitter
 from livegain.feeds.base import FeedSink, FileFeedConfig
-from livegain.feeds.pgn import parse_pgn
+from livegain.feeds.pgn import ParsedGame, parse_pgn
 
 
 @dataclass
 class _FileState:
     stamp: tuple[int, int] | None = None  # (mtime_ns, size) last parsed
     truncated_stamp: tuple[int, int] | None = None  # seen once with truncated content
+    cache: dict[tuple[int, str], ParsedGame] = field(default_factory=dict)
 
 
 class FileFeed:
@@ -69,7 +70,7 @@ class FileFeed:
                 continue
             stamp, text = read
             self.reads += 1
-            games = parse_pgn(text, self.name)
+            games = parse_pgn(text, self.name, st.cache)
             truncated = any(g.truncated for g in games)
             if truncated and st.truncated_stamp != stamp:
                 # maybe caught mid-write: use the legal prefix, report only if it stays so

@@ -18,7 +18,7 @@ from email.utils import formatdate
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_get
 from livegain.feeds.base import FeedSink, PgnHttpFeedConfig
-from livegain.feeds.pgn import parse_pgn
+from livegain.feeds.pgn import ParsedGame, parse_pgn
 
 MAX_CONCURRENT = 8
 
@@ -33,6 +33,7 @@ class _UrlState:
     backoff: Backoff = field(default_factory=Backoff)
     polls: int = 0
     not_modified: int = 0
+    cache: dict[tuple[int, str], ParsedGame] = field(default_factory=dict)
 
 
 class PgnHttpFeed:
@@ -96,7 +97,7 @@ class PgnHttpFeed:
         if digest == st.digest:
             return
         st.digest = digest
-        games = parse_pgn(resp.text(), self.name)
+        games = parse_pgn(resp.text(), self.name, st.cache)
         prefix = f"{st.url} " if len(self.urls) > 1 else ""
         self.emitter.offer(games, sink, fallback=st.url, where_prefix=prefix)
 

@@ -17,8 +17,8 @@ comes back with the snapshot of its legal prefix and a list of
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, MutableMapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import chess
 
@@ -63,6 +63,7 @@ class ParsedGame:
     clock_seconds: tuple[float | None, ...] = ()
     emt_seconds: tuple[float | None, ...] = ()
     text: str = field(default="", repr=False)
+    text_key: str = field(default="", repr=False, compare=False)  # the text as it was split
 
     @property
     def truncated(self) -> bool:
@@ -228,12 +229,15 @@ def _tokens(movetext: str) -> Iterable[_Token]:
                 return
             i = j + 1
             continue
-        if c == ")":
+        if c in ")}":  # stray closers: skip
             i += 1
             continue
         j = i
         while j < n and not movetext[j].isspace() and movetext[j] not in "{}();":
             j += 1
+        if j == i:  # cannot happen (every other character is handled above); never spin
+            i += 1
+            continue
         word = movetext[i:j]
         i = j
         yield from _word_tokens(word, complete=j < n)
@@ -261,15 +265,33 @@ def _word_tokens(word: str, complete: bool) -> Iterable[_Token]:
 # --- games -----------------------------------------------------------------------------------
 
 
-def parse_pgn(text: str, source: str = "pgn") -> list[ParsedGame]:
-    """Parse every game of a (multi-game) PGN text. Never raises."""
-    return [parse_game(part, source, index) for index, part in enumerate(split_games(text))]
+def parse_pgn(
+    text: str,
+    source: str = "pgn",
+    cache: MutableMapping[tuple[int, str], ParsedGame] | None = None,
+) -> list[ParsedGame]:
+    """Parse every game of a (multi-game) PGN text. Never raises.
+
+    ``cache`` (owned by one feed) keeps the games of the previous text: when a
+    round file changes, only the games whose text changed are parsed again. It
+    is trimmed to the games of this text.
+    """
+    out: list[ParsedGame] = []
+    for index, part in enumerate(split_games(text)):
+        g = cache.get((index, part)) if cache is not None else None
+        if g is None:
+            g = parse_game(part, source, index)
+        out.append(g)
+    if cache is not None:
+        cache.clear()
+        cache.update(((g.index, g.text_key), g) for g in out)
+    return out
 
 
 def parse_game(text: str, source: str = "pgn", index: int = 0) -> ParsedGame:
     """Parse one game's PGN text into the snapshot of its legal prefix. Never raises."""
     try:
-        return _parse_game(text, source, index)
+        return replace(_parse_game(text, source, index), text_key=text)
     except Exception as exc:  # a bug here must not stop a feed: report it as bad input
         where = f"game {index + 1}"
         return ParsedGame(
