@@ -335,7 +335,8 @@ def analyze(
                 mean_gain=hist.mean() if hist.n else None,
             )
         )
-    players.sort(key=lambda p: -p.perceived.rating)
+    # best first; players without a counted move (forfeits only) last
+    players.sort(key=lambda p: (p.perceived.moves == 0, -p.perceived.rating))
 
     tournament = _tournament(reports, players, pairing) if len(players) >= 2 else None
     return AnalysisReport(

@@ -26,8 +26,16 @@ class PgnError(ValueError):
     """A PGN problem the user can fix; the message names the file/game/move."""
 
 
-class NoEvalsError(PgnError):
+class SkippedGameError(PgnError):
+    """A game that cannot be analysed but does not spoil the others."""
+
+
+class NoEvalsError(SkippedGameError):
     """A game without any ``[%eval]`` annotation."""
+
+
+class NoMovesError(SkippedGameError):
+    """A game without moves (a forfeit, an unstarted board)."""
 
 
 class _QuietBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
@@ -156,7 +164,7 @@ def annotated_from_pgn_evals(game: chess.pgn.Game, number: int = 1) -> Annotated
     first_white = board.turn == chess.WHITE
     nodes = list(game.mainline())
     if not nodes:
-        raise PgnError(f"{where}: no moves")
+        raise NoMovesError(f"{where}: no moves")
     if game.eval() is None and all(n.eval() is None for n in nodes):
         raise NoEvalsError(f"{where}: no [%eval] annotations")
     sans: list[str] = []
@@ -192,7 +200,8 @@ def annotated_from_pgn_evals(game: chess.pgn.Game, number: int = 1) -> Annotated
 def annotated_games_from_pgn(
     games: Sequence[chess.pgn.Game],
 ) -> tuple[list[AnnotatedGame], list[str]]:
-    """Annotated games from ``[%eval]`` comments, skipping games without any.
+    """Annotated games from ``[%eval]`` comments, skipping games without any
+    evaluation or without moves.
 
     Returns (games, skipped messages). Raises :class:`NoEvalsError` when no
     game has evaluations, :class:`PgnError` for a game with a gap.
@@ -202,7 +211,7 @@ def annotated_games_from_pgn(
     for k, game in enumerate(games, start=1):
         try:
             out.append(annotated_from_pgn_evals(game, k))
-        except NoEvalsError as exc:
+        except SkippedGameError as exc:
             skipped.append(str(exc))
     if not out:
         raise NoEvalsError("no [%eval] annotations in any game (use --evals engine)")

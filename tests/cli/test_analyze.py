@@ -337,3 +337,36 @@ def test_fen_start_black_to_move(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert f'[FEN "{fen}"]' in text and "30... Kd7 { [%eval 1.20] gain -0.20 }" in text
     code, again, _ = run_cli(["analyze", str(out_pgn), "--evals", "pgn", "--json"], capsys)
     assert json.loads(again)["games"] == json.loads(out)["games"]
+
+
+def test_forfeit_games(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "forfeit.pgn"
+    path.write_text(
+        Path(GOTC).read_text() + '\n[White "X"]\n[Black "Byrne, Donald"]\n[Result "1-0"]\n\n1-0\n'
+    )
+    code, out, err = run_cli(["analyze", str(path), "--evals", "pgn", "--json"], capsys)
+    assert code == 0
+    assert "skipped game 2 (X - Byrne, Donald): no moves" in err
+    assert len(json.loads(out)["games"]) == 1
+
+
+def test_analysis_of_a_game_without_moves() -> None:
+    from livegain.analysis import AnnotatedGame, analyze
+
+    empty = AnnotatedGame({"White": "X", "Black": "Y", "WhiteElo": "2500"}, [], [], [20])
+    normal = AnnotatedGame(
+        {"White": "X", "Black": "Z", "WhiteElo": "2500", "BlackElo": "2400"},
+        ["e4", "e5"],
+        ["e2e4", "e7e5"],
+        [20, 30, 35],
+    )
+    report = analyze([empty, normal], 2860)
+    assert [p.name for p in report.players][-1] == "Y"
+    y = report.player("Y")
+    assert y.perceived.moves == 0 and y.perceived.low == 2060 and y.interval_method == "none"
+    x = report.player("X")
+    assert x.games == 2 and x.perceived.moves == 1 and x.perceived.expected == 1.0
+    assert report.tournament is not None
+    assert [(p.a, p.b) for p in report.tournament.pairs] == [("X", "Z")]
+    assert report.tournament.fit.ratings["Y"].estimated is None
+    json.dumps(report.to_json())
