@@ -105,15 +105,21 @@ def default_engine_rating(args: argparse.Namespace) -> tuple[float, str]:
     if args.evals == "pgn":
         return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20"
     try:
-        calibrated = importlib.import_module("livegain.calibration").default_engine_rating
+        calibration = importlib.import_module("livegain.calibration")
         from livegain.engine.pool import SearchLimit
-    except (ImportError, AttributeError):
-        return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20 (no calibration)"
+    except ImportError:
+        return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20 (no calibration module)"
     try:
         limit = SearchLimit.of(args.depth, args.nodes)
-        return float(calibrated(None, limit)), "calibration"
+        entry = calibration.find_calibration(None, limit)
     except Exception:  # a broken calibration file must not stop an analysis
-        return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20 (calibration unusable)"
+        return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20 (calibration unreadable)"
+    if entry is None:
+        return (
+            PAPER_ENGINE_RATING,
+            "the paper's Houdini 1.5a depth 20 (no calibration at this limit)",
+        )
+    return float(entry.rating), f"calibration: {entry.name} {entry.limit}"
 
 
 def run(args: argparse.Namespace) -> int:

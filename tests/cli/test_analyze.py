@@ -370,3 +370,28 @@ def test_analysis_of_a_game_without_moves() -> None:
     assert [(p.a, p.b) for p in report.tournament.pairs] == [("X", "Z")]
     assert report.tournament.fit.ratings["Y"].estimated is None
     json.dumps(report.to_json())
+
+
+def test_engine_rating_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+    from types import SimpleNamespace
+
+    import livegain.calibration
+    from livegain.cli.analyze import default_engine_rating
+
+    def args(**kw: Any) -> argparse.Namespace:
+        base = {"engine_rating": None, "evals": "engine", "depth": 8, "nodes": None}
+        return argparse.Namespace(**{**base, **kw})
+
+    assert default_engine_rating(args(engine_rating=2999)) == (2999.0, "--engine-rating")
+    assert default_engine_rating(args(evals="pgn"))[0] == 2860.0
+    seen: list[Any] = []
+
+    def fake_find(name: str | None, limit: Any, path: Any = None) -> Any:
+        seen.append((name, limit))
+        return SimpleNamespace(rating=3123.0, name="Stockfish 15.1", limit="depth 8")
+
+    monkeypatch.setattr(livegain.calibration, "find_calibration", fake_find)
+    rating, source = default_engine_rating(args())
+    assert rating == 3123.0 and source == "calibration: Stockfish 15.1 depth 8"
+    assert seen[0][0] is None
