@@ -224,18 +224,25 @@ def _norm_name(name: str) -> str:
     return " ".join(text.split())
 
 
-def _known(p: PlayerInfo) -> bool:
-    return bool(p.fide_id) or _norm_name(p.name) not in _UNKNOWN_NAMES
+PlayerKey = tuple[str, str]  # (FIDE id or "", normalised name)
 
 
-def _same_player(a: PlayerInfo, b: PlayerInfo) -> bool:
-    if a.fide_id and b.fide_id:
-        return a.fide_id.strip() == b.fide_id.strip()
-    na, nb = _norm_name(a.name), _norm_name(b.name)
-    return na == nb and na not in _UNKNOWN_NAMES
+def _player_key(p: PlayerInfo) -> PlayerKey:
+    return ((p.fide_id or "").strip(), _norm_name(p.name))
 
 
-def _player_match(a: PlayerInfo, b: PlayerInfo) -> int:
+def _known(p: PlayerInfo | PlayerKey) -> bool:
+    fide, name = _player_key(p) if isinstance(p, PlayerInfo) else p
+    return bool(fide) or name not in _UNKNOWN_NAMES
+
+
+def _same_player(a: PlayerKey, b: PlayerKey) -> bool:
+    if a[0] and b[0]:
+        return a[0] == b[0]
+    return a[1] == b[1] and a[1] not in _UNKNOWN_NAMES
+
+
+def _player_match(a: PlayerKey, b: PlayerKey) -> int:
     """2: the same known player; 1: one of them unknown (not yet entered); 0: different."""
     if not _known(a) or not _known(b):
         return 1
@@ -343,6 +350,13 @@ class _Ply:
     clock: int | None = None
 
 
+@dataclass(frozen=True)
+class _Ratings:
+    white: PerceivedRating | None
+    black: PerceivedRating | None
+    head_to_head: HeadToHead | None
+
+
 @dataclass
 class _Parsed:
     moves: list[tuple[str, chess.Move, str, str]]  # token, move, san, fen after
@@ -351,6 +365,7 @@ class _Parsed:
     illegal_reason: str | None = None
     illegal_fen: str | None = None
     signal: str | None = None
+    board: chess.Board | None = None  # the position after the last legal move
 
 
 class BoardGame:
@@ -375,6 +390,8 @@ class BoardGame:
         self._draw_share = draw_share
         self.white = PlayerInfo(name="?")
         self.black = PlayerInfo(name="?")
+        self.white_key: PlayerKey = _player_key(self.white)
+        self.black_key: PlayerKey = _player_key(self.black)
         self.game_id: str | None = None
         self.event: str | None = None
         self.round: str | None = None
@@ -394,6 +411,9 @@ class BoardGame:
         self.errors = 0
         self.last_errors: deque[BoardError] = deque(maxlen=max_errors_kept)
         self._last_illegal: tuple[str, int, str] | None = None
+        self._board_result = "*"  # checkmate / stalemate of the current position
+        self._ledger_version = 0
+        self._ratings_cache: tuple[int, _Ratings] | None = None
 
     # -- views ------------------------------------------------------------
     @property
@@ -431,12 +451,7 @@ class BoardGame:
             return self.feed_result
         if self.signal_result is not None:
             return self.signal_result
-        b = self._chess_board(self.fen)
-        if b.is_checkmate():
-            return "0-1" if b.turn == chess.WHITE else "1-0"
-        if b.is_stalemate():
-            return "1/2-1/2"
-        return "*"
+        return self._board_result
 
     @property
     def status(self) -> Status:
@@ -503,20 +518,24 @@ class BoardGame:
 
     def perceived(self, color: Color) -> PerceivedRating | None:
         """Algorithm 4 over the contiguous evaluated prefix; None before the player's first move."""
-        hist = self._ledger.white if color == "white" else self._ledger.black
-        return self._ledger.perceived(color) if hist.n > 0 else None
+        r = self._ratings()
+        return r.white if color == "white" else r.black
 
     def trace(self, color: Color) -> list[TracePoint]:
         return self._ledger.trace(color)
 
     def head_to_head(self) -> HeadToHead | None:
-        if self._ledger.white.n == 0 or self._ledger.black.n == 0:
-            return None
-        return self._ledger.head_to_head()
+        """Algorithm 1, White against Black; None until both have moved."""
+        return self._ratings().head_to_head
 
     def missing(self) -> list[int]:
         """Plies (0 = start) whose position has no evaluation yet."""
-        return [k for k in range(len(self._plies) + 1) if k not in self._evals]
+        n = len(self._plies)
+        if len(self._evals) == n + 1:  # evaluations only ever exist for plies 0..n
+            return []
+        if len(self._evals) == n and n not in self._evals:
+            return [n]
+        return [k for k in range(n + 1) if k not in self._evals]
 
     def requests(self) -> list[EvalRequest]:
         """This board's evaluation requests: latest position first, then oldest missing."""
@@ -612,13 +631,38 @@ class BoardGame:
             san = b.san(move)
             b.push(move)
             out.moves.append((tokens[i], move, san, b.fen()))
+        out.board = b
         return out
 
-    def _auto_eval(self, ply: int) -> None:
-        """Finished positions are scored without the engine (see :func:`terminal_evaluation`)."""
-        ev = terminal_evaluation(self._chess_board(self.fen_at(ply)))
-        if ev is not None:
-            self._evals[ply] = ev
+    def _settle_position(self, board: chess.Board | None = None) -> None:
+        """After the move list changed: the current position's result, and its
+        score when it is finished (see :func:`terminal_evaluation`). Only the
+        last position can be checkmate or stalemate; a drawn position that
+        play went on from is scored by the engine pool by the same rule."""
+        b = board if board is not None else self._chess_board(self.fen)
+        n = len(self._plies)
+        if n not in self._evals:
+            ev = terminal_evaluation(b)
+            if ev is not None:
+                self._evals[n] = ev
+        if b.is_checkmate():
+            self._board_result = "0-1" if b.turn == chess.WHITE else "1-0"
+        elif b.is_stalemate():
+            self._board_result = "1/2-1/2"
+        else:
+            self._board_result = "*"
+
+    def _ratings(self) -> _Ratings:
+        """Perceived ratings and head-to-head, recomputed only when the ledger changed."""
+        if self._ratings_cache is None or self._ratings_cache[0] != self._ledger_version:
+            led = self._ledger
+            value = _Ratings(
+                led.perceived("white") if led.white.n else None,
+                led.perceived("black") if led.black.n else None,
+                led.head_to_head() if led.white.n and led.black.n else None,
+            )
+            self._ratings_cache = (self._ledger_version, value)
+        return self._ratings_cache[1]
 
     def _truncate(self, plies: int) -> None:
         del self._plies[plies:]
@@ -629,6 +673,7 @@ class BoardGame:
         if self._ledger_plies > plies:
             self._ledger.truncate(plies)
             self._ledger_plies = plies
+            self._ledger_version += 1
 
     def _reset(self, start_fen: str, chess960: bool) -> None:
         self._plies = []
@@ -638,7 +683,8 @@ class BoardGame:
         turn_white = start_fen.split()[1] == "w"
         self._ledger = GameLedger(self.engine_rating, self._engine, first_mover_is_white=turn_white)
         self._ledger_plies = -1
-        self._auto_eval(0)
+        self._ledger_version += 1
+        self._settle_position()
 
     def _advance(self) -> list[BoardUpdate]:
         """Push every newly contiguous evaluation into the ledger."""
@@ -649,10 +695,12 @@ class BoardGame:
                 return out
             self._ledger.set_start(start.cp)
             self._ledger_plies = 0
+            self._ledger_version += 1
         while self._ledger_plies < len(self._plies) and (self._ledger_plies + 1) in self._evals:
             k = self._ledger_plies + 1
             lp = self._ledger.push(self._evals[k].cp)
             self._ledger_plies = k
+            self._ledger_version += 1
             point = TracePoint(k, lp.perceived)
             out.append(
                 self._update(
@@ -687,7 +735,7 @@ class BoardGame:
             if had:
                 updates.append(self._update("truncate", truncate_to=0))
         elif not self._evals and not self._plies:
-            self._auto_eval(0)
+            self._settle_position()
 
         # Moves: raw tokens first (cheap), then parsed moves.
         tokens = snap.moves
@@ -732,13 +780,17 @@ class BoardGame:
 
         if common < len(self._plies):
             self._truncate(common)
+            self._settle_position()
             updates.append(self._update("truncate", truncate_to=common))
         for k in range(j, len(new)):
             token, move, san, fen = new[k]
             ply = len(self._plies) + 1
             self._plies.append(_Ply(token, san, move.uci(), fen, white=_mover_white(fen)))
             self._merge_clock(ply, snap)
-            self._auto_eval(ply)
+            if k == len(new) - 1:
+                self._settle_position(parsed.board)
+            else:
+                self._board_result = "*"
             updates.append(self._update("move", ply=self.ply_info(ply)))
         for k in range(min(len(self._plies), len(snap.clocks))):
             self._merge_clock(k + 1, snap)
@@ -787,7 +839,9 @@ class BoardGame:
             self.board,
             self.tags,
         )
-        self.white, self.black = snap.white, snap.black
+        if (self.white, self.black) != (snap.white, snap.black):
+            self.white, self.black = snap.white, snap.black
+            self.white_key, self.black_key = _player_key(snap.white), _player_key(snap.black)
         if snap.game_id:
             self.game_id = snap.game_id
         self.event = snap.event or self.event
@@ -902,6 +956,7 @@ class Tournament:
         self.max_errors_kept = max_errors_kept
         self.boards: dict[str, BoardGame] = {}
         self._by_game_id: dict[tuple[str, str], str] = {}
+        self._match_cache: dict[tuple[object, ...], str] = {}
         self.errors: deque[BoardError] = deque(maxlen=max_errors_kept)
         self.unmatched = 0
 
@@ -917,6 +972,15 @@ class Tournament:
             if found is not None:
                 return found
         rnd, board_no = _round_board(snap)
+        wkey, bkey = _player_key(snap.white), _player_key(snap.black)
+        cache_key = (src, snap.game_id, rnd, board_no, wkey, bkey)
+        hit = self._match_cache.get(cache_key)
+        if hit is not None:
+            g = self.boards[hit]
+            # A perfect match (both players known and equal, same board) stays perfect
+            # while the board's players, round and number are unchanged.
+            if (g.white_key, g.black_key, g.round, g.board) == (wkey, bkey, rnd, board_no):
+                return hit
         best: tuple[int, bool] | None = None
         best_id: str | None = None
         full: list[BoardGame] = []
@@ -927,8 +991,8 @@ class Tournament:
                 continue
             if snap.game_id and g.game_id and g.game_id != snap.game_id:
                 continue
-            w = _player_match(g.white, snap.white)
-            b = _player_match(g.black, snap.black)
+            w = _player_match(g.white_key, wkey)
+            b = _player_match(g.black_key, bkey)
             if w == 0 or b == 0:
                 continue
             same_board = board_no is not None and g.board == board_no
@@ -944,6 +1008,8 @@ class Tournament:
         if best[0] == 4 and not best[1] and len(full) > 1 and board_no is not None:
             # The same pairing twice in one round (tiebreak games), none on this board.
             return None
+        if best == (4, True) and best_id is not None:
+            self._match_cache[cache_key] = best_id
         return best_id
 
     def _new_id(self, snap: GameSnapshot) -> str:

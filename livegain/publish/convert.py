@@ -16,6 +16,8 @@ SAN in the position it was searched from.
 
 from __future__ import annotations
 
+import functools
+
 import chess
 
 from livegain.core.evaluation import Evaluation
@@ -41,6 +43,12 @@ def best_san(best: str | None, fen: str, chess960: bool = False) -> str | None:
     """The engine's best move (UCI) as SAN in ``fen``; None when absent or not legal there."""
     if not best:
         return None
+    return _best_san(best, fen, chess960)
+
+
+@functools.lru_cache(maxsize=32768)
+def _best_san(best: str, fen: str, chess960: bool) -> str | None:
+    # Board states are rebuilt on every update: each position is converted once.
     try:
         board = chess.Board(fen, chess960=chess960)
         move = board.parse_uci(best)
