@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -63,7 +64,10 @@ class RecordingSink:
             async with asyncio.timeout(within):
                 while not predicate():
                     self._event.clear()
-                    await self._event.wait()
+                    # woken by the sink, or re-check every 20 ms (predicates on other state)
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(0.02):
+                            await self._event.wait()
         except TimeoutError:
             raise AssertionError(
                 f"condition not met in {within} s; {len(self.snapshots)} snapshots, "
