@@ -537,3 +537,25 @@ def test_pending_interleaves_boards() -> None:
     assert got[:2] == [(a, 3, 0), (b, 1, 0)]
     assert got[2:4] == [(a, 0, 1), (b, 0, 1)]
     assert len(t.pending(limit=3)) == 3
+
+
+def test_empty_game_asks_for_the_start_position() -> None:
+    t = Tournament(PAPER_ENGINE_RATING)
+    a = t.apply(snap([]))
+    assert a.board_id is not None and a.new_board and a.updates == ()
+    reqs = t.pending()
+    assert [(r.ply, r.priority, r.fen) for r in reqs] == [(0, 0, chess.STARTING_FEN)]
+    ups = t.record_eval(a.board_id, 0, chess.STARTING_FEN, Evaluation(cp=20))
+    assert [(u.kind, u.ply, u.eval) for u in ups] == [("eval", None, Evaluation(cp=20))]
+    state = convert.board_state(t.board(a.board_id), engine=ENGINE)
+    assert state.moves == [] and state.eval is not None and state.eval.cp == 20
+    assert state.start_eval == state.eval and state.white_perceived is None
+
+
+def test_dead_position_is_scored_without_the_engine() -> None:
+    t = Tournament(PAPER_ENGINE_RATING)
+    a = t.apply(snap([], initial_fen="8/8/4k3/8/8/3K4/8/8 w - - 0 1"))
+    assert a.board_id is not None and t.pending() == []
+    g = t.board(a.board_id)
+    assert g.current_eval is not None and g.current_eval.cp == 0
+    assert g.result == "*"  # a dead position is the feed's (or arbiter's) to score
