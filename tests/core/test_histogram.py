@@ -55,13 +55,14 @@ def test_empty_is_an_error() -> None:
         GainHistogram().expected_score(GainHistogram.from_gains([1]))
 
 
+@settings(deadline=None)
 @given(small_gains, small_gains)
 def test_antisymmetry(a: list[int], b: list[int]) -> None:
     ha, hb = GainHistogram.from_gains(a), GainHistogram.from_gains(b)
     assert ha.expected_score(hb) + hb.expected_score(ha) == pytest.approx(1.0, abs=1e-12)
 
 
-@settings(max_examples=60)
+@settings(deadline=None, max_examples=60)
 @given(small_gains, small_gains)
 def test_agrees_with_brute_force(a: list[int], b: list[int]) -> None:
     ha, hb = GainHistogram.from_gains(a), GainHistogram.from_gains(b)
@@ -75,6 +76,7 @@ def test_agrees_with_brute_force_over_the_full_range(a: list[int], b: list[int])
     assert ha.expected_score(hb) == pytest.approx(brute_force_expected_score(ha, hb), abs=1e-9)
 
 
+@settings(deadline=None)
 @given(small_gains, small_gains, st.integers(min_value=-300, max_value=300), st.integers(0, 300))
 def test_monotone_in_a_larger_gain(a: list[int], b: list[int], g: int, extra: int) -> None:
     """Replacing a move's gain by a larger one never lowers p (vs a player or the engine)."""
@@ -85,6 +87,7 @@ def test_monotone_in_a_larger_gain(a: list[int], b: list[int], g: int, extra: in
     assert better.expected_score_vs_engine() >= base.expected_score_vs_engine()
 
 
+@settings(deadline=None)
 @given(small_gains, st.integers(min_value=-300, max_value=300))
 def test_adding_a_gain_above_all_others_never_lowers_p(a: list[int], g: int) -> None:
     h = GainHistogram.from_gains(a)
@@ -94,6 +97,7 @@ def test_adding_a_gain_above_all_others_never_lowers_p(a: list[int], g: int) -> 
     assert h.expected_score(opp) >= before - 1e-12
 
 
+@settings(deadline=None)
 @given(small_gains, small_gains)
 def test_engine_histogram_same_as_player(a: list[int], e: list[int]) -> None:
     ha, he = GainHistogram.from_gains(a), GainHistogram.from_gains(e)
@@ -103,6 +107,7 @@ def test_engine_histogram_same_as_player(a: list[int], e: list[int]) -> None:
     assert total / (2 * he.n * ha.n) == pytest.approx(ha.expected_score(he))
 
 
+@settings(deadline=None)
 @given(small_gains, small_gains)
 def test_merge_equals_pooled(a: list[int], b: list[int]) -> None:
     h = GainHistogram.from_gains(a)

@@ -55,6 +55,7 @@ def test_black_first() -> None:
     assert ledger.perceived("black") == ledger.black_trace[-1].perceived
 
 
+@settings(deadline=None)
 @given(scores_st)
 def test_matches_batch_computation(scores: list[int]) -> None:
     ledger = fed(scores)
@@ -71,7 +72,7 @@ def test_matches_batch_computation(scores: list[int]) -> None:
         assert live.low <= batch.low + 1e-9 and live.high >= batch.high - 1e-9
 
 
-@settings(max_examples=60)
+@settings(deadline=None, max_examples=60)
 @given(scores_st, st.data())
 def test_truncate_is_exact_rollback(scores: list[int], data: st.DataObject) -> None:
     k = data.draw(st.integers(0, len(scores) - 1))

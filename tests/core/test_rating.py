@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from livegain.core.histogram import GainHistogram
@@ -44,6 +44,7 @@ def test_bad_p() -> None:
         rating_difference(float("nan"))
 
 
+@settings(deadline=None)
 @given(st.floats(0, 1), st.integers(1, 500))
 def test_wilson_contains_p(p: float, n: int) -> None:
     lo, hi = wilson_interval(p, n)
@@ -67,6 +68,7 @@ def test_perceived_rating_has_interval_and_bounds() -> None:
     assert empty.moves == 0 and empty.low == 2000 and empty.high == 3600
 
 
+@settings(deadline=None)
 @given(st.lists(st.integers(-200, 200), min_size=1, max_size=60))
 def test_interval_contains_point(gains: list[int]) -> None:
     pr = perceived_rating(GainHistogram.from_gains(gains), 2860)
@@ -109,3 +111,19 @@ def test_head_to_head_interval() -> None:
     # complete domination: bounded, yet a finite interval end
     top = head_to_head(GainHistogram.from_gains([5, 6]), GainHistogram.from_gains([-1, -2]))
     assert top.bounded and top.difference == 800 and top.low < 800
+
+
+@settings(deadline=None)
+@given(st.floats(1e-6, 1 - 1e-6))
+def test_matches_scipy_ndtri(p: float) -> None:
+    from scipy.special import ndtri
+
+    expected = max(-800.0, min(800.0, 200 * math.sqrt(2) * float(ndtri(p))))
+    assert rating_difference(p).value == pytest.approx(expected, abs=1e-9)
+
+
+@settings(deadline=None)
+@given(st.floats(0, 1), st.floats(0, 1))
+def test_difference_is_monotone(p: float, q: float) -> None:
+    lo, hi = sorted((p, q))
+    assert rating_difference(lo).value <= rating_difference(hi).value
