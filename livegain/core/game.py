@@ -967,12 +967,23 @@ class Tournament:
     def match(self, snap: GameSnapshot) -> str | None:
         """The id of the board this snapshot belongs to, or None for a new board."""
         src = snap.source
+        wkey, bkey = _player_key(snap.white), _player_key(snap.black)
+        # Game ids count in matching unless the feed has shown it renumbers games.
+        trust_ids = True
+        by_id: str | None = None
         if snap.game_id:
             found = self._by_game_id.get((src, snap.game_id))
             if found is not None:
-                return found
+                g = self.boards[found]
+                if _player_match(g.white_key, wkey) and _player_match(g.black_key, bkey):
+                    return found
+                # That id now names a game with other players. Either the feed numbers
+                # its games by position (LiveChess Cloud: pairing index) and these
+                # players have their board elsewhere, or names were corrected / a new
+                # game took over the id: then the id's board it is.
+                trust_ids = False
+                by_id = found
         rnd, board_no = _round_board(snap)
-        wkey, bkey = _player_key(snap.white), _player_key(snap.black)
         cache_key = (src, snap.game_id, rnd, board_no, wkey, bkey)
         hit = self._match_cache.get(cache_key)
         if hit is not None:
@@ -989,7 +1000,7 @@ class Tournament:
                 continue
             if rnd is not None and g.round is not None and g.round != rnd:
                 continue
-            if snap.game_id and g.game_id and g.game_id != snap.game_id:
+            if trust_ids and snap.game_id and g.game_id and g.game_id != snap.game_id:
                 continue
             w = _player_match(g.white_key, wkey)
             b = _player_match(g.black_key, bkey)
@@ -1003,6 +1014,8 @@ class Tournament:
             score = (w + b, same_board)
             if best is None or score > best:
                 best, best_id = score, g.board_id
+        if by_id is not None and (best is None or best[0] < 4):
+            return by_id
         if best is None:
             return None
         if best[0] == 4 and not best[1] and len(full) > 1 and board_no is not None:

@@ -270,16 +270,49 @@ def test_reset_board_to_empty() -> None:
     assert g.start_eval is not None and t.pending() == []
 
 
-def test_new_game_on_same_game_id() -> None:
+def test_game_restarted_under_the_same_game_id() -> None:
     t = Tournament(PAPER_ENGINE_RATING)
-    bid = t.apply(snap(OPERA[:8], game_id="tcec-1")).board_id
+    bid = t.apply(snap(OPERA[:8], game_id="g-1")).board_id
+    assert bid is not None
+    evaluate_all(t)
+    # Same players, same GameId, a different game from move 1: a takeback to ply 0.
+    a = t.apply(snap(["d4", "d5", "c4"], game_id="g-1"))
+    assert a.board_id == bid
+    assert a.updates[0].kind == "truncate" and a.updates[0].truncate_to == 0
+    assert t.board(bid).sans == ["d4", "d5", "c4"]
+
+
+def test_game_id_reused_for_a_new_game_keeps_the_board() -> None:
+    # One file reused for game after game (TCEC style): the same GameId, new players.
+    t = Tournament(PAPER_ENGINE_RATING)
+    bid = t.apply(snap(OPERA[:8], game_id="g-1")).board_id
     assert bid is not None
     evaluate_all(t)
     other_w, other_b = PlayerInfo("Stockfish"), PlayerInfo("Leela")
-    a = t.apply(snap(["d4", "d5", "c4"], game_id="tcec-1", white=other_w, black=other_b))
+    a = t.apply(snap(["d4", "d5", "c4"], game_id="g-1", white=other_w, black=other_b))
     assert a.board_id == bid and a.info_changed
     assert a.updates[0].kind == "truncate" and a.updates[0].truncate_to == 0
-    assert t.board(bid).white == other_w and t.board(bid).sans == ["d4", "d5", "c4"]
+    g = t.board(bid)
+    assert g.white == other_w and g.sans == ["d4", "d5", "c4"] and g.ledger.plies == 0
+
+
+def test_positional_game_ids_reordered_like_livechess_cloud() -> None:
+    # LiveChess Cloud numbers games by pairing index: after a reorder the ids move.
+    t = Tournament(PAPER_ENGINE_RATING)
+    ab = dict(white=PlayerInfo("A"), black=PlayerInfo("B"))
+    cd = dict(white=PlayerInfo("C"), black=PlayerInfo("D"))
+    first_ab = t.apply(snap(["e4"], game_id="lcc:t:1:1", board=1, **ab)).board_id
+    first_cd = t.apply(snap(["d4"], game_id="lcc:t:1:2", board=2, **cd)).board_id
+    assert first_ab is not None and first_cd is not None
+    a = t.apply(snap(["d4", "d5"], game_id="lcc:t:1:1", board=1, **cd))
+    b = t.apply(snap(["e4", "e5"], game_id="lcc:t:1:2", board=2, **ab))
+    assert (a.board_id, b.board_id) == (first_cd, first_ab)
+    assert [u.kind for u in a.updates + b.updates] == ["move", "move"]
+    # and back again
+    a = t.apply(snap(["d4", "d5", "c4"], game_id="lcc:t:1:2", board=2, **cd))
+    b = t.apply(snap(["e4", "e5", "Nf3"], game_id="lcc:t:1:1", board=1, **ab))
+    assert (a.board_id, b.board_id) == (first_cd, first_ab) and len(t.boards) == 2
+    assert t.board(first_ab).sans == ["e4", "e5", "Nf3"]
 
 
 def test_new_start_position_resets_everything() -> None:
