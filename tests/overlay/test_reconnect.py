@@ -13,6 +13,9 @@ from ._live import GAME_B, ReplayThread, Serve, board_id_of, save_artifact, wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.engine, pytest.mark.slow]
 
+# the opacity of the figure as drawn (the dimming sits on its .live-value wrapper)
+OPACITY = "Number(getComputedStyle(e.closest('.live-value')).opacity)"
+
 
 def test_page_recovers_after_server_restart(
     tmp_path: Path, engine_path: str, chromium_path: str, page_factory: Any
@@ -40,9 +43,7 @@ def test_page_recovers_after_server_restart(
         expect(status).to_have_text("RECONNECTING…")
         expect(overlay).to_have_attribute("data-fresh", "false")
         # the last values stay readable but are not presented as live
-        page.wait_for_function(
-            "e => Number(getComputedStyle(e).opacity) < 0.6", arg=perceived.element_handle()
-        )
+        page.wait_for_function(f"e => {OPACITY} < 0.6", arg=perceived.element_handle())
         save_artifact(page, "board-reconnecting.png")
 
         replay.advance(4)  # the game goes on while the server is down
@@ -58,9 +59,7 @@ def test_page_recovers_after_server_restart(
         expect(page.locator('[data-testid="trace-black-point"]')).to_have_count(
             len(state["black_trace"])
         )
-        page.wait_for_function(
-            "e => Number(getComputedStyle(e).opacity) === 1", arg=perceived.element_handle()
-        )
+        page.wait_for_function(f"e => {OPACITY} === 1", arg=perceived.element_handle())
     finally:
         serve.stop()
         replay.close()

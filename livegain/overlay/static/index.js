@@ -137,9 +137,9 @@ function render() {
         el("span", { testid: "white-name" }, s.white.name),
         document.createTextNode(" – "),
         el("span", { testid: "black-name" }, s.black.name),
-        el("span", { class: "res", testid: "result" }, s.result),
+        el("span", { class: "res", testid: "result" }, s.result === "*" ? "live" : s.result),
       );
-      row.append(el("span", { class: "no" }, s.board ?? ""), pair, el("span", { class: "muted" }, `ply ${s.plies}`));
+      row.append(el("span", { class: "no" }, s.board ?? ""), pair, el("span", { class: "muted" }, s.plies ? `move ${Math.ceil(s.plies / 2)}` : "not started"));
       row.append(
         urlRow(boardUrl(s.board_id), "board-url", () => {
           selected = { kind: "board", id: s.board_id };
