@@ -139,11 +139,15 @@ class MqttIngest:
                 return out
             self.boards[topic] = st
             self._event(st, data, now, out)
-        elif stripped:
+        elif stripped[:1] == "[" or stripped[:1].isdigit():
             self.boards[topic] = st
             self._pgn(st, stripped, out)
-        else:
+        elif not stripped:
             out.errors.append((topic, "empty payload"))
+            return out
+        else:
+            shown = stripped[:40].encode("unicode_escape").decode("ascii")
+            out.errors.append((topic, f"payload is neither a JSON move event nor PGN: {shown!r}"))
             return out
         self._emit(st, out)
         return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import getpass
 import os
 import shutil
 import signal
@@ -116,6 +117,9 @@ class PrivateBroker:
         self.conf = workdir / "mosquitto.conf"
         self.conf.write_text(
             f"listener {self.port} 127.0.0.1\n"
+            # run as root, mosquitto would switch to the "mosquitto" user, which cannot
+            # write its persistence file in our temp dir: stay who we are
+            f"user {getpass.getuser()}\n"
             "allow_anonymous true\n"
             "persistence true\n"
             f"persistence_location {workdir}/\n"
