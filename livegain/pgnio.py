@@ -74,8 +74,10 @@ def read_pgn_text(text: str, source: str = "<pgn>") -> list[chess.pgn.Game]:
     while True:
         try:
             game = chess.pgn.read_game(stream, Visitor=_QuietBuilder)
-        except (ValueError, UnicodeError) as exc:  # pragma: no cover - defensive
-            raise PgnError(f"{source}: game {len(games) + 1}: cannot parse ({exc})") from exc
+        except Exception as exc:  # the parser's own bugs on hostile text (e.g. a stray ")")
+            raise PgnError(
+                f"{source}: game {len(games) + 1}: cannot parse ({type(exc).__name__}: {exc})"
+            ) from exc
         if game is None:
             break
         number = len(games) + 1
@@ -105,7 +107,11 @@ def _players(game: chess.pgn.Game) -> str:
 
 
 def _describe_error(game: chess.pgn.Game, number: int, error: Exception) -> str:
-    board = game.end().board()
+    try:
+        board = game.end().board()
+    except ValueError as exc:
+        fen = game.headers.get("FEN", "?")
+        return f"game {number} ({_players(game)}): invalid FEN {fen!r} ({exc})"
     match = _SAN_IN_ERROR.search(str(error))
     san = match.group(1) if match else "?"
     dots = "." if board.turn == chess.WHITE else "..."
@@ -178,7 +184,8 @@ def annotated_from_pgn_evals(game: chess.pgn.Game, number: int = 1) -> Annotated
         board.push(node.move)
         s = _score_of(node, board)
         if s is None:
-            raise PgnError(f"{where}: no [%eval] after {label} (ply {len(sans)})")
+            what = "unreadable [%eval]" if "[%eval" in node.comment else "no [%eval]"
+            raise PgnError(f"{where}: {what} after {label} (ply {len(sans)})")
         scores.append(s)
     counted_from = 1
     if start is None:

@@ -18,7 +18,6 @@ from livegain.analysis import AnalysisReport, AnnotatedGame, GameReport, analyze
 from livegain.cli._common import CliError, console, print_json, table
 from livegain.core.rating import PAPER_ENGINE_RATING, PerceivedRating
 from livegain.pgnio import (
-    PgnError,
     annotated_games_from_pgn,
     read_pgn_games,
     write_annotated_pgn,
@@ -129,13 +128,13 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--{flag} must be at least 1")
     try:
         games = read_pgn_games(args.pgn)
-    except PgnError as exc:
+    except ValueError as exc:  # PgnError, or python-chess on a malformed game
         raise CliError(str(exc)) from exc
     skipped: list[str] = []
     if args.evals == "pgn":
         try:
             annotated, skipped = annotated_games_from_pgn(games)
-        except PgnError as exc:
+        except ValueError as exc:  # PgnError, or python-chess on a malformed game
             raise CliError(f"{args.pgn}: {exc}") from exc
     else:
         annotated = _engine_games(args, games)

@@ -14,9 +14,12 @@ from typing import Any
 import chess
 import chess.pgn
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import livegain
 from livegain.cli import main
+from livegain.pgnio import annotated_games_from_pgn, read_pgn_text
 
 GOTC_PATH = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
 
@@ -229,6 +232,18 @@ BAD_INPUTS = {
         "{ [%eval 0.2] } *\n",
         "game 1 (A - B): no [%eval] after 1...e5 (ply 2)",
     ),
+    "badeval": (
+        '[White "A"]\n[Black "B"]\n\n1. e4 { [%eval 0.2] } e5 { [%eval abc] } *\n',
+        "game 1 (A - B): unreadable [%eval] after 1...e5 (ply 2)",
+    ),
+    "badfen": (
+        '[White "A"]\n[Black "B"]\n[SetUp "1"]\n[FEN "garbage fen"]\n\n1. e4 *\n',
+        "game 1 (A - B): invalid FEN 'garbage fen'",
+    ),
+    "wrongside": (
+        '[White "A"]\n[Black "B"]\n\n1. e4 { [%eval 0.2] } Nf3 { [%eval 0.1] } *\n',
+        "game 1 (A - B): illegal move 1...Nf3",
+    ),
 }
 
 
@@ -395,3 +410,24 @@ def test_engine_rating_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     rating, source = default_engine_rating(args())
     assert rating == 3123.0 and source == "calibration: Stockfish 15.1 depth 8"
     assert seen[0][0] is None
+
+
+PGN_TOKENS = [
+    '[White "A"]', '[Black "B"]', '[FEN "8/8/8/8/8/8/8/8 w - - 0 1"]', '[SetUp "1"]', "\n",
+    "1.", "2.", "1...", "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "O-O", "Qxf7#", "Kxe8", "e8=Q",
+    "{ [%eval 0.3] }", "{ [%eval #-2] }", "{ [%eval x] }", "{", "}", "(", ")", "*", "1-0",
+    "$1", ";c", "%", "[", "]", '"',
+]  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(PGN_TOKENS), max_size=40))
+def test_malformed_pgn_gives_clear_errors_only(tokens: list[str]) -> None:
+    """Whatever the text, reading and annotating either works or raises a ValueError
+    (what the command turns into one line), never anything else."""
+    text = " ".join(tokens)
+    try:
+        games = read_pgn_text(text)
+        annotated_games_from_pgn(games)
+    except ValueError as exc:
+        assert str(exc) and "\n" not in str(exc)
