@@ -778,9 +778,14 @@ class BoardGame:
             res = "*"
         self.feed_result = res
 
+        # Clocks of the moves that stay: merged (a clock no longer sent is kept).
+        clock_fixed = [
+            k for k in range(1, min(common, len(snap.clocks)) + 1) if self._merge_clock(k, snap)
+        ]
         if common < len(self._plies):
             self._truncate(common)
             self._settle_position()
+            self._set_clocks(snap)
             updates.append(self._update("truncate", truncate_to=common))
         for k in range(j, len(new)):
             token, move, san, fen = new[k]
@@ -791,10 +796,13 @@ class BoardGame:
                 self._settle_position(parsed.board)
             else:
                 self._board_result = "*"
+            self._set_clocks(snap)
             updates.append(self._update("move", ply=self.ply_info(ply)))
-        for k in range(min(len(self._plies), len(snap.clocks))):
-            self._merge_clock(k + 1, snap)
         self._set_clocks(snap)
+        # A clock that arrives late for a move already shown is sent with that move.
+        for k in clock_fixed:
+            if k <= len(self._plies):
+                updates.append(self._update("clock", ply=self.ply_info(k)))
         updates.extend(self._advance())
 
         if not updates:
@@ -804,11 +812,14 @@ class BoardGame:
                 updates.append(self._update("clock"))
         return updates, errors, info_changed
 
-    def _merge_clock(self, ply: int, snap: GameSnapshot) -> None:
+    def _merge_clock(self, ply: int, snap: GameSnapshot) -> bool:
+        """Take the feed's clock for ``ply`` if it sent one; True when it changed."""
         if ply - 1 < len(snap.clocks):
             c = snap.clocks[ply - 1]
-            if c is not None:
+            if c is not None and self._plies[ply - 1].clock != int(c):
                 self._plies[ply - 1].clock = int(c)
+                return True
+        return False
 
     def _set_clocks(self, snap: GameSnapshot) -> None:
         """Current clocks: the feed's own if given, else the last move's, else the last known."""

@@ -140,6 +140,10 @@ def test_updates_folded_by_a_client_give_the_snapshot() -> None:
     evaluate("latest")
     core.extend(t.apply(snap(MOVES[:16], result="*")).updates)
     evaluate("all")
+    # the operator fixes the clock of an old move
+    fixed = t.apply(snap(MOVES[:16], clocks=(None, None, 7133)))
+    assert [(u.kind, u.ply.ply if u.ply else None) for u in fixed.updates] == [("clock", 3)]
+    core.extend(fixed.updates)
     core.extend(t.apply(snap(MOVES, result="1-0")).updates)
     evaluate("all")
     wire = [convert.update(u) for u in core]
