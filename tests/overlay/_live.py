@@ -149,6 +149,10 @@ class ReplayThread:
     def advance(self, n: int = 1) -> int:
         return int(self._call(self.replay.advance(n)))
 
+    def reset(self) -> None:
+        """Back to the start of the round: every board is reset to no moves."""
+        self._call(self.replay.reset())
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._call(self.replay.stop())
@@ -158,6 +162,27 @@ class ReplayThread:
 
 
 # ------------------------------------------------------------------ the service
+
+
+class StaticServer:
+    """The real :class:`LiveServer` (HTTP + WebSocket, no boards) on its own loop thread."""
+
+    def __init__(self) -> None:
+        from livegain.publish.server import LiveServer
+
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.server = LiveServer("127.0.0.1", 0)
+        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(10)
+        self.url = f"http://127.0.0.1:{self.server.port}"
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self.server.close(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()
 
 
 def _toml_str(s: str) -> str:

@@ -11,7 +11,16 @@ from typing import Any
 
 import pytest
 
-from ._live import CHROMIUM, CHROMIUM_ARGS, GAME_A, GAME_B, GAME_XSS, ReplayThread, Serve
+from ._live import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    GAME_A,
+    GAME_B,
+    GAME_XSS,
+    ReplayThread,
+    Serve,
+    StaticServer,
+)
 
 # ------------------------------------------------------------------ fixtures
 
@@ -84,3 +93,13 @@ def live_round(
     finally:
         serve.stop()
         replay.close()
+
+
+@pytest.fixture(scope="module")
+def static_server() -> Iterator[StaticServer]:
+    """Only the pages and the protocol endpoint (no feed, no engine)."""
+    srv = StaticServer()
+    try:
+        yield srv
+    finally:
+        srv.close()

@@ -1,8 +1,9 @@
 """The page's protocol client (lib.js) run in Chromium: how it folds ``update``
 messages into a board state (corrections, duplicates, gaps) and how it formats.
 
-The module is loaded from a real ``livegain serve``; the messages are built
-here, shaped by the wire schema's own models so that they are valid protocol.
+The module is loaded from the real HTTP server (``LiveServer``, no feed); the
+messages are built here with the wire schema's own models, so they are valid
+protocol.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import pytest
 
 from livegain.publish import schema
 
-from ._live import ReplayThread, Serve
+from ._live import StaticServer
 
-pytestmark = [pytest.mark.browser, pytest.mark.engine]
+pytestmark = [pytest.mark.browser]
 
 
 def perceived(rating: float, moves: int) -> schema.Perceived:
@@ -67,10 +68,9 @@ def update_json(seq: int, **kw: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def lib(live_round: tuple[Serve, ReplayThread], page_factory: Any) -> Any:
-    serve, _ = live_round
+def lib(static_server: StaticServer, page_factory: Any) -> Any:
     page = page_factory()
-    page.goto(f"{serve.url}/overlay/board?board=none")
+    page.goto(f"{static_server.url}/overlay/board?board=none")
     return page
 
 
