@@ -87,7 +87,7 @@ class MqttFeedConfig(_FeedConfigBase):
     """MQTT ingest (see docs/feeds.md for the topic and payload contract)."""
 
     type: Literal["mqtt"] = "mqtt"
-    url: str = "mqtt://127.0.0.1:1883"
+    url: str = Field(default="mqtt://127.0.0.1:1883", pattern=r"^(mqtts?|tcp|ssl)://[^/\s]+/?$")
     topic: str = "livegain/in/#"
     client_id: str = Field(
         default="livegain-ingest",

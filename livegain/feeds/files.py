@@ -45,7 +45,12 @@ class FileFeed:
 
     async def run(self, sink: FeedSink) -> None:
         while True:
-            await self.poll_once(sink)
+            try:
+                await self.poll_once(sink)
+            except Exception as exc:  # a bug must not end the feed: report it, go on
+                self.emitter.error(
+                    sink, str(self.path), f"internal error: {type(exc).__name__}: {exc}"
+                )
             await asyncio.sleep(self.cfg.interval)
 
     async def poll_once(self, sink: FeedSink) -> None:

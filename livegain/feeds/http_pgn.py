@@ -70,6 +70,12 @@ class PgnHttpFeed:
         await asyncio.gather(*(self._poll(u, sink) for u in self.urls))
 
     async def _poll(self, st: _UrlState, sink: FeedSink) -> None:
+        try:
+            await self._poll_url(st, sink)
+        except Exception as exc:  # a bug must not end the feed: report it, back off
+            self._failed(st, sink, f"internal error: {type(exc).__name__}: {exc}")
+
+    async def _poll_url(self, st: _UrlState, sink: FeedSink) -> None:
         loop = asyncio.get_running_loop()
         headers: dict[str, str] = {}
         if st.etag:

@@ -302,7 +302,11 @@ class LccFeed:
 
     async def run(self, sink: FeedSink) -> None:
         while True:
-            ok = await self.poll_once(sink)
+            try:
+                ok = await self.poll_once(sink)
+            except Exception as exc:  # a bug must not end the feed: report it, back off
+                self.emitter.error(sink, self.base, f"internal error: {type(exc).__name__}: {exc}")
+                ok = False
             if ok:
                 self.backoff.succeed()
                 delay = self.cfg.interval

@@ -109,7 +109,14 @@ class MqttIngest:
         self.messages = 0
 
     def handle(self, topic: str, payload: bytes, now: float) -> IngestResult:
+        """One message. Never raises: anything wrong becomes an error naming the topic."""
         self.messages += 1
+        try:
+            return self._handle(topic, payload, now)
+        except Exception as exc:  # e.g. RecursionError on absurdly nested JSON
+            return IngestResult(errors=[(topic, f"unreadable payload: {type(exc).__name__}")])
+
+    def _handle(self, topic: str, payload: bytes, now: float) -> IngestResult:
         out = IngestResult()
         levels = topic.split("/")
         if len(levels) < 3 or not all(levels[-3:]):
@@ -482,12 +489,15 @@ class MqttFeed:
                             self._deliver(
                                 sink, self.ingest.handle(message.topic.value, data, loop.time())
                             )
-                except aiomqtt.MqttError as exc:
+                except Exception as exc:  # MqttError, or anything else: never end the feed
                     self.subscribed.clear()
                     delay = self.backoff.fail()
-                    self._error(
-                        sink, self.cfg.url, f"broker connection: {exc}; retrying in {delay:g} s"
+                    what = (
+                        "broker connection"
+                        if isinstance(exc, aiomqtt.MqttError)
+                        else (f"internal error: {type(exc).__name__}")
                     )
+                    self._error(sink, self.cfg.url, f"{what}: {exc}; retrying in {delay:g} s")
                     await asyncio.sleep(delay)
         finally:
             ticker.cancel()

@@ -59,6 +59,7 @@ def test_bad_configs_are_refused_with_the_field_named() -> None:
         ({"type": "file", "path": "p", "interval": 0}, "interval"),
         ({"type": "mqtt", "topik": "x"}, "topik"),
         ({"type": "telex"}, "type"),
+        ({"type": "mqtt", "url": "http://broker"}, "url"),
     ]:
         with pytest.raises(pydantic.ValidationError, match=field):
             parse_feed_config(data)

@@ -127,6 +127,19 @@ def test_illegal_and_garbled_payloads_name_the_topic_and_other_boards_carry_on()
     assert moves(ing) == ("e4", "e5")
 
 
+def test_absurd_payloads_never_raise() -> None:
+    ing = MqttIngest()
+    for payload in [
+        b"{" * 100_000,
+        b'{"seq": 1, "white": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
+        b"{" + b" " * 2_000_000 + b"}",
+        b'{"seq": 1e400}',
+        b'{"seq": 1, "fen": 3}',
+    ]:
+        r = ing.handle(T, payload, 0.0)
+        assert r.errors and all(w.startswith(T) for w, _ in r.errors)
+
+
 def test_epoch_restarts_numbering_and_fen_start() -> None:
     ing = MqttIngest()
     ing.handle(T, ev(1, 1, "e4", epoch="a"), 0.0)
