@@ -412,6 +412,8 @@ class BoardGame:
         self.last_errors: deque[BoardError] = deque(maxlen=max_errors_kept)
         self._last_illegal: tuple[str, int, str] | None = None
         self._board_result = "*"  # checkmate / stalemate of the current position
+        self._tip: chess.Board | None = None  # the current position, once parsed
+        self._last_snap: GameSnapshot | None = None
         self._ledger_version = 0
         self._ratings_cache: tuple[int, _Ratings] | None = None
 
@@ -611,7 +613,10 @@ class BoardGame:
 
     def _parse(self, start: int, tokens: tuple[str, ...]) -> _Parsed:
         """Parse ``tokens[start:]`` from the position at ply ``start``."""
-        b = self._chess_board(self.fen_at(start))
+        if start == len(self._plies) and self._tip is not None:
+            b = self._tip.copy(stack=False)  # the usual case: moves appended at the end
+        else:
+            b = self._chess_board(self.fen_at(start))
         out = _Parsed(moves=[])
         for i in range(start, len(tokens)):
             tok = tokens[i].strip()
@@ -676,6 +681,7 @@ class BoardGame:
             self._ledger_version += 1
 
     def _reset(self, start_fen: str, chess960: bool) -> None:
+        self._tip = None
         self._plies = []
         self._evals = {}
         self._start_fen = start_fen
@@ -715,6 +721,9 @@ class BoardGame:
     # -- snapshot -------------------------------------------------------------
     def apply(self, snap: GameSnapshot) -> tuple[list[BoardUpdate], list[BoardError], bool]:
         """Fold one snapshot in. Returns (updates, new errors, info changed)."""
+        if snap == self._last_snap:
+            return [], [], False  # applying a snapshot is idempotent: the same again is a no-op
+        self._last_snap = snap
         errors: list[BoardError] = []
         updates: list[BoardUpdate] = []
         info_changed = self._apply_info(snap)
@@ -803,6 +812,8 @@ class BoardGame:
         for k in clock_fixed:
             if k <= len(self._plies):
                 updates.append(self._update("clock", ply=self.ply_info(k)))
+        # The parsed board stands at ply first + len(new) = the current position.
+        self._tip = parsed.board
         updates.extend(self._advance())
 
         if not updates:
