@@ -94,6 +94,8 @@ async def _serve(replay: Replay, exit_when_done: bool) -> None:
         sys.stdout.flush()
         if exit_when_done and not replay.loop:
             await replay.done.wait()
+            if replay.error is not None:
+                raise replay.error
             print("all games over", flush=True)
         else:
             await asyncio.Event().wait()

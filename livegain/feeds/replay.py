@@ -195,11 +195,13 @@ class Replay:
         self._seq = [0] * len(self.games)
         self._server: MiniHttpServer | None = None
         self._mqtt: Any = None
+        self._publishing = False  # mqtt mode, between start() and stop()
         self._mqtt_stack: contextlib.AsyncExitStack | None = None
         self._task: asyncio.Task[None] | None = None
         self._changed_at = time.time()
         self._cache: dict[str, tuple[bytes, str]] = {}
         self.done = asyncio.Event()
+        self.error: ReplayError | None = None  # why autoplay stopped early, if it did
 
     # -- construction
 
@@ -287,15 +289,8 @@ class Replay:
 
     async def start(self, autoplay: bool = True) -> None:
         if self.mode == "mqtt":
-            from livegain.feeds.mqtt import make_client
-
-            stack = contextlib.AsyncExitStack()
-            try:
-                self._mqtt = await stack.enter_async_context(make_client(self.mqtt_url))
-            except Exception as exc:
-                await stack.aclose()
-                raise ReplayError(f"cannot connect to {self.mqtt_url}: {exc}") from None
-            self._mqtt_stack = stack
+            await self._connect()
+            self._publishing = True
             await self._publish_starts()
         else:
             self._server = MiniHttpServer(self._handle, self.host, self.port)
@@ -307,6 +302,25 @@ class Replay:
         if autoplay:
             self._task = asyncio.create_task(self._autoplay())
 
+    async def _connect(self) -> None:
+        from livegain.feeds.mqtt import make_client
+
+        await self._disconnect()
+        stack = contextlib.AsyncExitStack()
+        try:
+            self._mqtt = await stack.enter_async_context(make_client(self.mqtt_url))
+        except Exception as exc:
+            await stack.aclose()
+            raise ReplayError(f"cannot connect to {self.mqtt_url}: {exc}") from None
+        self._mqtt_stack = stack
+
+    async def _disconnect(self) -> None:
+        if self._mqtt_stack is not None:
+            with contextlib.suppress(Exception):
+                await self._mqtt_stack.aclose()
+        self._mqtt_stack = None
+        self._mqtt = None
+
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
@@ -316,11 +330,8 @@ class Replay:
         if self._server is not None:
             await self._server.stop()
             self._server = None
-        if self._mqtt_stack is not None:
-            with contextlib.suppress(Exception):
-                await self._mqtt_stack.aclose()
-            self._mqtt_stack = None
-            self._mqtt = None
+        self._publishing = False
+        await self._disconnect()
 
     async def __aenter__(self) -> Replay:
         await self.start(autoplay=False)
@@ -330,6 +341,13 @@ class Replay:
         await self.stop()
 
     async def _autoplay(self) -> None:
+        try:
+            await self._play()
+        except ReplayError as exc:
+            self.error = exc
+            self.done.set()
+
+    async def _play(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
             t0 = loop.time() - (
@@ -513,16 +531,30 @@ class Replay:
     # -- MQTT
 
     async def _publish(self, index: int, data: dict[str, Any]) -> None:
-        if self._mqtt is None:
+        if not self._publishing:
             return
+        import aiomqtt
+
         self._seq[index] += 1
-        payload = {"seq": self._seq[index], "epoch": self.epoch, **data}
-        await self._mqtt.publish(
-            self.topic(index), json.dumps(payload, separators=(",", ":")), qos=1
+        payload = json.dumps(
+            {"seq": self._seq[index], "epoch": self.epoch, **data}, separators=(",", ":")
         )
+        # a broker restart mid-replay: reconnect and publish again (same seq: the
+        # ingest drops it if the first try did arrive)
+        for delay in (0.5, 1.0, 2.0, 5.0, None):
+            try:
+                if self._mqtt is None:
+                    await self._connect()
+                await self._mqtt.publish(self.topic(index), payload, qos=1)
+                return
+            except (aiomqtt.MqttError, ReplayError) as exc:
+                if delay is None:
+                    raise ReplayError(f"cannot publish to {self.mqtt_url}: {exc}") from None
+                await self._disconnect()
+                await asyncio.sleep(delay)
 
     async def _publish_starts(self) -> None:
-        if self._mqtt is None:
+        if not self._publishing:
             return
         for i, g in enumerate(self.games):
             snap = g.full
@@ -541,7 +573,7 @@ class Replay:
                 await self._publish(i, {"result": snap.result})
 
     async def _publish_move(self, index: int, ply: int) -> None:
-        if self._mqtt is None:
+        if not self._publishing:
             return
         g = self.games[index]
         data: dict[str, Any] = {"ply": ply, "san": g.full.moves[ply - 1]}

@@ -191,3 +191,47 @@ async def test_broker_restart_mid_game_loses_no_move(
         assert all(len(b) == len(a) + 1 and b[:-1] == a for a, b in itertools.pairwise(seen))
     finally:
         await cancel(task)
+
+
+async def test_replay_and_feed_both_ride_out_a_broker_restart(
+    private_broker: PrivateBroker, unique: str, sink: RecordingSink
+) -> None:
+    url = private_broker.url
+    pgn = (
+        '[White "A"]\n[Black "B"]\n[Result "1/2-1/2"]\n\n'
+        + " ".join(f"{i // 2 + 1}. {san}" if i % 2 == 0 else san for i, san in enumerate(GAME))
+        + " 1/2-1/2\n"
+    )
+    feed = MqttFeed(feed_cfg(url, "livegain/in", f"lg-feed-{unique}"), reconnect_delays=(0.2,))
+    task = await run_feed(feed, sink)
+    replay = Replay.from_pgn(pgn, mode="mqtt", mqtt_url=url, tournament_id=unique)
+    try:
+        await asyncio.wait_for(feed.subscribed.wait(), 10)
+        await replay.start(autoplay=False)
+        await replay.advance(6)
+        await sink.wait_for(lambda: plies(sink, 1) == tuple(GAME[:6]))
+        await asyncio.to_thread(private_broker.stop)
+
+        async def restart_soon() -> None:
+            await asyncio.sleep(0.3)
+            await asyncio.to_thread(private_broker.start)
+
+        restarting = asyncio.create_task(restart_soon())
+        await replay.advance_all()  # publishing fails, reconnects, publishes again
+        await restarting
+        await sink.wait_for(lambda: sink.by_board()[1].result == "1/2-1/2", within=20)
+        assert sink.by_board()[1].moves == tuple(GAME)
+        assert all("broker connection" in e[2] for e in sink.errors)
+    finally:
+        await replay.stop()
+        await cancel(task)
+
+
+async def test_replay_refuses_an_unreachable_broker() -> None:
+    from livegain.feeds.replay import ReplayError
+
+    replay = Replay.from_pgn(
+        '[White "A"]\n\n1. e4 *', mode="mqtt", mqtt_url=f"mqtt://127.0.0.1:{free_port()}"
+    )
+    with pytest.raises(ReplayError, match="cannot connect"):
+        await replay.start()
