@@ -25,6 +25,10 @@ const grid = byTestId(root, "boards");
 const filterTournament = param("tournament");
 const filterRound = param("round");
 const cols = Number(param("cols", "0"));
+// more boards than the screen holds: show them a page at a time, `cycle` seconds each
+const cycle = Number(param("cycle", "10"));
+let pageNo = 0;
+let pages = 1;
 
 /** board_id -> { summary, state } (state once a snapshot arrived). */
 const boards = new Map();
@@ -136,6 +140,10 @@ function playerRow(color, s) {
   const perc = el("div", { class: "perc live-value", "data-widget": "perceived" });
   const value = el("span", { class: "v", testid: `${color}-perceived` }, per ? rating(per.rating) : DASH);
   value.dataset.value = per ? String(per.rating) : "";
+  if (per && per.bounded) {
+    // every move so far lost (or gained) ground: the figure is clamped
+    perc.append(el("span", { class: "bound", testid: `${color}-perceived-bound` }, per.difference < 0 ? "≤" : "≥"));
+  }
   perc.append(value);
   if (per && p.rating) {
     const d = per.rating - p.rating;
@@ -188,7 +196,41 @@ function render() {
   grid.replaceChildren(...list.map((s) => card(s, boards.get(s.board_id))));
   applyWidgetParams(grid);
   byTestId(root, "boards-empty").hidden = list.length > 0;
+  paginate();
   renderStatus();
 }
+
+function paginate() {
+  const cards = [...grid.children];
+  for (const c of cards) c.hidden = false;
+  pages = 1;
+  if (cards.length && cycle > 0) {
+    const style = getComputedStyle(grid);
+    const gap = parseFloat(style.rowGap) || 0;
+    const ncols = style.gridTemplateColumns.split(" ").filter(Boolean).length || 1;
+    const cardHeight = Math.max(...cards.map((c) => c.getBoundingClientRect().height));
+    const rows = Math.max(1, Math.floor((grid.clientHeight + gap) / (cardHeight + gap)));
+    const per = rows * ncols;
+    pages = Math.ceil(cards.length / per);
+    if (pageNo >= pages) pageNo = 0;
+    cards.forEach((c, i) => {
+      c.hidden = Math.floor(i / per) !== pageNo;
+    });
+  }
+  const label = byTestId(root, "page");
+  label.textContent = pages > 1 ? `page ${pageNo + 1}/${pages}` : "";
+  label.dataset.page = String(pageNo + 1);
+  label.dataset.pages = String(pages);
+}
+
+if (cycle > 0) {
+  setInterval(() => {
+    if (pages > 1) {
+      pageNo = (pageNo + 1) % pages;
+      paginate();
+    }
+  }, cycle * 1000);
+}
+new ResizeObserver(() => paginate()).observe(grid);
 
 conn.start();

@@ -1,0 +1,93 @@
+"""A round with more boards than a screen holds: the multi-board view shows
+them a page at a time and cycles through every board."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from ._live import ReplayThread, Serve, save_artifact, wait_until
+
+pytestmark = [pytest.mark.browser, pytest.mark.engine, pytest.mark.slow]
+
+BOARDS = 18
+OPENINGS = ["1. e4 e5", "1. d4 d5", "1. c4 e5", "1. Nf3 d5", "1. e4 c5", "1. d4 Nf6"]
+
+
+def big_round() -> str:
+    games = []
+    for i in range(BOARDS):
+        games.append(
+            f'[Event "Open A"]\n[Round "5"]\n[Board "{i + 1}"]\n'
+            f'[White "Player W{i + 1:02d}"]\n[Black "Player B{i + 1:02d}"]\n'
+            f'[WhiteElo "{2400 + i}"]\n[BlackElo "{2390 + i}"]\n[Result "*"]\n\n'
+            f"{OPENINGS[i % len(OPENINGS)]} *\n"
+        )
+    return "\n".join(games)
+
+
+@pytest.fixture(scope="module")
+def many(
+    tmp_path_factory: pytest.TempPathFactory, engine_path: str, chromium_path: str
+) -> Iterator[Serve]:
+    replay = ReplayThread(big_round())
+    serve = Serve(tmp_path_factory.mktemp("overlay-many"), replay.url, engine_path)
+    try:
+        serve.start()
+        replay.advance(replay.total_plies)
+        wait_until(lambda: len(serve.boards()) == BOARDS, 30, f"{BOARDS} boards")
+        yield serve
+    finally:
+        serve.stop()
+        replay.close()
+
+
+def visible_ids(page: Any) -> list[str]:
+    ids: list[str] = page.eval_on_selector_all(
+        '[data-testid="board-card"]:not([hidden])', "cs => cs.map(c => c.dataset.boardId)"
+    )
+    return ids
+
+
+def test_pages_cycle_through_every_board(many: Serve, page_factory: Any) -> None:
+    page = page_factory(1920, 1080)
+    page.goto(f"{many.url}/overlay/boards?cycle=1")
+    expect(page.get_by_test_id("board-card")).to_have_count(BOARDS)
+    label = page.get_by_test_id("page")
+    expect(label).to_have_text(re.compile(r"^page 1/\d+$"), timeout=5000)
+    pages = int(label.get_attribute("data-pages") or 0)
+    assert pages >= 2
+
+    seen: set[str] = set()
+    for n in range(1, pages + 1):
+        expect(label).to_have_attribute("data-page", str(n), timeout=5000)
+        shown = visible_ids(page)
+        assert 0 < len(shown) < BOARDS
+        # every card of the page lies inside the 1920x1080 frame
+        bottoms = page.eval_on_selector_all(
+            '[data-testid="board-card"]:not([hidden])',
+            "cs => cs.map(c => c.getBoundingClientRect().bottom)",
+        )
+        assert max(bottoms) <= 1080
+        # and nothing inside a card is squeezed out of it
+        squeezed = page.eval_on_selector_all(
+            '[data-testid="board-card"]:not([hidden])',
+            "cs => cs.filter(c => c.scrollHeight > c.clientHeight + 1).length",
+        )
+        assert squeezed == 0
+        seen.update(shown)
+        if n == 1:
+            save_artifact(page, "boards-many.png")
+    assert seen == {b["board_id"] for b in many.boards()}
+
+
+def test_cycle_zero_turns_paging_off(many: Serve, page_factory: Any) -> None:
+    page = page_factory(1920, 1080)
+    page.goto(f"{many.url}/overlay/boards?cycle=0")
+    expect(page.get_by_test_id("board-card")).to_have_count(BOARDS)
+    assert len(visible_ids(page)) == BOARDS
+    expect(page.get_by_test_id("page")).to_have_text("")
