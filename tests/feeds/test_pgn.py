@@ -249,3 +249,17 @@ def test_random_pgnish_text_never_raises(text: str) -> None:
             board = chess.Board(g.snapshot.initial_fen or chess.STARTING_FEN)
             for san in g.snapshot.moves:
                 board.push_san(san)  # every emitted move is legal
+
+
+def test_check_command_lists_problems(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    from livegain.feeds.pgn import main
+
+    f = Path(str(tmp_path)) / "r.pgn"
+    f.write_text(DGT_ROUND + '\n[White "X"]\n[Black "Y"]\n\n1. e4 e5 2. Ke3 *\n')
+    assert main([str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "game 3 (X - Y) ply 3 (2.Ke3): illegal move 'Ke3'" in out
+    assert "3 games, 11 plies, 1 problems" in out
+    assert main([str(f) + ".missing"]) == 2
