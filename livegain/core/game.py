@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -414,6 +414,7 @@ class BoardGame:
         self._board_result = "*"  # checkmate / stalemate of the current position
         self._tip: chess.Board | None = None  # the current position, once parsed
         self._last_snap: GameSnapshot | None = None
+        self._input_problems: set[str] = set()
         self._ledger_version = 0
         self._ratings_cache: tuple[int, _Ratings] | None = None
 
@@ -727,9 +728,16 @@ class BoardGame:
         errors: list[BoardError] = []
         updates: list[BoardUpdate] = []
         info_changed = self._apply_info(snap)
+        seen, self._input_problems = self._input_problems, set()
+
+        def problem(message: str) -> None:
+            # Counted once while it lasts, not once per poll.
+            self._input_problems.add(message)
+            if message not in seen:
+                errors.append(self._error(message))
 
         # Start position (initial FEN, Chess960)
-        start = self._start_from(snap, errors)
+        start = self._start_from(snap, problem)
         if start is None:
             return updates, errors, info_changed
         start_fen, chess960 = start
@@ -783,7 +791,7 @@ class BoardGame:
         # update of this snapshot carries them.
         res = normalize_result(snap.result)
         if res is None:
-            errors.append(self._error(f"unknown result {snap.result!r}, taken as '*'"))
+            problem(f"unknown result {snap.result!r}, taken as '*'")
             res = "*"
         self.feed_result = res
 
@@ -880,7 +888,9 @@ class BoardGame:
             self.tags,
         )
 
-    def _start_from(self, snap: GameSnapshot, errors: list[BoardError]) -> tuple[str, bool] | None:
+    def _start_from(
+        self, snap: GameSnapshot, problem: Callable[[str], None]
+    ) -> tuple[str, bool] | None:
         fen = (snap.initial_fen or "").strip() or dict(snap.tags).get("FEN", "").strip()
         variant = dict(snap.tags).get("Variant", "").lower()
         tag960 = "960" in variant or "fischer" in variant
@@ -889,10 +899,10 @@ class BoardGame:
         try:
             b = chess.Board(fen, chess960=True)
         except ValueError as exc:
-            errors.append(self._error(f"bad initial FEN {fen!r}: {exc}"))
+            problem(f"bad initial FEN {fen!r}: {exc}")
             return None
         if b.king(chess.WHITE) is None or b.king(chess.BLACK) is None:
-            errors.append(self._error(f"bad initial FEN {fen!r}: a king is missing"))
+            problem(f"bad initial FEN {fen!r}: a king is missing")
             return None
         chess960 = tag960 or b.has_chess960_castling_rights()
         b.chess960 = chess960

@@ -372,6 +372,10 @@ def test_unknown_result_is_an_error_and_counts_as_unfinished() -> None:
     assert a.board_id is not None
     assert len(a.errors) == 1 and "white resigned" in a.errors[0].message
     assert t.board(a.board_id).result == "*" and t.board(a.board_id).errors == 1
+    # The next polls say the same: not counted again; a fixed result clears it.
+    assert t.apply(snap(OPERA[:3], result="white resigned")).errors == ()
+    assert t.apply(snap(OPERA[:3], result="1-0")).errors == ()
+    assert len(t.apply(snap(OPERA[:3], result="white resigned")).errors) == 1
 
 
 def test_lost_clocks_keep_last_known_and_keep_moves() -> None:
