@@ -20,7 +20,20 @@ The whole API::
 
     t.boards                                    # dict board_id -> BoardGame (read-only views)
     t.board(board_id)                           # KeyError if unknown
-    t.errors                                    # snapshots that matched no board (last few)
+    t.match(snapshot)                           # the board id a snapshot would go to, or None
+    t.errors, t.unmatched                       # snapshots that matched no board (last few, count)
+
+    g = t.board(board_id)                       # what livegain.publish.convert reads:
+    g.white, g.black, g.event, g.round, g.board, g.result, g.status, g.clocks
+    g.start_fen, g.fen, g.plies, g.moves()      # list[PlyInfo]: san, uci, clock, eval, wdl, gain
+    g.current_eval, g.current_wdl, g.start_eval, g.evaluated_plies
+    g.perceived("white"), g.trace("black"), g.head_to_head()
+    g.seq, g.errors, g.last_errors
+
+A :class:`BoardUpdate` has a ``kind``: ``truncate`` (drop plies after
+``truncate_to``), ``move`` (a new, unevaluated move), ``eval`` (an evaluation
+that does not extend the evaluated prefix), ``ply`` (the prefix grew: gain,
+perceived ratings, trace point, head-to-head), ``clock`` or ``result``.
 
 ``pending()`` lists every missing evaluation each time it is called; a caller
 that runs evaluations concurrently keeps its own in-flight set keyed by
