@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from dataclasses import dataclass, field
-from email.utils import formatdate
 
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_get
@@ -115,8 +114,3 @@ class PgnHttpFeed:
         delay = max(st.backoff.fail(), self.cfg.interval)
         st.next_at = asyncio.get_running_loop().time() + delay
         self.emitter.error(sink, st.url, f"{message}; retrying in {delay:g} s")
-
-
-def http_date(timestamp: float) -> str:
-    """An HTTP date (for Last-Modified) from a Unix time."""
-    return formatdate(timestamp, usegmt=True)

@@ -524,7 +524,9 @@ class Replay:
         elif headers.get("if-modified-since"):
             with contextlib.suppress(TypeError, ValueError, IndexError, OverflowError):
                 since = parsedate_to_datetime(headers["if-modified-since"]).timestamp()
-                if int(self._changed_at) <= int(since):
+                # strictly after: a change within the same second as ``since`` must not be
+                # answered 304 (Last-Modified has one-second resolution)
+                if int(self._changed_at) < int(since):
                     return Reply(304, headers=common)
         return Reply(200, body, content_type, common)
 
