@@ -29,7 +29,8 @@ const LAYOUTS = {
   "lower-third": "header,status,players,perceived,clocks,eval,wdl,lastmove,h2h",
 };
 
-const layout = Object.hasOwn(LAYOUTS, param("layout", "full")) ? param("layout", "full") : "full";
+const wanted = param("layout", "full");
+const layout = Object.prototype.hasOwnProperty.call(LAYOUTS, wanted) ? wanted : "full";
 document.body.dataset.layout = layout;
 applyPageParams();
 if (!params.has("show") && LAYOUTS[layout]) params.set("show", LAYOUTS[layout]);
@@ -85,7 +86,7 @@ const conn = new LiveConnection({
   },
   snapshot(msg) {
     if (!msg.state || msg.state.board_id !== boardId) return;
-    state = structuredClone(msg.state);
+    state = msg.state; // a fresh object from JSON.parse: no copy needed
     count("snapshots");
     fresh = true;
     showWaiting(null);

@@ -56,7 +56,7 @@ const conn = new LiveConnection({
     render();
   },
   snapshot(msg) {
-    const st = structuredClone(msg.state);
+    const st = msg.state; // a fresh object from JSON.parse: no copy needed
     const entry = boards.get(st.board_id) || {};
     entry.state = st;
     entry.summary = summaryOf(st);
