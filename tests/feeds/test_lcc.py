@@ -153,9 +153,17 @@ class LccServer:
         self.docs: dict[str, Any] = {}
         self.status: dict[str, int] = {}
         self.requests: dict[str, int] = {}
+        self.hang: set[str] = set()
         self.server = MiniHttpServer(self._handle)
 
-    def _handle(self, path: str, headers: Mapping[str, str]) -> Reply:
+    async def _handle(self, path: str, headers: Mapping[str, str]) -> Reply:
+        prefix = f"/get/{self.tid}/"
+        rel = path[len(prefix) :] if path.startswith(prefix) else path
+        if rel in self.hang:
+            await asyncio.sleep(30)  # a server that never answers this document
+        return self._answer(path, headers)
+
+    def _answer(self, path: str, headers: Mapping[str, str]) -> Reply:
         prefix = f"/get/{self.tid}/"
         rel = path[len(prefix) :] if path.startswith(prefix) else path
         self.requests[rel] = self.requests.get(rel, 0) + 1
@@ -343,3 +351,19 @@ async def test_lcc_feed_follows_a_replay(sink: RecordingSink) -> None:
     finally:
         await cancel(task)
         await replay.stop()
+
+
+async def test_a_game_file_that_times_out_is_skipped_this_poll(
+    lcc_server: LccServer, sink: RecordingSink
+) -> None:
+    lcc_server.docs["round-2/game-2.json"] = {"moves": ["d4 100"]}
+    lcc_server.hang.add("round-2/game-1.json")
+    feed = LccFeed(
+        LccFeedConfig(base_url=lcc_server.base_url, tournament_id="t1", rounds=[2], timeout=0.3)
+    )
+    await feed.poll_once(sink)
+    assert [s.board for s in sink.snapshots] == [2]  # board 1: nothing, not an empty game
+    assert any("game-1.json" in e[1] and "timed out" in e[2] for e in sink.errors)
+    lcc_server.hang.clear()
+    await feed.poll_once(sink)
+    assert sink.by_board()[1].moves == ("e4", "e5")
