@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import shutil
 import socket
 import subprocess
@@ -35,11 +36,14 @@ class PrivateBroker:
         (workdir / "db").mkdir(parents=True, exist_ok=True)
         self.conf.write_text(
             f"listener {self.port} 127.0.0.1\n"
+            # Started as root, mosquitto switches to user "mosquitto", which
+            # cannot write our temp dir: persistence would silently fail.
+            f"user {getpass.getuser()}\n"
             "allow_anonymous true\n"
             "persistence true\n"
             f"persistence_location {workdir / 'db'}/\n"
             "autosave_interval 1\n"
-            f"log_dest file {workdir / 'mosquitto.log'}\n"
+            f"log_dest file {workdir / 'mosquitto.log'}\nlog_type all\n"
         )
         self.proc: subprocess.Popen[bytes] | None = None
 
