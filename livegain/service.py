@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import re
 import sys
@@ -93,14 +92,17 @@ def configure_logging(level: str = "info", json_format: bool = True) -> None:
 
 
 def engine_rating_for(settings: Settings, engine_name: str, limit: SearchLimit) -> float:
-    """The configured r_e, else the shipped calibration, else the paper's 2860."""
+    """The configured r_e, else the shipped calibration, else the paper's 2860.
+
+    Algorithm 4 uses the engine as a single peak at 0 (no engine histogram),
+    as ``livegain analyze`` does, so that live and batch figures agree.
+    """
     if settings.engine.rating is not None:
         return float(settings.engine.rating)
+    from livegain.calibration import default_engine_rating
+
     try:
-        calibration: Any = importlib.import_module("livegain.calibration")
-        return float(calibration.default_engine_rating(engine_name, limit))
-    except (ImportError, AttributeError):
-        return PAPER_ENGINE_RATING
+        return float(default_engine_rating(engine_name, limit))
     except Exception as exc:  # a broken calibration file must not stop the service
         log.warning("calibration_unavailable", error=str(exc))
         return PAPER_ENGINE_RATING
@@ -624,6 +626,14 @@ class Service:
             "feed_errors": dict(self.stats.feed_errors),
             "board_status": boards,
         }
+        problems = []
+        if self.mqtt is not None and not self.mqtt.stats.connected:
+            problems.append("mqtt publisher not connected")
+        if self._given_up:
+            problems.append(f"{len(self._given_up)} positions could not be evaluated")
+        if problems:
+            out["status"] = "degraded"
+            out["problems"] = problems
         if self.mqtt is not None:
             st = self.mqtt.stats
             out["mqtt"] = {

@@ -594,7 +594,7 @@ class LiveServer:
             },
         }
         if self.health_extra is not None:
-            out.update(self.health_extra())
+            out.update(self.health_extra())  # may set "status": "degraded" and "problems"
         return out
 
 
