@@ -251,13 +251,18 @@ function renderLastMove() {
 
 function renderMoves() {
   const list = byTestId(root, "moves");
-  const recent = state.moves.slice(-24);
+  let recent = state.moves.slice(-40);
+  // rows pair a move number's White and Black moves: start on a White move
+  if (recent.length && recent[0].color === "black" && recent.length < state.moves.length) {
+    recent = recent.slice(1);
+  }
   list.replaceChildren();
   for (const m of recent) {
     const li = document.createElement("li");
     li.dataset.color = m.color;
     li.dataset.severity = gainSeverity(m.gain, bigLoss);
     li.dataset.testid = "move";
+    li.dataset.ply = String(m.ply);
     const num = document.createElement("span");
     num.className = "num";
     num.textContent = moveNumber(m.ply);
@@ -269,6 +274,12 @@ function renderMoves() {
     g.textContent = gainText(m.gain);
     li.append(num, san, g);
     list.append(li);
+  }
+  // keep the newest moves: drop whole rows from the top while the list overflows
+  let guard = 40;
+  while (guard-- > 0 && list.children.length > 2 && list.scrollHeight > list.clientHeight + 1) {
+    list.firstElementChild.remove();
+    list.firstElementChild.remove();
   }
 }
 
