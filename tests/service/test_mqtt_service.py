@@ -153,3 +153,20 @@ async def test_service_publishes_state_and_updates(
     async with aiomqtt.Client("127.0.0.1", 1883) as c:  # leave no retained messages behind
         for t in (f"{prefix}/out/{board_id}/state", f"{prefix}/out/boards", f"{prefix}/out/status"):
             await c.publish(t, b"", retain=True)
+
+
+async def test_health_is_degraded_while_the_broker_is_unreachable(
+    tmp_path: Path, pool: EnginePool
+) -> None:
+    from publish.brokers import free_port
+
+    settings = settings_for(
+        tmp_path, mqtt={"enabled": True, "url": f"mqtt://127.0.0.1:{free_port()}"}
+    )
+    service = Service(settings, evaluator=pool)
+    async with running(service):
+        await asyncio.sleep(0.5)
+        health = service.server.health()
+        assert health["status"] == "degraded"
+        assert "mqtt publisher not connected" in health["problems"]
+        assert health["mqtt"]["connected"] is False
