@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -127,3 +128,34 @@ def test_matches_scipy_ndtri(p: float) -> None:
 def test_difference_is_monotone(p: float, q: float) -> None:
     lo, hi = sorted((p, q))
     assert rating_difference(lo).value <= rating_difference(hi).value
+
+
+def _spells(rng: random.Random, n: int, stay: float) -> list[float]:
+    """Per-move scores with persistent bad spells (stay = persistence)."""
+    out = []
+    bad = rng.random() < 0.5
+    for _ in range(n):
+        if rng.random() >= stay:
+            bad = rng.random() < 0.5
+        out.append(0.0 if bad else (0.5 if rng.random() < 0.75 else 1.0))
+    return out
+
+
+@pytest.mark.parametrize("stay", [0.0, 0.5])
+def test_interval_coverage_on_dependent_moves(stay: float) -> None:
+    """Simulated games of 40 moves: the interval with n_eff covers the true p at
+    least ~95 % of the time; without the correction dependent moves drop below."""
+    rng = random.Random(11)
+    true_p = 0.3125  # 0.5 * (0.75 * 0.5 + 0.25 * 1.0)
+    trials = 600
+    plain = corrected = 0
+    for _ in range(trials):
+        xs = _spells(rng, 40, stay)
+        p = sum(xs) / len(xs)
+        lo, hi = wilson_interval(p, len(xs))
+        plain += lo <= true_p <= hi
+        lo, hi = wilson_interval(p, effective_moves(len(xs), lag1_autocorrelation(xs)))
+        corrected += lo <= true_p <= hi
+    assert corrected / trials >= 0.94
+    if stay > 0:
+        assert plain / trials < 0.92 < corrected / trials
