@@ -147,3 +147,31 @@ def test_demo_batch_keeps_the_offline_analysis() -> None:
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["games"]
+
+
+def test_serve_reports_a_missing_engine_and_a_busy_port(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'data_dir = "{tmp_path}"\n[engine]\npath = "/nonexistent/engine"\n')
+    out = subprocess.run(
+        [*LIVEGAIN, "serve", "--config", str(cfg), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert "/nonexistent/engine" in out.stderr and "Traceback" not in out.stderr
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        cfg.write_text(f'data_dir = "{tmp_path}"\n[engine]\ndepth = {DEPTH}\nworkers = 1\n')
+        out = subprocess.run(
+            [*LIVEGAIN, "serve", "--config", str(cfg), "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert out.returncode == 2
+    assert "cannot start the server" in out.stderr and "Traceback" not in out.stderr
