@@ -28,6 +28,7 @@ the feed reconnects with back-off. The parsing state machine
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
 from collections.abc import Mapping, Sequence
@@ -463,44 +464,55 @@ class MqttFeed:
         self.errors = 0
 
     async def run(self, sink: FeedSink) -> None:
-        loop = asyncio.get_running_loop()
+        # aiomqtt's reconnect pattern: one client, its context entered again after
+        # each loss. Its message queue lives on across connections, so a message
+        # received (and acknowledged) just before a connection drops is not lost.
+        client = make_client(
+            self.cfg.url, identifier=self.cfg.client_id, session_expiry=self.cfg.session_expiry
+        )
         ticker = asyncio.create_task(self._tick(sink))
         try:
             while True:
                 try:
-                    client = make_client(
-                        self.cfg.url,
-                        identifier=self.cfg.client_id,
-                        session_expiry=self.cfg.session_expiry,
-                    )
                     async with client:
                         self.connections += 1
                         self.backoff.succeed()
                         await client.subscribe(self.cfg.topic, qos=1)
                         self.subscribed.set()
                         async for message in client.messages:
-                            payload = message.payload
-                            if isinstance(payload, str):
-                                data = payload.encode()
-                            elif isinstance(payload, bytes | bytearray):
-                                data = bytes(payload)
-                            else:
-                                data = str(payload).encode()
-                            self._deliver(
-                                sink, self.ingest.handle(message.topic.value, data, loop.time())
-                            )
+                            self._message(sink, message)
                 except Exception as exc:  # MqttError, or anything else: never end the feed
                     self.subscribed.clear()
+                    await self._drain(sink, client)
                     delay = self.backoff.fail()
                     what = (
                         "broker connection"
                         if isinstance(exc, aiomqtt.MqttError)
-                        else (f"internal error: {type(exc).__name__}")
+                        else f"internal error: {type(exc).__name__}"
                     )
                     self._error(sink, self.cfg.url, f"{what}: {exc}; retrying in {delay:g} s")
                     await asyncio.sleep(delay)
         finally:
             ticker.cancel()
+
+    def _message(self, sink: FeedSink, message: aiomqtt.Message) -> None:
+        payload = message.payload
+        if isinstance(payload, str):
+            data = payload.encode()
+        elif isinstance(payload, bytes | bytearray):
+            data = bytes(payload)
+        else:
+            data = str(payload).encode()
+        now = asyncio.get_running_loop().time()
+        self._deliver(sink, self.ingest.handle(message.topic.value, data, now))
+
+    async def _drain(self, sink: FeedSink, client: aiomqtt.Client) -> None:
+        """Handle what arrived before the connection dropped (the iterator hands out
+        queued messages even once disconnected, then raises)."""
+        with contextlib.suppress(aiomqtt.MqttError):
+            messages = client.messages
+            while len(messages):
+                self._message(sink, await anext(messages))
 
     async def _tick(self, sink: FeedSink) -> None:
         loop = asyncio.get_running_loop()
