@@ -161,6 +161,71 @@ class ReplayThread:
         self.loop.close()
 
 
+# ------------------------------------------------------------------ a network that goes silent
+
+
+class SilentLinkProxy:
+    """A TCP relay to the service that can go silent without closing anything:
+    what a dropped Wi-Fi or a dead NAT entry looks like to a browser (a real
+    network cannot be made to do that on demand)."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.flowing = asyncio.Event()
+        self.flowing.set()
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self._writers: list[asyncio.StreamWriter] = []
+        self.server = asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(5)
+        self.port = int(self.server.sockets[0].getsockname()[1])
+
+    async def _start(self) -> asyncio.Server:
+        return await asyncio.start_server(self._client, "127.0.0.1", 0)
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.append(writer)
+        await self.flowing.wait()  # hold new connections without an answer
+        try:
+            up_r, up_w = await asyncio.open_connection("127.0.0.1", self.target_port)
+        except OSError:
+            writer.close()
+            return
+        self._writers.append(up_w)
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(Exception):
+                while data := await src.read(65536):
+                    await self.flowing.wait()  # silent: neither deliver nor close
+                    dst.write(data)
+                    await dst.drain()
+            with contextlib.suppress(Exception):
+                dst.close()
+
+        await asyncio.gather(pipe(reader, up_w), pipe(up_r, writer))
+
+    def go_silent(self) -> None:
+        self.loop.call_soon_threadsafe(self.flowing.clear)
+
+    def restore(self) -> None:
+        """The network comes back; connections held while it was silent are dropped."""
+
+        def drop() -> None:
+            for w in self._writers:
+                with contextlib.suppress(Exception):
+                    w.transport.abort()
+            self._writers.clear()
+            self.flowing.set()
+
+        self.loop.call_soon_threadsafe(drop)
+
+    def close(self) -> None:
+        self.restore()
+        self.loop.call_soon_threadsafe(self.server.close)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
 # ------------------------------------------------------------------ the service
 
 

@@ -19,6 +19,7 @@ from ._live import (
     XSS_NAME,
     ReplayThread,
     Serve,
+    SilentLinkProxy,
     WsWatcher,
     board_id_of,
     fresh_state,
@@ -317,3 +318,39 @@ def test_index_lists_boards_with_overlay_urls_and_preview(
     page.goto(url)
     expect(page.get_by_test_id("white-name")).to_have_text("Polgar, Judit")
     assert page.evaluate("document.body.dataset.layout") == "lower-third"
+
+
+def test_a_silent_network_is_detected_and_recovered(
+    live_round: tuple[Serve, ReplayThread], page_factory: Any
+) -> None:
+    """No close, no error, just silence: the page must notice by itself (its pings
+    go unanswered), stop presenting its figures as live, and reconnect."""
+    serve, _ = live_round
+    bid = board_id_of(serve, "Polgar, Judit")
+    proxy = SilentLinkProxy(serve.port)
+    try:
+        page = page_factory()
+        ws = f"ws://127.0.0.1:{proxy.port}/ws"
+        page.goto(f"{serve.url}/overlay/board?board={bid}&ws={ws}&silence=2")
+        status = page.get_by_test_id("status")
+        overlay = page.get_by_test_id("board-overlay")
+        expect(status).to_have_attribute("data-state", "live")
+        expect(overlay).to_have_attribute("data-fresh", "true")
+
+        proxy.go_silent()
+        expect(status).to_have_attribute("data-state", "reconnecting", timeout=10_000)
+        expect(overlay).to_have_attribute("data-fresh", "false")
+        page.wait_for_timeout(4000)  # a retry while still silent hangs and is abandoned
+        expect(status).to_have_attribute("data-state", "reconnecting")
+
+        proxy.restore()
+        expect(status).not_to_have_attribute("data-state", "reconnecting", timeout=20_000)
+        expect(overlay).to_have_attribute("data-fresh", "true", timeout=10_000)
+        state = fresh_state(serve.ws_url, bid)
+        per = state["white_perceived"]
+        if per is not None:
+            expect(page.get_by_test_id("white-perceived")).to_have_attribute(
+                "data-value", js_number(per["rating"])
+            )
+    finally:
+        proxy.close()

@@ -250,14 +250,20 @@ export function wsUrl() {
 
 /**
  * A WebSocket that reconnects by itself: 0.5 s, doubling up to 10 s, reset after a
- * successful connection. `handlers` receives parsed messages by type, plus
+ * successful connection. A connection that stays silent (no message, not even the
+ * answer to our ping) for `silence` ms counts as lost, as does a hanging handshake. `handlers` receives parsed messages by type, plus
  * onState("connecting" | "live" | "reconnecting") and onOpen(send).
  */
 export class LiveConnection {
-  constructor(handlers, { minDelay = 500, maxDelay = 10000 } = {}) {
+  constructor(handlers, { minDelay = 500, maxDelay = 10000, silence = null } = {}) {
     this.handlers = handlers;
     this.minDelay = minDelay;
     this.maxDelay = maxDelay;
+    // a link silent this long is dead (URL parameter `silence`, seconds; default 50)
+    const s = Number(silence ?? param("silence", "50"));
+    this.silence = Number.isFinite(s) && s >= 1 ? s * 1000 : 50000;
+    this.pingEvery = Math.min(20000, this.silence * 0.4);
+    this.connectTimeout = Math.max(3000, Math.min(10000, this.silence));
     this.delay = minDelay;
     this.ws = null;
     this.timer = null;
@@ -286,13 +292,34 @@ export class LiveConnection {
       return;
     }
     this.ws = ws;
+    // a handshake that hangs (a network that swallows packets) is abandoned and retried
+    const connectTimer = setTimeout(() => {
+      if (ws.readyState === WebSocket.CONNECTING) {
+        ws.close();
+        this.onClosed(ws);
+      }
+    }, this.connectTimeout);
     ws.addEventListener("open", () => {
+      clearTimeout(connectTimer);
       this.delay = this.minDelay;
       this.everConnected = true;
+      this.lastMessage = Date.now();
       if (this.handlers.onOpen) this.handlers.onOpen();
-      this.pingTimer = setInterval(() => this.send({ type: "ping" }), 20000);
+      // ping regularly; a link silent for `silence` (a half-open TCP connection after
+      // a network cut) is closed, which marks the figures stale and reconnects
+      this.pingTimer = setInterval(() => {
+        if (Date.now() - this.lastMessage > this.silence) {
+          console.warn("livegain: connection silent, reconnecting");
+          ws.close();
+          this.onClosed(ws);
+          return;
+        }
+        this.send({ type: "ping" });
+      }, this.pingEvery);
     });
     ws.addEventListener("message", (ev) => {
+      if (this.ws !== ws) return; // a connection given up on
+      this.lastMessage = Date.now();
       let msg;
       try {
         msg = JSON.parse(ev.data);
@@ -301,7 +328,10 @@ export class LiveConnection {
         return;
       }
       if (!msg || typeof msg.type !== "string") return;
-      if (msg.type === "hello" || msg.type === "snapshot") this.setState("live");
+      if (msg.type === "hello") {
+        if (msg.protocol !== 1) console.warn("livegain: server speaks protocol", msg.protocol);
+        this.setState("live");
+      }
       const h = this.handlers[msg.type];
       if (h) {
         try {
@@ -311,13 +341,16 @@ export class LiveConnection {
         }
       }
     });
-    ws.addEventListener("close", () => {
-      clearInterval(this.pingTimer);
-      if (this.ws === ws) this.scheduleReconnect();
-    });
+    ws.addEventListener("close", () => this.onClosed(ws));
     ws.addEventListener("error", () => {
       // a close event follows
     });
+  }
+
+  onClosed(ws) {
+    if (this.ws !== ws) return; // already handled
+    clearInterval(this.pingTimer);
+    this.scheduleReconnect();
   }
 
   scheduleReconnect() {

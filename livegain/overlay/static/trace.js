@@ -94,6 +94,13 @@ export function drawTrace(container, state) {
     t.textContent = String(mv);
     grid.append(t);
   }
+  const unit = svg("text", {
+    x: width - 4,
+    y: height - pad.bottom + (small ? 16 : 24),
+    class: "xlabel unit",
+  });
+  unit.textContent = "move";
+  grid.append(unit);
   root.append(grid);
 
   const plotArea = svg("g", { "clip-path": `url(#${clipId})` });
