@@ -32,6 +32,7 @@ import logging
 import os
 import shutil
 import time
+from asyncio import FIRST_COMPLETED
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -278,8 +279,27 @@ class _Engine:
     async def search(
         self, board: chess.Board, limit: chess.engine.Limit, deterministic: bool
     ) -> chess.engine.InfoDict:
+        """One search, raced against the process's exit.
+
+        python-chess (1.11) leaves ``analyse()`` waiting forever when the
+        process dies between ``isready`` and ``readyok`` (the analysis command
+        is then active but has no result yet), so the exit of the process is
+        watched here as well.
+        """
         game = object() if deterministic else self.game
-        return await self.protocol.analyse(board, limit, game=game)
+        search = asyncio.ensure_future(self.protocol.analyse(board, limit, game=game))
+        try:
+            watched: list[asyncio.Future[Any]] = [search, self.protocol.returncode]
+            await asyncio.wait(watched, return_when=FIRST_COMPLETED)
+        finally:
+            if not search.done():
+                search.cancel()
+        if search.done() and not search.cancelled():
+            return search.result()
+        code = self.protocol.returncode.result()
+        raise chess.engine.EngineTerminatedError(
+            f"engine process died unexpectedly (exit code: {code})"
+        )
 
     def alive(self) -> bool:
         return self.transport.get_returncode() is None and not self.protocol.returncode.done()

@@ -87,16 +87,28 @@ async def test_real_stockfish_killed_mid_search(stockfish: str) -> None:
     depth = 14
     async with EnginePool(stockfish, workers=1, limit=SearchLimit(depth=depth)) as pool:
         task = asyncio.create_task(pool.evaluate(BOARD))
-        for _ in range(2000):
-            if pool.busy_pids():
-                break
-            await asyncio.sleep(0.001)
-        victim = pool.busy_pids()[0]
-        assert not task.done()
-        os.kill(victim, signal.SIGKILL)
+
+        async def busy_pid(not_in: tuple[int, ...] = ()) -> int:
+            for _ in range(20000):
+                busy = [p for p in pool.busy_pids() if p not in not_in]
+                if busy:
+                    return busy[0]
+                await asyncio.sleep(0.001)
+            raise AssertionError("no search started")
+
+        # First kill as soon as the search command starts (between ucinewgame/
+        # isready and go), then, on the retry, once the search is under way.
+        victims = [await busy_pid()]
+        os.kill(victims[0], signal.SIGKILL)
+        second = await busy_pid(not_in=(victims[0],))
+        await asyncio.sleep(0.03)
+        if not task.done() and second in pool.busy_pids():
+            os.kill(second, signal.SIGKILL)
+            victims.append(second)
         ev = await asyncio.wait_for(task, 60)
-        assert pool.stats.crashes == 1 and pool.stats.restarts == 1
-        assert victim not in pool.pids()
+        assert pool.stats.crashes == len(victims) and pool.stats.restarts == len(victims)
+        assert not set(victims) & set(pool.pids())
+        assert not set(victims) & child_pids()
     assert ev == await direct_analysis(stockfish, BOARD, depth)
 
 
