@@ -22,8 +22,10 @@ from livegain.core.rating import (
     HeadToHead,
     PerceivedRating,
     bootstrap_p_interval,
+    cluster_p_interval,
     head_to_head,
     perceived_from_p,
+    wilson_interval,
 )
 from livegain.core.tournament import (
     EngineStrength,
@@ -33,6 +35,7 @@ from livegain.core.tournament import (
 )
 
 PairMethod = Literal["aggregate", "pair"]
+IntervalMethod = Literal["cluster", "bootstrap"]
 
 
 @dataclass
@@ -276,6 +279,7 @@ def analyze(
     engine: GainHistogram | None = None,
     *,
     pairing: PairMethod = "aggregate",
+    interval: IntervalMethod = "cluster",
     bootstrap_samples: int = 2000,
     seed: int = 0,
     engine_name: str | None = None,
@@ -286,6 +290,12 @@ def analyze(
     Table 1: Algorithm 1 between the two players' whole-event histograms, for
     each pair that met) or ``"pair"`` (Table 3: Algorithm 1 between the
     histograms of the pair's own games only).
+
+    ``interval`` chooses the 95 % interval of a player's aggregate over several
+    games: ``"cluster"`` (the union of a cluster-robust t-interval over games
+    and the Wilson interval over the summed effective sizes) or
+    ``"bootstrap"`` (percentile bootstrap over games, ``seed``; from 5 games).
+    A single game always uses the Wilson interval. docs/maths.md compares them.
     """
     reports = [
         analyze_game(g, engine_rating, engine, number=int(g.extra.get("game_number", k)))
@@ -311,17 +321,20 @@ def analyze(
             method = "none"
         else:
             p = hist.expected_score_vs_engine(engine)
-            if len(counted) >= MIN_GAMES_FOR_BOOTSTRAP:
-                interval = bootstrap_p_interval(
-                    [e.score_sum for e in counted],
-                    [e.histogram.n for e in counted],
-                    samples=bootstrap_samples,
-                    seed=seed,
-                )
-                perceived = perceived_from_p(p, hist.n, engine_rating, interval_p=interval)
+            scores = [e.score_sum for e in counted]
+            moves = [e.histogram.n for e in counted]
+            n_eff = sum(e.effective_moves for e in counted)
+            if interval == "cluster" and len(counted) >= 2:
+                ct = cluster_p_interval(scores, moves)
+                wi = wilson_interval(p, n_eff)
+                both = (min(ct[0], wi[0]), max(ct[1], wi[1]))
+                perceived = perceived_from_p(p, hist.n, engine_rating, interval_p=both)
+                method = "games-cluster"
+            elif interval == "bootstrap" and len(counted) >= MIN_GAMES_FOR_BOOTSTRAP:
+                boot = bootstrap_p_interval(scores, moves, samples=bootstrap_samples, seed=seed)
+                perceived = perceived_from_p(p, hist.n, engine_rating, interval_p=boot)
                 method = "bootstrap-games"
             else:
-                n_eff = sum(e.effective_moves for e in counted)
                 perceived = perceived_from_p(p, hist.n, engine_rating, n_eff=n_eff)
                 method = "wilson"
         players.append(

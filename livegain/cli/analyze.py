@@ -23,6 +23,8 @@ from livegain.pgnio import (
     write_annotated_pgn,
 )
 
+_MARKS = {"games-cluster": " g", "bootstrap-games": " b"}
+
 #: More games than this: one summary row per game instead of a table per game.
 DETAIL_GAMES = 8
 
@@ -63,8 +65,15 @@ def register(sub: Any) -> None:
         help="d_ij for Algorithm 2: whole-event histograms of each pair that met "
         "(aggregate, default) or only the pair's own games (pair)",
     )
-    p.add_argument("--trace", action="store_true", help="print the move-by-move traces")
+    p.add_argument(
+        "--interval",
+        choices=("cluster", "bootstrap"),
+        default="cluster",
+        help="interval of a player's aggregate over several games: cluster-robust t over "
+        "games joined with Wilson (default), or a percentile bootstrap over games",
+    )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--trace", action="store_true", help="print the move-by-move traces")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="JSON on stdout")
     out.add_argument("--csv", action="store_true", help="CSV (one row per player) on stdout")
@@ -140,7 +149,13 @@ def run(args: argparse.Namespace) -> int:
         annotated = _engine_games(args, games)
     engine_rating, source = default_engine_rating(args)
     try:
-        report = analyze(annotated, engine_rating, pairing=args.pairing, seed=args.seed)
+        report = analyze(
+            annotated,
+            engine_rating,
+            pairing=args.pairing,
+            interval=args.interval,
+            seed=args.seed,
+        )
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     report.skipped = skipped
@@ -225,7 +240,7 @@ def print_report(report: AnalysisReport, source: str, trace: bool = False) -> No
                 f"{pr.expected:.3f}",
                 f"{pr.difference:+.0f}",
                 _perceived(pr),
-                _interval(pr) + ("" if p.interval_method == "wilson" else " b"),
+                _interval(pr) + _MARKS.get(p.interval_method, ""),
                 None if p.tournament is None else f"{p.tournament:.0f}",
             ]
         )
@@ -254,8 +269,12 @@ def print_report(report: AnalysisReport, source: str, trace: bool = False) -> No
         out.print(
             f"Algorithm 3: engine strength from {e.players} rated player(s): {e.rating:.0f}{ci}"
         )
-    if any(p.interval_method == "bootstrap-games" for p in report.players):
-        out.print("b: interval from a bootstrap over the player's games (else Wilson, see docs)")
+    used = {p.interval_method for p in report.players} & {"games-cluster", "bootstrap-games"}
+    if used:
+        out.print(
+            "g: interval over the player's games (cluster-robust t joined with Wilson); "
+            "b: bootstrap over games; else Wilson (docs/maths.md)"
+        )
     if any(p.perceived.bounded for p in report.players) or any(
         g.white.perceived.bounded or g.black.perceived.bounded for g in report.games
     ):

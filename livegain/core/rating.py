@@ -16,8 +16,10 @@ assumptions:
   effective number of moves ``n_eff = n (1 - rho) / (1 + rho)``, rho the lag-1
   autocorrelation of the per-move scores (clamped to [0, 0.8], taken as 0 under
   10 moves), mapped through d;
-* several games of a player: a percentile bootstrap that resamples whole games
-  (never single moves), with an explicit seed;
+* several games of a player: the union of a cluster-robust t-interval with
+  games as clusters (no assumption about the moves within a game) and the
+  Wilson interval over the games' summed effective sizes; a percentile
+  bootstrap over games (explicit seed) is available too;
 * head-to-head (Algorithm 1): a Wilson-type interval whose effective size matches
   DeLong's variance of the Mann-Whitney estimate.
 
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
+from scipy.special import stdtrit
 
 from livegain.core.histogram import GainHistogram
 
@@ -241,6 +244,30 @@ def bootstrap_p_interval(
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(ps, [alpha, 1.0 - alpha])
     return float(lo), float(hi)
+
+
+def cluster_p_interval(
+    game_scores: Sequence[float], game_moves: Sequence[int], level: float = 0.95
+) -> tuple[float, float]:
+    """Cluster-robust t-interval of a pooled score, games as clusters.
+
+    ``p = sum(scores) / sum(moves)`` (a ratio estimator). Its variance is
+    estimated from the games' residuals ``s_g - p n_g``, with the small-sample
+    factor G/(G-1), and the quantile is Student's t with G-1 degrees of
+    freedom: ``var = G/(G-1) * sum_g (s_g - p n_g)^2 / (sum_g n_g)^2``. Moves
+    within a game may depend on each other in any way; games are assumed
+    independent. Needs at least two games with moves.
+    """
+    pairs = [(float(s), int(n)) for s, n in zip(game_scores, game_moves, strict=True) if n > 0]
+    g = len(pairs)
+    if g < 2:
+        raise ValueError("a cluster interval needs at least two games with moves")
+    total = sum(n for _, n in pairs)
+    p = sum(s for s, _ in pairs) / total
+    var = g / (g - 1) * sum((s - p * n) ** 2 for s, n in pairs) / (total * total)
+    q = float(stdtrit(g - 1, 0.5 + level / 2.0))
+    half = q * math.sqrt(var)
+    return max(0.0, p - half), min(1.0, p + half)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from scipy.stats import t as student_t
+from scipy.special import stdtrit
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,6 @@ def engine_strength(pairs: Iterable[tuple[float, float]], level: float = 0.95) -
     if n < 2:
         return EngineStrength(mean, None, None, n, values)
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    q = float(student_t.ppf(0.5 + level / 2.0, n - 1))
+    q = float(stdtrit(n - 1, 0.5 + level / 2.0))
     half = q * sd / math.sqrt(n)
     return EngineStrength(mean, mean - half, mean + half, n, values)

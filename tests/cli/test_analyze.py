@@ -150,7 +150,7 @@ def test_tournament_file(tournament_pgn: Path, capsys: pytest.CaptureFixture[str
     assert set(players) == {"Alpha", "Bravo", "Charlie", "Delta"}
     for p in players.values():
         assert p["games"] == 6
-        assert p["interval_method"] == "bootstrap-games"
+        assert p["interval_method"] == "games-cluster"
         pr = p["perceived"]
         assert pr["low"] <= pr["rating"] <= pr["high"]
     t = data["tournament"]
@@ -181,9 +181,15 @@ def test_bootstrap_is_reproducible(
     runs = []
     for seed in ("0", "0", "5"):
         _, out, _ = run_cli(
-            ["analyze", str(tournament_pgn), "--evals", "pgn", "--json", "--seed", seed], capsys
+            [
+                *("analyze", str(tournament_pgn), "--evals", "pgn", "--json"),
+                *("--seed", seed, "--interval", "bootstrap"),
+            ],
+            capsys,
         )
-        runs.append([p["perceived"] for p in json.loads(out)["players"]])
+        players = json.loads(out)["players"]
+        assert {p["interval_method"] for p in players} == {"bootstrap-games"}
+        runs.append([p["perceived"] for p in players])
     assert runs[0] == runs[1]
     assert runs[0] != runs[2]
 
