@@ -33,7 +33,7 @@ from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_get
 from livegain.feeds.base import FeedSink, LccFeedConfig
-from livegain.feeds.pgn import ply_label
+from livegain.feeds.pgn import MAX_TRAILING_ILLEGAL, ply_label
 
 STANDARD_START = 518
 LCC_RESULTS = {"WHITEWIN": "1-0", "BLACKWIN": "0-1", "DRAW": "1/2-1/2", "*": "*"}
@@ -56,7 +56,7 @@ class LccMove:
     spent: int | None = None  # seconds spent on the move
 
 
-def parse_move_token(token: str) -> LccMove:
+def parse_move_token(token: object) -> LccMove:
     """``"Nc2 34+2"`` -> LccMove("Nc2", 34, 2); ``"fxe4 +31"``; ``"Nc6"``."""
     if not isinstance(token, str) or not token.strip():
         raise LccFormatError(f"move token {token!r} is not a non-empty string")
@@ -144,17 +144,25 @@ def parse_game_json(data: object, where: str) -> LccGame:
     if not isinstance(raw_moves, list):
         issues.append(f"{where}: 'moves' is not a list")
         raw_moves = []
-    for token in raw_moves:
+    for i, token in enumerate(raw_moves):
         ply = len(moves) + 1
         label = ply_label(ply, first_white)
         try:
             mv = parse_move_token(token)
             move = board.parse_san(mv.san)
         except (LccFormatError, ValueError) as exc:
-            issues.append(
-                f"{where} ply {ply} ({label}{token!s}): {exc}; keeping the {len(moves)} moves "
-                "before it"
-            )
+            tail = _trailing(raw_moves[i:])
+            if tail is not None:
+                # up to two illegal moves at the very end (DGT's "kings in the centre"
+                # result signal) go on as they are: the game state reads them
+                moves += [t.san for t in tail]
+                clocks += [t.clock for t in tail]
+                spent += [t.spent for t in tail]
+            else:
+                issues.append(
+                    f"{where} ply {ply} ({label}{token!s}): {exc}; keeping the {len(moves)} "
+                    "moves before it"
+                )
             break
         moves.append(board.san(move))
         board.push(move)
@@ -187,6 +195,16 @@ def parse_game_json(data: object, where: str) -> LccGame:
         live,
         tuple(issues),
     )
+
+
+def _trailing(tokens: Sequence[object]) -> list[LccMove] | None:
+    """The last tokens as moves when they are few enough to be passed on unchecked."""
+    if len(tokens) > MAX_TRAILING_ILLEGAL:
+        return None
+    try:
+        return [parse_move_token(t) for t in tokens]
+    except LccFormatError:
+        return None
 
 
 def _is_num(v: object) -> TypeGuard[int | float]:

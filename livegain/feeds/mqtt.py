@@ -316,7 +316,11 @@ class MqttIngest:
         if not isinstance(notation, str) or not notation.strip():
             out.errors.append((where, "'san'/'uci' must be a non-empty string"))
             return
-        board = st.position(ply - 1)
+        try:
+            board = st.position(ply - 1)
+        except ValueError:  # a PGN payload ended in illegal moves (a DGT signal)
+            out.errors.append((where, f"cannot place ply {ply} after the game's illegal moves"))
+            return
         try:
             move = (
                 board.parse_san(notation.strip())

@@ -35,6 +35,8 @@ _EMT_RE = re.compile(r"\[%emt\s+(\d+):(\d+)(?::(\d+(?:\.\d*)?))?\s*\]")
 _MOVE_NUMBER_RE = re.compile(r"^(\d+)(\.+|\s*\.\.\.)")
 _ANNOTATION_RE = re.compile(r"[!?]+$")
 _TERMINATORS = {"1-0", "0-1", "1/2-1/2", "*", "½-½"}
+# At most this many illegal tokens at the end of a game are passed on as they are.
+MAX_TRAILING_ILLEGAL = 2
 _TIME_RE = re.compile(r"^\s*(\d+):(\d+)(?::(\d+(?:\.\d*)?))?\s*$")
 
 
@@ -63,6 +65,7 @@ class ParsedGame:
     clock_seconds: tuple[float | None, ...] = ()
     emt_seconds: tuple[float | None, ...] = ()
     text: str = field(default="", repr=False)
+    trailing_illegal: int = 0  # raw (illegal) tokens at the end of ``snapshot.moves``
     text_key: str = field(default="", repr=False, compare=False)  # the text as it was split
 
     @property
@@ -355,24 +358,40 @@ def _parse_game(text: str, source: str, index: int) -> ParsedGame:
     movetext_result: str | None = None
     stopped = False
     saw_anything = False
+    # From the first illegal move on: its issue and the raw tokens that follow.
+    illegal: PgnIssue | None = None
+    tail: list[str] = []
+    tail_clocks: list[float | None] = []
+    tail_emts: list[float | None] = []
+    tail_cut = False
     for tok in _tokens(movetext):
         saw_anything = True
         if tok.kind == "comment":
-            if sans and not stopped:
+            target = (tail_clocks, tail_emts) if stopped else (clocks, emts)
+            if target[0] and (sans or stopped):
                 cm = _CLK_RE.search(tok.text)
-                if cm and clocks[-1] is None:
-                    clocks[-1] = _hms(cm.group(1), cm.group(2), cm.group(3))
+                if cm and target[0][-1] is None:
+                    target[0][-1] = _hms(cm.group(1), cm.group(2), cm.group(3))
                 em = _EMT_RE.search(tok.text)
-                if em and emts[-1] is None:
-                    emts[-1] = _hms(em.group(1), em.group(2), em.group(3))
+                if em and target[1][-1] is None:
+                    target[1][-1] = _hms(em.group(1), em.group(2), em.group(3))
             continue
         if tok.kind == "result":
             movetext_result = normalise_result(tok.text)
             break
         if tok.kind == "truncated":
+            tail_cut = True
             issues.append(PgnIssue(where, tok.text, truncated=True))
             break
         if stopped:
+            if not tok.complete:
+                tail_cut = True
+                issues.append(
+                    PgnIssue(where, f"text ends inside {tok.text!r} (cut mid-move?)", True)
+                )
+            tail.append(tok.text)
+            tail_clocks.append(None)
+            tail_emts.append(None)
             continue
         ply = len(sans) + 1
         label = ply_label(ply, first_white, first_number)
@@ -388,21 +407,35 @@ def _parse_game(text: str, source: str, index: int) -> ParsedGame:
                         truncated=True,
                     )
                 )
-            else:
-                kind = "illegal" if isinstance(exc, chess.IllegalMoveError) else "invalid"
-                if isinstance(exc, chess.AmbiguousMoveError):
-                    kind = "ambiguous"
-                issues.append(
-                    PgnIssue(
-                        f"{where} ply {ply} ({label}{tok.text})",
-                        f"{kind} move {tok.text!r}; keeping the {len(sans)} moves before it",
-                    )
-                )
+                break
+            kind = "illegal" if isinstance(exc, chess.IllegalMoveError) else "invalid"
+            if isinstance(exc, chess.AmbiguousMoveError):
+                kind = "ambiguous"
+            illegal = PgnIssue(
+                f"{where} ply {ply} ({label}{tok.text})",
+                f"{kind} move {tok.text!r}; keeping the {len(sans)} moves before it",
+            )
+            tail.append(tok.text)
+            tail_clocks.append(None)
+            tail_emts.append(None)
             continue
         sans.append(board.san(move))
         board.push(move)
         clocks.append(None)
         emts.append(None)
+
+    passed_through = 0
+    if illegal is not None:
+        if headers and len(tail) <= MAX_TRAILING_ILLEGAL and not tail_cut:
+            # Trailing illegal moves (DGT's "kings in the centre" result signal, or a
+            # last bad entry) go on to the game state as they are: it reads the signal,
+            # or reports the move once with the board's identity.
+            sans += tail
+            clocks += tail_clocks
+            emts += tail_emts
+            passed_through = len(tail)
+        else:
+            issues.insert(0, illegal)
 
     if not headers and not sans:
         if saw_anything or movetext.strip():
@@ -440,7 +473,16 @@ def _parse_game(text: str, source: str, index: int) -> ParsedGame:
         clock_white=clock_white,
         clock_black=clock_black,
     )
-    return ParsedGame(index, snap, tuple(issues), tuple(order), tuple(clocks), tuple(emts), text)
+    return ParsedGame(
+        index,
+        snap,
+        tuple(issues),
+        tuple(order),
+        tuple(clocks),
+        tuple(emts),
+        text,
+        trailing_illegal=passed_through,
+    )
 
 
 def _side_clock(
@@ -475,7 +517,8 @@ def game_to_pgn(
 ) -> str:
     """Write a game as PGN (clocks as ``[%clk]`` comments); ``Result`` is overridden.
 
-    ``moves`` must be legal SAN from the start position (as in a snapshot).
+    ``moves`` are SAN from the start position (as in a snapshot; trailing illegal
+    tokens are written as they are).
     """
     out: list[str] = []
     seen: set[str] = set()
@@ -489,12 +532,16 @@ def game_to_pgn(
     if "Result" not in seen:
         out.append(f'[Result "{result}"]')
     board = chess.Board(initial_fen) if initial_fen else chess.Board()
+    white_first = board.turn == chess.WHITE
+    first_number = board.fullmove_number
     words: list[str] = []
     for ply, san in enumerate(moves):
-        if board.turn == chess.WHITE:
-            words.append(f"{board.fullmove_number}.")
+        k = ply + (0 if white_first else 1)
+        number = first_number + k // 2
+        if k % 2 == 0:
+            words.append(f"{number}.")
         elif ply == 0:
-            words.append(f"{board.fullmove_number}...")
+            words.append(f"{number}...")
         words.append(san)
         clk = clocks[ply] if ply < len(clocks) else None
         emt = emts[ply] if ply < len(emts) else None
@@ -505,7 +552,6 @@ def game_to_pgn(
             parts.append(f"[%emt {format_clock(emt)}]")
         if parts:
             words.append("{" + " ".join(parts) + "}")
-        board.push_san(san)
     words.append(result)
     return "\n".join(out) + "\n\n" + _wrap(words) + "\n"
 

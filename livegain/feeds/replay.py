@@ -65,6 +65,7 @@ class ReplayGame:
     clocks: tuple[float | None, ...]
     spent: tuple[float | None, ...]
     times: tuple[float, ...]
+    trailing_illegal: int = 0  # illegal tokens at the end (a DGT "kings in the centre" signal)
 
 
 def time_control(tag: str | None) -> tuple[float | None, float]:
@@ -173,7 +174,9 @@ class Replay:
                 continue
             spent, times = move_times(g, seconds_per_move)
             clocks = tuple(g.clock_seconds) + (None,) * (len(times) - len(g.clock_seconds))
-            self.games.append(ReplayGame(g.snapshot, clocks, tuple(spent), tuple(times)))
+            self.games.append(
+                ReplayGame(g.snapshot, clocks, tuple(spent), tuple(times), g.trailing_illegal)
+            )
         if not self.games:
             raise ReplayError("no playable game in the PGN")
         self.speed = speed
@@ -535,12 +538,15 @@ class Replay:
     async def _publish(self, index: int, data: dict[str, Any]) -> None:
         if not self._publishing:
             return
-        import aiomqtt
-
         self._seq[index] += 1
         payload = json.dumps(
             {"seq": self._seq[index], "epoch": self.epoch, **data}, separators=(",", ":")
         )
+        await self._publish_raw(index, payload)
+
+    async def _publish_raw(self, index: int, payload: str) -> None:
+        import aiomqtt
+
         # a broker restart mid-replay: reconnect and publish again (same seq: the
         # ingest drops it if the first try did arrive)
         for delay in (0.5, 1.0, 2.0, 5.0, None):
@@ -578,6 +584,11 @@ class Replay:
         if not self._publishing:
             return
         g = self.games[index]
+        if ply > len(g.full.moves) - g.trailing_illegal:
+            # an illegal trailing token cannot be a move event: send the game so far as
+            # PGN (the ingest passes such tokens on, as the PGN feeds do)
+            await self._publish_raw(index, self.game_pgn(index))
+            return
         data: dict[str, Any] = {"ply": ply, "san": g.full.moves[ply - 1]}
         clk = g.clocks[ply - 1]
         if clk is not None:

@@ -96,11 +96,20 @@ def test_both_result_vocabularies_and_illegal_moves() -> None:
         assert parse_game_json({"moves": [], "result": raw}, "g").result == want
     g = parse_game_json({"moves": [], "result": "WHITE_WINS"}, "g")
     assert "unknown result" in g.issues[0]
-    g = parse_game_json({"moves": ["e4 100", "e5 100", "Ke3 90", "Nc6"]}, "round 2 board 4")
+    g = parse_game_json({"moves": ["e4 100", "e5 100", "Ke3 90", "Nc6", "d4"]}, "round 2 board 4")
     assert g.moves == ("e4", "e5") and len(g.issues) == 1
     assert "ply 3 (2.Ke3 90)" in g.issues[0] and "keeping the 2 moves" in g.issues[0]
     assert parse_game_json([1, 2], "g").issues == ("g: not a JSON object",)
     assert parse_game_json({"moves": "e4 e5"}, "g").issues == ("g: 'moves' is not a list",)
+
+
+def test_trailing_kings_in_the_centre_are_passed_on() -> None:
+    g = parse_game_json(
+        {"moves": ["e4 100", "e5 100", "Ke2 90", "Ke7 90", "Ke3 80", "Ke6 80", "Kd4 70", "Kd5"]},
+        "g",
+    )
+    assert g.moves[-2:] == ("Kd4", "Kd5") and g.clocks[-2:] == (70, None)
+    assert not g.issues
 
 
 def test_null_player_fields() -> None:
@@ -290,7 +299,7 @@ async def test_a_game_file_that_fails_is_not_a_deleted_game(
     lcc_server.docs["round-2/game-1.json"] = b'{"moves": ["e4", '  # garbage JSON
     await feed.poll_once(sink)
     assert any("invalid JSON" in e[2] for e in sink.errors)
-    lcc_server.docs["round-2/game-1.json"] = {"moves": ["e4", "e5", "Qxf7"]}  # illegal
+    lcc_server.docs["round-2/game-1.json"] = {"moves": ["e4", "e5", "Qxf7", "Nc6", "d4"]}
     await feed.poll_once(sink)
     assert sink.by_board()[1].moves == ("e4", "e5")
     err = sink.errors[-1]

@@ -235,3 +235,22 @@ async def test_replay_refuses_an_unreachable_broker() -> None:
     )
     with pytest.raises(ReplayError, match="cannot connect"):
         await replay.start()
+
+
+async def test_replay_over_mqtt_passes_a_kings_signal_on(
+    broker: str, unique: str, sink: RecordingSink
+) -> None:
+    pgn = '[White "A"]\n[Black "B"]\n\n1. e4 e5 2. Ke2 Ke7 3. Ke3 Ke6 4. Kd4 Kd5 *\n'
+    feed = MqttFeed(feed_cfg(broker, f"livegain/in/{unique}", f"lg-feed-{unique}"))
+    task = await run_feed(feed, sink)
+    replay = Replay.from_pgn(pgn, mode="mqtt", mqtt_url=broker, tournament_id=unique)
+    try:
+        await asyncio.wait_for(feed.subscribed.wait(), 10)
+        await replay.start(autoplay=False)
+        await replay.advance_all()
+        await sink.wait_for(lambda: len(plies(sink, 1)) == 8)
+        assert plies(sink, 1)[-2:] == ("Kd4", "Kd5")
+        assert sink.errors == []
+    finally:
+        await replay.stop()
+        await cancel(task)

@@ -167,3 +167,13 @@ def test_mqtt_urls() -> None:
         assert "not an MQTT URL" in str(exc)
     else:
         raise AssertionError("http:// accepted")
+
+
+def test_pgn_payload_with_a_kings_signal_then_a_move_event() -> None:
+    ing = MqttIngest()
+    r = ing.handle(T, b'[White "A"]\n[Black "B"]\n\n1. e4 e5 2. Ke3 *', 0.0)
+    assert r.snapshots[-1].moves == ("e4", "e5", "Ke3") and r.errors == []
+    r = ing.handle(T, ev(1, 4, "Nc6"), 0.0)
+    assert "cannot place ply 4" in r.errors[0][1]
+    r = ing.handle(T, ev(2, 3, "Nf3"), 0.0)  # a correction of the illegal ply works
+    assert moves(ing) == ("e4", "e5", "Nf3") and r.errors == []

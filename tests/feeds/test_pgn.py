@@ -59,35 +59,52 @@ def test_split_only_on_blank_line_followed_by_a_tag() -> None:
 
 
 def test_illegal_move_keeps_the_legal_prefix_and_names_game_and_ply() -> None:
-    text = '[White "Carlsen"]\n[Black "Giri"]\n[Round "3.5"]\n\n1. e4 e5 2. Qxh7 Nc6 *'
+    text = '[White "Carlsen"]\n[Black "Giri"]\n[Round "3.5"]\n\n1. e4 e5 2. Qxh7 Nc6 3. Bb5 a6 *'
     (g,) = parse_pgn(text)
     assert g.snapshot is not None and g.snapshot.moves == ("e4", "e5")
+    assert g.trailing_illegal == 0
     (issue,) = g.issues
     assert "Carlsen - Giri" in issue.where and "round 3.5" in issue.where
     assert "ply 3" in issue.where and "2.Qxh7" in issue.where
     assert "illegal" in issue.message and not issue.truncated
 
 
-def test_kings_in_the_centre_illegal_trailing_move_keeps_result() -> None:
+def test_kings_in_the_centre_signal_is_passed_on_for_the_game_state() -> None:
+    """Up to two illegal tokens at the very end go on as they are (the game state reads
+    DGT's "kings in the centre" result signal, or reports the move with the board's id)."""
     text = (
-        '[White "A"]\n[Black "B"]\n[Result "1-0"]\n\n'
-        "1. e4 e5 2. Ke2 Ke7 3. Ke3 Ke6 4. Kd4 1-0"  # d4 is attacked by e5: illegal
+        '[White "A"]\n[Black "B"]\n[Result "*"]\n\n'
+        "1. e4 e5 2. Ke2 Ke7 3. Ke3 Ke6 4. Kd4 Kd5 *"  # both kings to the centre
     )
     (g,) = parse_pgn(text)
     assert g.snapshot is not None
-    assert g.snapshot.moves == ("e4", "e5", "Ke2", "Ke7", "Ke3", "Ke6")
-    assert g.snapshot.result == "1-0"
-    (issue,) = g.issues
-    assert "ply 7 (4.Kd4)" in issue.where and "keeping the 6 moves" in issue.message
+    assert g.snapshot.moves == ("e4", "e5", "Ke2", "Ke7", "Ke3", "Ke6", "Kd4", "Kd5")
+    assert g.trailing_illegal == 2 and g.issues == ()
+    assert len(g.snapshot.clocks) == len(g.snapshot.moves)
 
 
-def test_dgt_kings_signal_after_legal_moves() -> None:
-    text = '[White "A"]\n[Black "B"]\n[Result "1/2-1/2"]\n\n1. e4 e5 2. Nf3 Nc6 3. Ke5 1/2-1/2'
+def test_one_trailing_illegal_token_with_its_clock() -> None:
+    text = (
+        '[White "A"]\n[Black "B"]\n[Result "1/2-1/2"]\n\n'
+        "1. e4 e5 2. Nf3 Nc6 3. Ke5 {[%clk 0:01:00]} 1/2-1/2"
+    )
     (g,) = parse_pgn(text)
     assert g.snapshot is not None
-    assert g.snapshot.moves == ("e4", "e5", "Nf3", "Nc6")
-    assert g.snapshot.result == "1/2-1/2"
-    assert "3.Ke5" in g.issues[0].where
+    assert g.snapshot.moves == ("e4", "e5", "Nf3", "Nc6", "Ke5")
+    assert g.snapshot.clocks == (None, None, None, None, 60)
+    assert g.snapshot.result == "1/2-1/2" and g.trailing_illegal == 1 and not g.issues
+
+
+def test_more_than_two_tokens_after_an_illegal_move_is_a_broken_game() -> None:
+    (g,) = parse_pgn('[White "A"]\n[Black "B"]\n\n1. e4 e5 2. Ke3 Nc6 3. Nf3 *')
+    assert g.snapshot is not None and g.snapshot.moves == ("e4", "e5")
+    assert "ply 3 (2.Ke3)" in g.issues[0].where and g.trailing_illegal == 0
+
+
+def test_illegal_tail_cut_mid_move_is_not_passed_on() -> None:
+    (g,) = parse_pgn('[White "A"]\n[Black "B"]\n\n1. e4 e5 2. Ke3 N')
+    assert g.snapshot is not None and g.snapshot.moves == ("e4", "e5")
+    assert g.truncated and any("illegal" in i.message for i in g.issues)
 
 
 @pytest.mark.parametrize(
@@ -137,7 +154,8 @@ def test_invalid_fen_is_reported_not_guessed() -> None:
 
 def test_fen_start_with_black_to_move_and_numbering() -> None:
     fen = "4k3/8/8/8/8/8/4P3/4K3 b - - 0 40"
-    (g,) = parse_pgn(f'[White "A"]\n[FEN "{fen}"]\n[SetUp "1"]\n\n40... Kd7 41. e4 Qa1 *')
+    text = f'[White "A"]\n[FEN "{fen}"]\n[SetUp "1"]\n\n40... Kd7 41. e4 Qa1 42. e5 Ke6 *'
+    (g,) = parse_pgn(text)
     assert g.snapshot is not None
     assert g.snapshot.moves == ("Kd7", "e4")
     assert g.snapshot.initial_fen == fen
@@ -215,6 +233,15 @@ def test_cache_reparses_only_changed_games() -> None:
     assert len(cache) == 2
 
 
+def test_game_to_pgn_writes_trailing_illegal_tokens_as_they_came() -> None:
+    (g,) = parse_pgn('[White "A"]\n[Black "B"]\n\n1. e4 e5 2. Ke3 *')
+    assert g.snapshot is not None and g.trailing_illegal == 1
+    text = game_to_pgn(g.snapshot.tags, g.snapshot.moves, g.clock_seconds, "1-0")
+    assert "1. e4 e5 2. Ke3 1-0" in text
+    (again,) = parse_pgn(text)
+    assert again.snapshot is not None and again.snapshot.moves == g.snapshot.moves
+
+
 def test_game_to_pgn_roundtrip_with_clocks() -> None:
     (g,) = parse_pgn(DGT_ROUND.split("\r\n\r\n[Event")[0])
     assert g.snapshot is not None
@@ -247,8 +274,11 @@ def test_random_pgnish_text_never_raises(text: str) -> None:
     for g in parse_pgn(text):
         if g.snapshot is not None:
             board = chess.Board(g.snapshot.initial_fen or chess.STARTING_FEN)
-            for san in g.snapshot.moves:
-                board.push_san(san)  # every emitted move is legal
+            assert 0 <= g.trailing_illegal <= 2
+            legal = g.snapshot.moves[: len(g.snapshot.moves) - g.trailing_illegal]
+            for san in legal:
+                board.push_san(san)  # every move before the trailing tokens is legal
+            assert len(g.snapshot.clocks) == len(g.snapshot.moves)
 
 
 def test_check_command_lists_problems(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
@@ -257,7 +287,7 @@ def test_check_command_lists_problems(tmp_path: object, capsys: pytest.CaptureFi
     from livegain.feeds.pgn import main
 
     f = Path(str(tmp_path)) / "r.pgn"
-    f.write_text(DGT_ROUND + '\n[White "X"]\n[Black "Y"]\n\n1. e4 e5 2. Ke3 *\n')
+    f.write_text(DGT_ROUND + '\n[White "X"]\n[Black "Y"]\n\n1. e4 e5 2. Ke3 Nc6 3. d4 *\n')
     assert main([str(f)]) == 0
     out = capsys.readouterr().out
     assert "game 3 (X - Y) ply 3 (2.Ke3): illegal move 'Ke3'" in out
