@@ -12,6 +12,10 @@ the chess: SAN parsing and legality, FEN, Chess960 start positions.
 Everything here is pure (no I/O). :func:`parse_pgn` never raises: each game
 comes back with the snapshot of its legal prefix and a list of
 :class:`PgnIssue` values naming the game (players, round) and the ply/SAN.
+Up to :data:`MAX_TRAILING_ILLEGAL` illegal tokens at the very end of a game
+are kept in the snapshot as they came, unreported: the game state reads DGT's
+"kings in the centre" result signal from them (or reports them once, with the
+board's identity).
 """
 
 from __future__ import annotations
