@@ -296,6 +296,7 @@ class _GameState:
     finished_read: bool = False  # read in full after its pairing was finished
     pairing: Any = None
     issues: tuple[str, ...] = ()  # the problems last reported for this game file
+    seen: tuple[object, ...] = ()  # (game data, pairing, tournament, date) last read
 
 
 @dataclass
@@ -388,6 +389,10 @@ class LccFeed:
         data = await self._fetch_json(path, sink)
         if data is None:  # failed to load: an empty game this poll, not a deleted one
             return
+        seen = (data, pairing, tournament, date)
+        if len(gs.seen) == 4 and all(a is b or a == b for a, b in zip(seen, gs.seen, strict=True)):
+            return  # nothing new (the documents are the cached objects): no parse
+        gs.seen = seen
         where = (
             f"round {rnd} board {board} ({player_name(pairing.get('white'))} - "
             f"{player_name(pairing.get('black'))})"

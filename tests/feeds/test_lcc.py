@@ -376,3 +376,26 @@ async def test_a_game_file_that_times_out_is_skipped_this_poll(
     lcc_server.hang.clear()
     await feed.poll_once(sink)
     assert sink.by_board()[1].moves == ("e4", "e5")
+
+
+async def test_unchanged_game_files_are_not_parsed_again(
+    lcc_server: LccServer, sink: RecordingSink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import livegain.feeds.lcc as lcc_mod
+
+    parsed: list[str] = []
+    real = lcc_mod.parse_game_json
+
+    def counting(data: object, where: str) -> lcc_mod.LccGame:
+        parsed.append(where)
+        return real(data, where)
+
+    monkeypatch.setattr(lcc_mod, "parse_game_json", counting)
+    feed = LccFeed(LccFeedConfig(base_url=lcc_server.base_url, tournament_id="t1", rounds=[2]))
+    await feed.poll_once(sink)
+    await feed.poll_once(sink)
+    await feed.poll_once(sink)
+    assert len(parsed) == 1  # game 1 once; game 2 is missing
+    lcc_server.docs["round-2/game-1.json"]["moves"].append("Nf3 5390")
+    await feed.poll_once(sink)
+    assert len(parsed) == 2 and sink.by_board()[1].moves[-1] == "Nf3"
