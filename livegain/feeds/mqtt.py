@@ -87,8 +87,11 @@ class _Board:
     pending: dict[int, Mapping[str, Any]] = field(default_factory=dict)
     gap_since: float | None = None
     last_emitted: GameSnapshot | None = None
+    tip: chess.Board | None = None  # the position after all of ``moves`` (a cache)
 
     def position(self, plies: int) -> chess.Board:
+        if plies == len(self.moves) and self.tip is not None:
+            return self.tip.copy(stack=False)
         board = chess.Board(self.initial_fen) if self.initial_fen else chess.Board()
         for san in self.moves[:plies]:
             board.push_san(san)
@@ -203,6 +206,7 @@ class MqttIngest:
             return
         st.moves = list(snap.moves)
         st.clocks = list(snap.clocks)
+        st.tip = None
         st.initial_fen = snap.initial_fen
         st.white, st.black = snap.white, snap.black
         st.result = snap.result
@@ -274,6 +278,7 @@ class MqttIngest:
             if isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= len(st.moves):
                 del st.moves[k:]
                 del st.clocks[k:]
+                st.tip = None
                 if k == 0:
                     st.initial_fen = None  # back to the start: a "fen" may follow
             else:
@@ -290,6 +295,7 @@ class MqttIngest:
                     out.errors.append((where, "'fen' ignored: the game already has moves"))
                 else:
                     st.initial_fen = board.fen()
+                    st.tip = None
             except ValueError as exc:
                 out.errors.append((where, f"invalid 'fen' {fen!r}: {exc}"))
         if "san" in data or "uci" in data:
@@ -341,8 +347,11 @@ class MqttIngest:
         del st.clocks[ply - 1 :]
         st.moves.append(san)
         st.clocks.append(clock_value)
+        mover = board.turn
+        board.push(move)
+        st.tip = board
         if clock_value is not None and "clocks" not in data:
-            if board.turn == chess.WHITE:
+            if mover == chess.WHITE:
                 st.clock_white = clock_value
             else:
                 st.clock_black = clock_value

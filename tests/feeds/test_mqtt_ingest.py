@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+import chess
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from livegain.feeds.mqtt import MqttIngest, move_event, parse_mqtt_url
 
 T = "livegain/in/wijk/3/5"
@@ -177,3 +181,46 @@ def test_pgn_payload_with_a_kings_signal_then_a_move_event() -> None:
     assert "cannot place ply 4" in r.errors[0][1]
     r = ing.handle(T, ev(2, 3, "Nf3"), 0.0)  # a correction of the illegal ply works
     assert moves(ing) == ("e4", "e5", "Nf3") and r.errors == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["move", "move", "move", "fix", "cut", "dup"]), st.integers(0, 10_000)
+        ),
+        max_size=40,
+    )
+)
+def test_events_agree_with_a_plain_model(ops: list[tuple[str, int]]) -> None:
+    """Moves, corrections, takebacks and redeliveries: the ingest's list is the model's."""
+    ing = MqttIngest()
+    model: list[str] = []
+    seq = 0
+    sent: list[bytes] = []
+    for op, r in ops:
+        if op == "dup" and sent:
+            ing.handle(T, sent[r % len(sent)], 0.0)  # redelivery of any earlier event
+            continue
+        if op == "cut":
+            k = r % (len(model) + 1)
+            seq += 1
+            payload = ev(seq, truncate=k)
+            model = model[:k]
+        else:
+            ply = len(model) + 1 if op != "fix" or not model else (r % len(model)) + 1
+            board = chess.Board()
+            for san in model[: ply - 1]:
+                board.push_san(san)
+            legal = list(board.legal_moves)
+            if not legal:
+                continue
+            san = board.san(legal[r % len(legal)])
+            seq += 1
+            payload = ev(seq, ply, san)
+            model = [*model[: ply - 1], san]
+        sent.append(payload)
+        r_ = ing.handle(T, payload, 0.0)
+        assert r_.errors == []
+    if T in ing.boards:
+        assert moves(ing) == tuple(model)
