@@ -242,6 +242,14 @@ class StaticServer:
         asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(10)
         self.url = f"http://127.0.0.1:{self.server.port}"
 
+    def set_board(self, state: Any) -> None:
+        """Publish a whole board (a ``BoardState``) as the service would."""
+        self.loop.call_soon_threadsafe(self.server.set_board, state)
+
+    def publish(self, update: Any, state: Any) -> None:
+        """Publish one ``Update`` and the board state after it."""
+        self.loop.call_soon_threadsafe(self.server.publish, update, state)
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             asyncio.run_coroutine_threadsafe(self.server.close(), self.loop).result(10)
