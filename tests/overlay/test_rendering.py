@@ -221,3 +221,31 @@ def test_a_gap_in_seq_fetches_a_fresh_snapshot(static_server: StaticServer, page
     expect(overlay).to_have_attribute("data-snapshots", "2")
     expect(page.get_by_test_id("eval-cp")).to_have_text("\u22121.50")
     expect(overlay).to_have_attribute("data-fresh", "true")
+
+
+def test_a_move_waiting_for_its_evaluation(static_server: StaticServer, page: Any) -> None:
+    # 3.Nf3 arrives; the engine has not evaluated the new position yet
+    moves = [
+        *board().moves,
+        schema.Ply(ply=5, san="Nf3", uci="g1f3", color="white", clock=5250),
+    ]
+    after = board(moves=moves, eval=None, seq=5)
+    update = schema.Update(
+        board_id="r1-b1",
+        seq=5,
+        ply=moves[-1],
+        fen=after.fen,
+        eval=None,
+        white_perceived=after.white_perceived,
+        black_perceived=after.black_perceived,
+        head_to_head=after.head_to_head,
+        clocks=after.clocks,
+        result="*",
+        status="live",
+    )
+    static_server.publish(update, after)
+    expect(page.get_by_test_id("last-move")).to_have_text("3. Nf3")
+    expect(page.get_by_test_id("last-move-gain")).to_have_text("evaluating…")
+    # the bar keeps the last known evaluation, marked as pending
+    expect(page.get_by_test_id("eval-bar")).to_have_attribute("data-pending", "true")
+    expect(page.get_by_test_id("eval-cp")).to_have_text("#2")
