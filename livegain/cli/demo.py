@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import tempfile
@@ -122,18 +123,21 @@ def run_live(args: argparse.Namespace) -> int:
         }
         if args.mqtt:
             replay_kwargs["mqtt_url"] = args.mqtt
-            replay_kwargs["topic_prefix"] = "livegain/demo/in"
+            # Per process, so that two demos on one broker never mix their moves.
+            replay_kwargs["topic_prefix"] = f"livegain/demo/in/{os.getpid()}"
         replay = Replay.from_pgn(text, **replay_kwargs)
-        # The relay starts at once; the service catches up on whatever was revealed.
-        await replay.start(autoplay=True)
+        if not args.mqtt:
+            # The HTTP relay starts first (the feed needs its URL); the service
+            # catches up on whatever was revealed meanwhile.
+            await replay.start(autoplay=True)
         try:
             feed: Any
             if args.mqtt:
                 feed = MqttFeedConfig(
                     name="demo",
                     url=args.mqtt,
-                    topic="livegain/demo/in/#",
-                    client_id=f"livegain-demo-{args.port}",
+                    topic=f"livegain/demo/in/{os.getpid()}/#",
+                    client_id=f"livegain-demo-{os.getpid()}",
                     session_expiry=0,
                 )
             else:
@@ -166,6 +170,14 @@ def run_live(args: argparse.Namespace) -> int:
                 ready = asyncio.create_task(service.ready.wait())
                 await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
                 ready.cancel()
+                if service.ready.is_set() and args.mqtt:
+                    # MQTT moves are events: subscribe before the first one is published.
+                    for f in service.feeds:
+                        subscribed = getattr(f, "subscribed", None)
+                        if isinstance(subscribed, asyncio.Event):
+                            with contextlib.suppress(TimeoutError):
+                                await asyncio.wait_for(subscribed.wait(), 15)
+                    await replay.start(autoplay=True)
                 if service.ready.is_set():
                     games = len(replay.games)
                     print(

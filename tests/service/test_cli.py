@@ -175,3 +175,22 @@ def test_serve_reports_a_missing_engine_and_a_busy_port(tmp_path: Path) -> None:
         )
     assert out.returncode == 2
     assert "cannot start the server" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.broker
+def test_demo_over_mqtt(shared_broker: str) -> None:
+    proc, url = start(
+        ["demo", "--port", "0", "--speed", "200", "--depth", str(DEPTH), "--mqtt", shared_broker]
+    )
+    try:
+        health = wait_json(
+            url + "healthz",
+            lambda d: (
+                d["boards"] == 7
+                and sum(b["evaluated"] > 2 for b in d["board_status"].values()) >= 3
+            ),
+        )
+        assert health["feed_errors"] == {}
+        assert health["mqtt"]["connected"] is True
+    finally:
+        stop(proc, signal.SIGINT)
