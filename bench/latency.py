@@ -56,13 +56,25 @@ def now_ns() -> int:
 
 
 class InstantEvaluator:
-    """Material count: no search, so the timings are the service's alone."""
+    """Material count after an optional simulated search (a sleep: no CPU used).
+
+    The time spent in :meth:`evaluate` is measured per position so that it can
+    be subtracted exactly: what remains is the service's overhead.
+    """
+
+    def __init__(self, search_s: float = 0.0) -> None:
+        self.search_s = search_s
+        self.spent: dict[str, int] = {}
 
     async def evaluate(self, board: chess.Board, priority: int = 0) -> Evaluation:
+        t0 = now_ns()
+        if self.search_s > 0:
+            await asyncio.sleep(self.search_s)
         cp = sum(
             VALUES.get(p.piece_type, 0) * (1 if p.color == chess.WHITE else -1)
             for p in board.piece_map().values()
         )
+        self.spent[board.fen()] = now_ns() - t0
         return Evaluation(cp=cp, depth=1)
 
     def describe(self) -> str:
@@ -208,7 +220,7 @@ def demo_game() -> tuple[GameSnapshot, list[str]]:
     return snap, sans
 
 
-async def measure(clients: int, moves: int) -> dict[str, list[float]]:
+async def measure(clients: int, moves: int, search_s: float) -> dict[str, list[float]]:
     feed = InjectFeed()
     settings = load_settings(
         None,
@@ -217,7 +229,8 @@ async def measure(clients: int, moves: int) -> dict[str, list[float]]:
         engine={"rating": 2860.0},
         log={"level": "warning", "json": False},
     )
-    service = Service(settings, evaluator=InstantEvaluator(), feeds=[feed], max_inflight=4)
+    evaluator = InstantEvaluator(search_s)
+    service = Service(settings, evaluator=evaluator, feeds=[feed], max_inflight=4)
     published: dict[int, int] = {}
     orig = service.server.publish
 
@@ -234,6 +247,11 @@ async def measure(clients: int, moves: int) -> dict[str, list[float]]:
     await asyncio.wait_for(feed.ready.wait(), 10)
     assert feed.sink is not None
     base, sans = demo_game()
+    fens = []
+    board = chess.Board()
+    for san in sans:
+        board.push_san(san)
+        fens.append(board.fen())
     feed.sink.snapshot(base)  # the board exists before clients subscribe
     await asyncio.sleep(0.2)
     parent, child = mp.Pipe()
@@ -270,9 +288,11 @@ async def measure(clients: int, moves: int) -> dict[str, list[float]]:
     proc.join(10)
     stop.set()
     await asyncio.wait_for(task, 30)
-    last = [(max(results[k]) - t0[k]) / 1e6 for k in range(1, moves + 1)]
-    median = [(statistics.median(results[k]) - t0[k]) / 1e6 for k in range(1, moves + 1)]
-    pub = [(published[k] - t0[k]) / 1e6 for k in range(1, moves + 1)]
+    # Minus the time the evaluator spent on the move's position (the "search").
+    start = {k: t0[k] + evaluator.spent[fens[k - 1]] for k in range(1, moves + 1)}
+    last = [(max(results[k]) - start[k]) / 1e6 for k in range(1, moves + 1)]
+    median = [(statistics.median(results[k]) - start[k]) / 1e6 for k in range(1, moves + 1)]
+    pub = [(published[k] - start[k]) / 1e6 for k in range(1, moves + 1)]
     return {"published": pub, "median client": median, "last client": last}
 
 
@@ -286,13 +306,23 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=1000)
     ap.add_argument("--moves", type=int, default=50)
+    ap.add_argument(
+        "--search-ms",
+        type=float,
+        default=0.0,
+        help="simulated search time per position (a sleep), subtracted from the figures",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
-    base = asyncio.run(measure(1, args.moves))
-    full = asyncio.run(measure(args.clients, args.moves))
+    search_s = args.search_ms / 1000
+    base = asyncio.run(measure(1, args.moves, search_s))
+    full = asyncio.run(measure(args.clients, args.moves, search_s))
     out: dict[str, Any] = {"machine": f"{platform.machine()} {os.cpu_count()} cores", "runs": {}}
-    print(f"latency over {args.moves} moves, engine excluded (instant evaluator), ms")
+    print(
+        f"latency over {args.moves} moves, engine excluded (instant evaluator, "
+        f"simulated search {args.search_ms:g} ms subtracted), ms"
+    )
     print(
         f"{'':<16}{'1 client p50':>14}{'p99':>8}{f'{args.clients} clients p50':>20}{'p99':>8}"
         f"{'ratio p99':>11}"
