@@ -6,7 +6,8 @@ HTTP (answered from ``process_request`` before any WebSocket handshake):
   ``/overlay/boards`` -> ``board.html`` / ``boards.html``;
   ``/overlay/static/<file>`` -> files under ``livegain/overlay/static``;
 - ``/healthz`` -> JSON (status, boards, clients, engine, uptime, counters);
-- ``/api/boards`` -> JSON list of :class:`~livegain.publish.schema.BoardSummary`.
+- ``/api/boards`` -> JSON list of :class:`~livegain.publish.schema.BoardSummary`;
+  ``/api/boards/<id>`` -> one :class:`~livegain.publish.schema.BoardState`.
 
 WebSocket protocol (see ``docs/protocol/README.md``): on connect the server
 sends ``hello``; a ``subscribe`` answers one ``snapshot`` per board, then the
@@ -113,6 +114,12 @@ class ServerLimits:
     max_errors: int = 20
     """Protocol errors tolerated per connection before it is closed (1008)."""
     max_subscriptions: int = 1000
+    max_clients: int = 10_000
+    """WebSocket connections beyond this are refused (HTTP 503)."""
+    rate: float = 20.0
+    """Client messages per second allowed on average (a token bucket) ..."""
+    burst: int = 40
+    """... with bursts up to this many; beyond, messages get an ``error``."""
     soft_backlog: int = 256 * 1024
     """Write-buffer bytes above which a client stops getting updates (resync later)."""
     low_backlog: int = 16 * 1024
@@ -135,6 +142,7 @@ class ServerStats:
     dropped_updates: int = 0
     messages_sent: int = 0
     http_requests: int = 0
+    refused: int = 0
 
 
 @dataclass(eq=False)
@@ -145,6 +153,8 @@ class _Client:
     stale: set[str] = field(default_factory=set)
     stale_since: float | None = None
     errors: int = 0
+    tokens: float = 0.0
+    last_refill: float = 0.0
     dropped: int = 0
     resyncs: int = 0
     wake: asyncio.Event = field(default_factory=asyncio.Event)
@@ -466,7 +476,25 @@ class LiveServer:
         log.info("client_protocol_error", peer=client.peer, error=message, count=client.errors)
         self._send(client, Error(message=message))
 
+    def _take_token(self, client: _Client) -> bool:
+        now = time.monotonic()
+        if client.last_refill == 0.0:
+            client.tokens = float(self.limits.burst)
+        else:
+            client.tokens = min(
+                float(self.limits.burst),
+                client.tokens + (now - client.last_refill) * self.limits.rate,
+            )
+        client.last_refill = now
+        if client.tokens < 1.0:
+            return False
+        client.tokens -= 1.0
+        return True
+
     def _on_message(self, client: _Client, message: str | bytes) -> None:
+        if not self._take_token(client):
+            self._error(client, f"too many messages (limit {self.limits.rate:g} per second)")
+            return
         limit = self.limits.max_message_bytes
         size = len(message.encode() if isinstance(message, str) else message)
         if size > limit:
@@ -547,6 +575,9 @@ class LiveServer:
         split = urlsplit(request.path)
         path = split.path
         if path == WS_PATH:
+            if len(self._clients) >= self.limits.max_clients:
+                self.stats.refused += 1
+                return _response(HTTPStatus.SERVICE_UNAVAILABLE, b"too many connections\n", ".txt")
             return None
         self.stats.http_requests += 1
         try:
@@ -561,6 +592,12 @@ class LiveServer:
         if path == "/api/boards":
             body = b"[" + b",".join(s.model_dump_json().encode() for s in self.summaries()) + b"]"
             return _response(HTTPStatus.OK, body, ".json")
+        if path.startswith("/api/boards/"):
+            board_id = unquote(path[len("/api/boards/") :])
+            entry = self._boards.get(board_id)
+            if entry is None:
+                return _response(HTTPStatus.NOT_FOUND, f"no board {board_id!r}\n".encode(), ".txt")
+            return _response(HTTPStatus.OK, entry.state.model_dump_json().encode(), ".json")
         page = PAGES.get(path)
         if page is not None:
             return self._file(page)
@@ -591,6 +628,7 @@ class LiveServer:
                 "resyncs": self.stats.resyncs,
                 "dropped_updates": self.stats.dropped_updates,
                 "messages_sent": self.stats.messages_sent,
+                "refused": self.stats.refused,
             },
         }
         if self.health_extra is not None:

@@ -300,3 +300,42 @@ async def test_large_update_reaches_a_real_client(server: LiveServer) -> None:
         s = board_state("b1", plies=1, seq=1)
         data = server.publish(update_for(s, padding="y" * 100_000), s)
         assert await asyncio.wait_for(ws.recv(), 5) == data.decode()
+
+
+async def test_api_board_state(server: LiveServer) -> None:
+    server.set_board(board_state("r1/b 1", plies=2, seq=2))
+    st, h, body = await http_get(server.port, "/api/boards/r1%2Fb%201")
+    assert (st, h["content-type"]) == (200, "application/json")
+    assert json.loads(body)["moves"][1]["san"] == "e5"
+    st, _, _ = await http_get(server.port, "/api/boards/nope")
+    assert st == 404
+
+
+async def test_message_flood_is_rate_limited(static_dir: Path) -> None:
+    limits = ServerLimits(rate=5, burst=10, max_errors=1000)
+    srv = LiveServer("127.0.0.1", 0, static_dir=static_dir, limits=limits)
+    async with srv, connect(ws_url(srv)) as ws:
+        await recv_json(ws)
+        for _ in range(30):
+            await ws.send('{"type":"ping"}')
+        kinds = [(await recv_json(ws))["type"] for _ in range(30)]
+        assert 10 <= kinds.count("pong") < 30
+        assert kinds.count("error") == 30 - kinds.count("pong")
+        await asyncio.sleep(0.5)  # tokens come back
+        await ws.send('{"type":"ping"}')
+        assert (await recv_json(ws))["type"] == "pong"
+
+
+async def test_connections_beyond_the_limit_are_refused(static_dir: Path) -> None:
+    from websockets.exceptions import InvalidStatus
+
+    limits = ServerLimits(max_clients=2)
+    async with LiveServer("127.0.0.1", 0, static_dir=static_dir, limits=limits) as srv:
+        async with connect(ws_url(srv)) as a, connect(ws_url(srv)) as b:
+            await recv_json(a)
+            await recv_json(b)
+            with pytest.raises(InvalidStatus) as info:
+                async with connect(ws_url(srv)):
+                    pass
+            assert info.value.response.status_code == 503
+        assert srv.stats.refused == 1
