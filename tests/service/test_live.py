@@ -280,3 +280,58 @@ async def test_match_odds_follow_the_game(tmp_path: Path, pool: EnginePool) -> N
     assert odds["a_wins"] + odds["draw"] + odds["b_wins"] == pytest.approx(1.0)
     # Leading by a point with two games left and the higher rating: A is the favourite.
     assert odds["a_wins"] > odds["b_wins"]
+
+
+class FailingEvaluator(CountingEvaluator):
+    """The real pool, except that one position always fails (a fault on demand)."""
+
+    def __init__(self, pool: EnginePool, bad_fen: str) -> None:
+        super().__init__(pool)
+        self.bad_fen = bad_fen
+
+    async def evaluate(self, board: chess.Board, priority: int = 0) -> Any:
+        if board.fen() == self.bad_fen:
+            self.fens.append(board.fen())
+            raise RuntimeError("engine crashed on this position")
+        return await super().evaluate(board, priority)
+
+
+async def test_a_failing_board_or_position_never_stops_the_others(
+    tmp_path: Path, pool: EnginePool
+) -> None:
+    pgn = tmp_path / "round.pgn"
+    good = (headers(1, "Alpha, Ann", "Beta, Bob"), MAIN)
+    cursed = (headers(2, "Gamma, Gil", "Delta, Dan"), "1. d4 d5 2. c4 e6")
+    write_pgn(pgn, [good, cursed])
+    board = chess.Board()
+    for san in ("d4", "d5", "c4"):
+        board.push_san(san)
+    evaluator = FailingEvaluator(pool, board.fen())  # ply 3 of board 2 cannot be evaluated
+    feed = {"type": "file", "name": "arbiter", "path": str(pgn), "interval": 0.1}
+    service = Service(settings_for(tmp_path, feeds=[feed]), evaluator=evaluator)
+    async with running(service), Mirror(ws_url(service)) as mirror:
+        assert service.tournament is not None
+        real_apply = service.tournament.apply
+
+        def apply(snap: Any) -> Any:  # a bug in the game state, on one board only
+            if snap.white.name == "Gamma, Gil" and len(snap.moves) > 4:
+                raise RuntimeError("bug")
+            return real_apply(snap)
+
+        service.tournament.apply = apply  # type: ignore[method-assign]
+        write_pgn(pgn, [good, (cursed[0], "1. d4 d5 2. c4 e6 3. Nc3 Nf6")])
+        await mirror.wait(
+            lambda m: (
+                len(m.boards) == 2
+                and any(fully_evaluated(s, 14) for s in m.boards.values())
+                and len(service._given_up) == 1
+            )
+        )
+        health = service.health()
+        cursed_id = next(b for b, s in mirror.boards.items() if s["white"]["name"] == "Gamma, Gil")
+        assert health["status"] == "degraded"
+        assert health["board_status"][cursed_id]["errors"] >= 1
+        assert service.stats.board_failures  # the apply bug was caught and counted
+        assert evaluator.fens.count(board.fen()) == 3  # tried three times, then given up
+        cursed_state = mirror.boards[cursed_id]
+        assert evaluated(cursed_state) == 2  # the prefix stops at the failed position
