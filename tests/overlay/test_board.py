@@ -131,6 +131,10 @@ def expect_matches_state(page: Any, state: dict[str, Any]) -> None:
     prefix = f"{number}." if last["ply"] % 2 == 1 else f"{number}\u2026"
     expect(page.get_by_test_id("last-move")).to_have_text(f"{prefix} {last['san']}")
     expect(page.get_by_test_id("last-move-gain")).to_have_attribute("data-value", str(last["gain"]))
+    # the move list ends with the newest move, whatever room it has
+    expect(page.locator('[data-testid="move"]').last).to_have_attribute(
+        "data-ply", str(last["ply"])
+    )
     big = last["gain"] <= -100
     expect(page.get_by_test_id("last-move-box")).to_have_attribute(
         "data-severity", "big-loss" if big else ("loss" if last["gain"] <= -50 else "")

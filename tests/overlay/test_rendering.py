@@ -245,6 +245,7 @@ def test_a_move_waiting_for_its_evaluation(static_server: StaticServer, page: An
     )
     static_server.publish(update, after)
     expect(page.get_by_test_id("last-move")).to_have_text("3. Nf3")
+    expect(page.locator('[data-testid="move"]').last).to_have_attribute("data-ply", "5")
     expect(page.get_by_test_id("last-move-gain")).to_have_text("evaluating…")
     # the bar keeps the last known evaluation, marked as pending
     expect(page.get_by_test_id("eval-bar")).to_have_attribute("data-pending", "true")

@@ -307,7 +307,6 @@ function render() {
   renderEval();
   renderH2h();
   renderLastMove();
-  renderMoves();
   renderOdds();
   setText(root, "trace-white-label", state.white.name);
   setText(root, "trace-black-label", state.black.name);
@@ -316,6 +315,7 @@ function render() {
   setText(root, "engine", `${state.engine} · engine rating ${rating(state.engine_rating)}`);
   const plies = state.moves.length ? state.moves[state.moves.length - 1].ply : 0;
   setText(root, "ply-count", `ply ${plies}`);
+  renderMoves(); // last: it measures the room the other widgets left
   renderFreshness();
 }
 
@@ -323,5 +323,14 @@ const plot = byTestId(root, "trace-plot");
 new ResizeObserver(() => {
   if (state && !plot.closest("[hidden]")) drawTrace(plot, state);
 }).observe(plot);
+const moveList = byTestId(root, "moves");
+let moveListHeight = 0;
+new ResizeObserver(() => {
+  // re-fill the move list when its room changes (it only ever trims itself)
+  if (state && moveList.clientHeight !== moveListHeight) {
+    moveListHeight = moveList.clientHeight;
+    renderMoves();
+  }
+}).observe(moveList);
 
 conn.start();

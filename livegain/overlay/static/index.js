@@ -169,7 +169,14 @@ function fit() {
   frame.style.transform = `scale(${box.clientWidth / 1920})`;
 }
 
+const SIZES = { full: "1920 × 1080", compact: "520 × 1080", "lower-third": "1920 × 280" };
+
+function sizeHint() {
+  byTestId(root, "size-hint").textContent = SIZES[options().layout] || SIZES.full;
+}
+
 form.addEventListener("change", () => {
+  sizeHint();
   render();
   preview();
 });
