@@ -303,6 +303,7 @@ def test_index_lists_boards_with_overlay_urls_and_preview(
 
     # the picker changes every URL
     page.get_by_test_id("pick-layout").select_option("lower-third")
+    expect(page.get_by_test_id("size-hint")).to_have_text("1920 × 280")
     page.get_by_test_id("pick-theme").select_option("light")
     page.get_by_test_id("pick-transparent").check()
     url = row.get_by_test_id("board-url").input_value()
