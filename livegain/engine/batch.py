@@ -158,20 +158,16 @@ async def _with_progress_bar(
         MofNCompleteColumn,
         Progress,
         TextColumn,
-        TimeElapsedColumn,
         TimeRemainingColumn,
     )
 
     console = Console(stderr=True)
     columns = (
         TextColumn("[bold]{task.description}"),
-        BarColumn(),
+        BarColumn(bar_width=16),
         MofNCompleteColumn(),
-        TextColumn("positions"),
-        TextColumn("{task.fields[rate]:>6.1f}/s"),
-        TextColumn("ETA"),
+        TextColumn("positions {task.fields[rate]:5.1f}/s ETA"),
         TimeRemainingColumn(),
-        TimeElapsedColumn(),
     )
     start = time.perf_counter()
     with Progress(*columns, console=console, transient=False) as bar:
