@@ -287,6 +287,7 @@ class Service:
         self._inflight: dict[tuple[str, int, str], asyncio.Task[None]] = {}
         self._failures: Counter[tuple[str, int, str]] = Counter()
         self._given_up: set[tuple[str, int, str]] = set()
+        self._store_missed: set[str] = set()
         self._started = time.monotonic()
 
     # ------------------------------------------------------------ lifecycle
@@ -535,12 +536,15 @@ class Service:
             key = req.key
             if key in self._inflight or key in self._given_up:
                 continue
-            if self.store is not None:
+            if self.store is not None and req.fen not in self._store_missed:
                 ev = self.store.get_eval(self.engine_key, req.fen)
                 if ev is not None:
                     self.stats.store_hits += 1
                     self._record(req, ev)
                     continue
+                # Only this process adds evaluations to the store, and it records
+                # them as it does: a position missing now stays missing.
+                self._store_missed.add(req.fen)
             if len(self._inflight) >= self.max_inflight:
                 continue  # keep scanning: later positions may be in the store
             self._inflight[key] = asyncio.create_task(self._evaluate(req), name=f"eval-{key}")
@@ -576,6 +580,7 @@ class Service:
         if self.store is not None:
             try:
                 self.store.save_eval(self.engine_key, req.fen, ev)
+                self._store_missed.discard(req.fen)  # other boards may need it too
             except Exception as exc:
                 log.exception("store_failed", board_id=req.board_id, error=str(exc))
         self._record(req, ev)

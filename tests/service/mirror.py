@@ -101,7 +101,7 @@ class Mirror:
                 self.errors.append(msg)
             self.changed.set()
 
-    async def wait(self, cond: Callable[[Mirror], bool], wait: float = 60.0) -> None:
+    async def wait(self, cond: Callable[[Mirror], bool], wait: float = 120.0) -> None:
         loop = asyncio.get_running_loop()
         end = loop.time() + wait
         while not cond(self):
