@@ -152,6 +152,7 @@ class _Client:
     boards: set[str] = field(default_factory=set)
     stale: set[str] = field(default_factory=set)
     stale_since: float | None = None
+    boards_stale: bool = False
     errors: int = 0
     tokens: float = 0.0
     last_refill: float = 0.0
@@ -410,8 +411,11 @@ class LiveServer:
                 continue
             if backlog > limits.soft_backlog:
                 if board_id is None:
-                    # A board list is small and idempotent: skip, a later one or
-                    # the resync's snapshots carry the news.
+                    # The board list: a fresh one goes with the resync.
+                    client.boards_stale = True
+                    if client.stale_since is None:
+                        client.stale_since = time.monotonic()
+                    client.wake.set()
                     continue
                 self._mark_stale(client, board_id)
                 continue
@@ -556,11 +560,17 @@ class LiveServer:
                 if time.monotonic() > deadline:
                     self._drop_slow(client, f"did not drain in {limits.stale_timeout:.0f} s")
                     return
-                await asyncio.sleep(0.02)
+                await asyncio.sleep(0.05)
             if client not in self._clients:
                 return
+            if not client.stale and not client.boards_stale:
+                continue
             stale, client.stale = client.stale, set()
             client.stale_since = None
+            if client.boards_stale:
+                client.boards_stale = False
+                data = Boards(boards=self.summaries()).model_dump_json().encode()
+                self._fan_out([client], None, data)
             client.resyncs += 1
             self.stats.resyncs += 1
             log.info("client_resync", peer=client.peer, boards=len(stale), dropped=client.dropped)

@@ -195,17 +195,29 @@ async def test_slow_client_gets_snapshot_not_backlog(static_dir: Path) -> None:
             assert srv.stats.dropped_updates > 0
             # The server buffer stayed bounded: at most the soft limit plus one message.
             assert max_backlog <= limits.soft_backlog + 25_000
+            # A new board while the slow client is behind: its board list and
+            # the new board's snapshot come with the resync.
+            srv.set_board(board_state("b2"))
             # The slow client now reads: it receives what was buffered, then a
             # fresh snapshot at the latest seq instead of every missed update.
             seen: list[int] = []
             snapshot_seq = None
-            for _ in range(last + 5):
+            got_b2 = got_list = False
+            for _ in range(last + 10):
                 msg = await recv_json(slow, wait=10)
                 if msg["type"] == "snapshot":
-                    snapshot_seq = msg["state"]["seq"]
+                    if msg["state"]["board_id"] == "b1":
+                        snapshot_seq = msg["state"]["seq"]
+                    else:
+                        got_b2 = True
+                elif msg["type"] == "boards":
+                    got_list = [b["board_id"] for b in msg["boards"]] == ["b1", "b2"]
+                else:
+                    seen.append(msg["seq"])
+                if snapshot_seq is not None and got_b2 and got_list:
                     break
-                seen.append(msg["seq"])
             assert snapshot_seq == last
+            assert got_b2 and got_list
             assert len(seen) < last
             assert srv.stats.resyncs == 1
             # After the resync the slow client gets live updates again.
