@@ -9,10 +9,13 @@ docs/maths.md the methods.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from scipy.special import stdtrit
 
 from livegain.core.evaluation import Evaluation
 from livegain.core.histogram import GainHistogram
@@ -25,6 +28,7 @@ from livegain.core.rating import (
     cluster_p_interval,
     head_to_head,
     perceived_from_p,
+    rating_difference,
     wilson_interval,
 )
 from livegain.core.tournament import (
@@ -164,6 +168,8 @@ class PlayerReport:
     mean_gain: float | None
     tournament: float | None = None
     tournament_relative: float | None = None
+    tournament_low: float | None = None
+    tournament_high: float | None = None
 
 
 @dataclass(frozen=True)
@@ -400,6 +406,9 @@ def _tournament(
         tr = fit.ratings[p.name]
         p.tournament = tr.estimated
         p.tournament_relative = tr.relative if tr.opponents else None
+    for name, (lo, hi) in _jackknife(reports, players, method).items():
+        by_name[name].tournament_low = lo
+        by_name[name].tournament_high = hi
 
     rated = [p for p in players if p.elo is not None and p.histogram.n > 0]
     by_elo = (
@@ -416,6 +425,92 @@ def _tournament(
         else None
     )
     return TournamentReport(method, pairs, fit, by_elo, by_estimate)
+
+
+#: The delete-a-group jackknife of Algorithm 2 uses at most this many groups of games.
+JACKKNIFE_GROUPS = 200
+
+
+def _minus(hist: GainHistogram, gone: GainHistogram) -> GainHistogram:
+    out = hist.copy()
+    for value, count in gone.items():
+        for _ in range(count):
+            out.remove(value)
+    return out
+
+
+def _jackknife(
+    reports: Sequence[GameReport], players: list[PlayerReport], method: PairMethod
+) -> dict[str, tuple[float, float]]:
+    """95 % intervals of the Algorithm 2 estimates by a delete-a-group jackknife
+    over games: the whole pipeline (histograms, d_ij, fit, shift) is rerun
+    without each group of games (one game per group up to 200 games);
+    ``est +/- t_{K-1} sqrt((K-1)/K sum (est_(k) - mean)^2)``. Players whose
+    estimate disappears without some group (e.g. a single game) get none."""
+    names = [p.name for p in players]
+    elos = {p.name: p.elo for p in players}
+    base_hists = {p.name: p.histogram for p in players}
+    counted = [r for r in reports if r.white.histogram.n or r.black.histogram.n]
+    k = min(len(counted), JACKKNIFE_GROUPS)
+    if k < 3:
+        return {}
+    pair_base: dict[tuple[str, str], tuple[GainHistogram, GainHistogram]] = {}
+    pair_games: dict[tuple[str, str], int] = defaultdict(int)
+    for rep in counted:
+        a, b = sorted((rep.white.name, rep.black.name))
+        if a == b:
+            continue
+        pair_games[(a, b)] += 1
+        ha, hb = pair_base.setdefault((a, b), (GainHistogram(), GainHistogram()))
+        ha.merge((rep.white if rep.white.name == a else rep.black).histogram)
+        hb.merge((rep.black if rep.white.name == a else rep.white).histogram)
+
+    replicates: dict[str, list[float]] = {n: [] for n in names}
+    incomplete: set[str] = set()
+    for group in range(k):
+        removed = counted[group::k]
+        gone: dict[str, GainHistogram] = defaultdict(GainHistogram)
+        pair_gone: dict[tuple[str, str], tuple[GainHistogram, GainHistogram]] = {}
+        remaining_pairs = dict(pair_games)
+        for rep in removed:
+            gone[rep.white.name].merge(rep.white.histogram)
+            gone[rep.black.name].merge(rep.black.histogram)
+            a, b = sorted((rep.white.name, rep.black.name))
+            if a == b:
+                continue
+            remaining_pairs[(a, b)] -= 1
+            ga, gb = pair_gone.setdefault((a, b), (GainHistogram(), GainHistogram()))
+            ga.merge((rep.white if rep.white.name == a else rep.black).histogram)
+            gb.merge((rep.black if rep.white.name == a else rep.white).histogram)
+        hists = {n: (_minus(h, gone[n]) if n in gone else h) for n, h in base_hists.items()}
+        edges: list[tuple[str, str, float]] = []
+        for (a, b), (ha, hb) in pair_base.items():
+            if remaining_pairs[(a, b)] == 0:
+                continue
+            if method == "aggregate":
+                ha, hb = hists[a], hists[b]
+            elif (a, b) in pair_gone:
+                ha, hb = _minus(ha, pair_gone[(a, b)][0]), _minus(hb, pair_gone[(a, b)][1])
+            if ha.n == 0 or hb.n == 0:
+                continue
+            edges.append((a, b, rating_difference(ha.expected_score(hb)).value))
+        fit = perceived_tournament(names, elos, edges)
+        for n in names:
+            est = fit.ratings[n].estimated
+            if est is None:
+                incomplete.add(n)
+            else:
+                replicates[n].append(est)
+    q = float(stdtrit(k - 1, 0.975))
+    out: dict[str, tuple[float, float]] = {}
+    for p in players:
+        reps = replicates[p.name]
+        if p.name in incomplete or p.tournament is None or len(reps) != k:
+            continue
+        mean = sum(reps) / k
+        se = math.sqrt((k - 1) / k * sum((r - mean) ** 2 for r in reps))
+        out[p.name] = (p.tournament - q * se, p.tournament + q * se)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -492,6 +587,8 @@ def _player_json(p: PlayerReport) -> dict[str, Any]:
         "interval_method": p.interval_method,
         "mean_gain": _r(p.mean_gain, 2),
         "tournament": _r(p.tournament),
+        "tournament_low": _r(p.tournament_low),
+        "tournament_high": _r(p.tournament_high),
         "tournament_relative": _r(p.tournament_relative),
     }
 
@@ -544,6 +641,8 @@ CSV_COLUMNS = (
     "interval_method",
     "mean_gain",
     "tournament",
+    "tournament_low",
+    "tournament_high",
 )
 
 
@@ -567,6 +666,8 @@ def csv_rows(report: AnalysisReport) -> list[list[str]]:
                 p.interval_method,
                 "" if p.mean_gain is None else f"{p.mean_gain:.2f}",
                 "" if p.tournament is None else f"{p.tournament:.1f}",
+                "" if p.tournament_low is None else f"{p.tournament_low:.1f}",
+                "" if p.tournament_high is None else f"{p.tournament_high:.1f}",
             ]
         )
     return rows

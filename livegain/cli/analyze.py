@@ -14,7 +14,14 @@ import importlib
 import sys
 from typing import Any
 
-from livegain.analysis import AnalysisReport, AnnotatedGame, GameReport, analyze, csv_rows
+from livegain.analysis import (
+    AnalysisReport,
+    AnnotatedGame,
+    GameReport,
+    PlayerReport,
+    analyze,
+    csv_rows,
+)
 from livegain.cli._common import CliError, console, print_json, table
 from livegain.core.rating import PAPER_ENGINE_RATING, PerceivedRating
 from livegain.pgnio import (
@@ -189,6 +196,14 @@ def _console() -> Any:
     return out
 
 
+def _alg2(p: PlayerReport) -> str | None:
+    if p.tournament is None:
+        return None
+    if p.tournament_low is None or p.tournament_high is None:
+        return f"{p.tournament:.0f}"
+    return f"{p.tournament:.0f} ({p.tournament_low:.0f}-{p.tournament_high:.0f})"
+
+
 def _perceived(p: PerceivedRating) -> str:
     text = f"{p.rating:.0f}"
     return f"{text}*" if p.bounded else text
@@ -241,12 +256,12 @@ def print_report(report: AnalysisReport, source: str, trace: bool = False) -> No
                 f"{pr.difference:+.0f}",
                 _perceived(pr),
                 _interval(pr) + _MARKS.get(p.interval_method, ""),
-                None if p.tournament is None else f"{p.tournament:.0f}",
+                _alg2(p),
             ]
         )
     out.print(
         table(
-            "Players, all games pooled (Algorithm 4; Alg. 2 = tournament estimate)",
+            "Players, all games pooled (Algorithm 4; Alg. 2 = tournament estimate, 95% jackknife)",
             [
                 "Player",
                 "Elo",

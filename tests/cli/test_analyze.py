@@ -9,7 +9,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import chess
 import chess.pgn
@@ -437,3 +437,34 @@ def test_malformed_pgn_gives_clear_errors_only(tokens: list[str]) -> None:
         annotated_games_from_pgn(games)
     except ValueError as exc:
         assert str(exc) and "\n" not in str(exc)
+
+
+@pytest.mark.parametrize("pairing", ["aggregate", "pair"])
+def test_algorithm2_jackknife_matches_leave_one_game_out(
+    tournament_pgn: Path, pairing: Literal["aggregate", "pair"]
+) -> None:
+    """The Algorithm 2 interval is the delete-one-game jackknife of the whole pipeline:
+    recompute it here by analysing the file without each game in turn."""
+    import math
+
+    from scipy.special import stdtrit
+
+    from livegain.analysis import analyze
+
+    games, _ = annotated_games_from_pgn(read_pgn_text(tournament_pgn.read_text()))
+    full = analyze(games, 2860, pairing=pairing)
+    k = len(games)
+    for player in full.players:
+        reps = []
+        for drop in range(k):
+            part = analyze(games[:drop] + games[drop + 1 :], 2860, pairing=pairing)
+            est = part.player(player.name).tournament
+            assert est is not None
+            reps.append(est)
+        mean = sum(reps) / k
+        se = math.sqrt((k - 1) / k * sum((r - mean) ** 2 for r in reps))
+        half = float(stdtrit(k - 1, 0.975)) * se
+        assert player.tournament is not None and player.tournament_low is not None
+        assert player.tournament_low == pytest.approx(player.tournament - half, abs=1e-6)
+        assert player.tournament_high == pytest.approx(player.tournament + half, abs=1e-6)
+        assert player.tournament_low < player.tournament < player.tournament_high  # type: ignore[operator]
