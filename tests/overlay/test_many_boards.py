@@ -4,6 +4,7 @@ them a page at a time and cycles through every board."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,6 +47,17 @@ def many(
         replay.close()
 
 
+CURRENT_PAGE = """() => {
+  const cards = [...document.querySelectorAll('[data-testid="board-card"]:not([hidden])')];
+  return {
+    page: Number(document.querySelector('[data-testid="page"]').dataset.page),
+    ids: cards.map((c) => c.dataset.boardId),
+    bottom: Math.max(...cards.map((c) => c.getBoundingClientRect().bottom)),
+    squeezed: cards.filter((c) => c.scrollHeight > c.clientHeight + 1).length,
+  };
+}"""
+
+
 def visible_ids(page: Any) -> list[str]:
     ids: list[str] = page.eval_on_selector_all(
         '[data-testid="board-card"]:not([hidden])', "cs => cs.map(c => c.dataset.boardId)"
@@ -62,26 +74,22 @@ def test_pages_cycle_through_every_board(many: Serve, page_factory: Any) -> None
     pages = int(label.get_attribute("data-pages") or 0)
     assert pages >= 2
 
-    seen: set[str] = set()
-    for n in range(1, pages + 1):
-        expect(label).to_have_attribute("data-page", str(n), timeout=5000)
-        shown = visible_ids(page)
+    # read the page number and what it shows in one go (the page may turn at any time)
+    by_page: dict[int, list[str]] = {}
+    deadline = time.monotonic() + 30
+    while len(by_page) < pages and time.monotonic() < deadline:
+        snap = page.evaluate(CURRENT_PAGE)
+        shown = snap["ids"]
         assert 0 < len(shown) < BOARDS
-        # every card of the page lies inside the 1920x1080 frame
-        bottoms = page.eval_on_selector_all(
-            '[data-testid="board-card"]:not([hidden])',
-            "cs => cs.map(c => c.getBoundingClientRect().bottom)",
-        )
-        assert max(bottoms) <= 1080
-        # and nothing inside a card is squeezed out of it
-        squeezed = page.eval_on_selector_all(
-            '[data-testid="board-card"]:not([hidden])',
-            "cs => cs.filter(c => c.scrollHeight > c.clientHeight + 1).length",
-        )
-        assert squeezed == 0
-        seen.update(shown)
-        if n == 1:
-            save_artifact(page, "boards-many.png")
+        assert snap["bottom"] <= 1080  # every card of the page inside the 1920x1080 frame
+        assert snap["squeezed"] == 0  # and nothing squeezed out of a card
+        if snap["page"] not in by_page:
+            by_page[snap["page"]] = shown
+            if snap["page"] == 1:
+                save_artifact(page, "boards-many.png")
+        page.wait_for_timeout(200)
+    assert sorted(by_page) == list(range(1, pages + 1))
+    seen = {i for ids in by_page.values() for i in ids}
     assert seen == {b["board_id"] for b in many.boards()}
 
 
