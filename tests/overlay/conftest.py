@@ -42,7 +42,7 @@ def engine_path() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(chromium_path: str) -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
