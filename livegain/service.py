@@ -596,6 +596,10 @@ class Service:
             return
         if updates:
             self._publish_board(req.board_id, updates)
+        if req.ply == 0:
+            # The start position's evaluation (``start_eval``) travels in
+            # snapshots only: subscribers get a fresh one.
+            self._publish_board(req.board_id, [], new=True)
 
     # --------------------------------------------------------------- health
 

@@ -141,5 +141,5 @@ def fully_evaluated(state: dict[str, Any], plies: int) -> bool:
 
 def comparable(state: dict[str, Any]) -> dict[str, Any]:
     """A board state without what legitimately differs between two runs."""
-    skip = ("board_id", "seq", "errors", "match", "start_eval")
+    skip = ("board_id", "seq", "errors", "match")
     return {k: v for k, v in state.items() if k not in skip}
