@@ -28,12 +28,15 @@ import asyncio
 import os
 import platform
 import queue
+import resource
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import chess
@@ -72,6 +75,10 @@ def pick_positions(games: list[chess.pgn.Game], n: int) -> list[chess.Board]:
         return unique
     step = len(unique) / n
     return [unique[int(i * step)] for i in range(n)]
+
+
+#: CPU seconds of engine processes, read from /proc just before each one quits.
+ENGINE_CPU = [0.0]
 
 
 # -- (a) raw pipes -------------------------------------------------------------
@@ -149,6 +156,7 @@ def run_raw(path: str, boards: list[chess.Board], depth: int, workers: int, hash
         t.start()
     for t in threads:
         t.join()
+    ENGINE_CPU[0] += sum(cpu_seconds(e.proc.pid) for e in engines)
     for e in engines:
         e.close()
     return sum(totals)
@@ -164,6 +172,9 @@ def run_naive(path: str, boards: list[chess.Board], depth: int, hash_mb: int) ->
         for b in boards:
             info = engine.analyse(b, chess.engine.Limit(depth=depth), game=object())
             nodes += int(info.get("nodes", 0))
+        transport = engine.protocol.transport
+        assert transport is not None
+        ENGINE_CPU[0] += cpu_seconds(transport.get_pid())
     return nodes
 
 
@@ -182,6 +193,7 @@ async def run_pool(
         path, workers=workers, limit=SearchLimit(depth=depth), hash_mb=hash_mb, cache=cache
     ) as pool:
         evs = await asyncio.gather(*(pool.evaluate(b) for b in boards))
+        ENGINE_CPU[0] += sum(cpu_seconds(pid) for pid in pool.pids())
         return sum(e.nodes for e in evs), pool.stats.searches
 
 
@@ -214,12 +226,28 @@ def depth_cost(path: str, boards: list[chess.Board], depths: list[int], hash_mb:
     engine.close()
 
 
-def timed(label: str, fn: object) -> tuple[float, object]:
-    t0 = time.perf_counter()
-    result = fn()  # type: ignore[operator]
-    seconds = time.perf_counter() - t0
-    print(f"  {label:<34} {seconds:7.2f} s", flush=True)
-    return seconds, result
+@dataclass
+class Tally:
+    """Wall time, this process's CPU (all threads) and the engines' CPU, over rounds.
+
+    Engine CPU includes each process's start-up (loading the network), which
+    every method pays once per process per round.
+    """
+
+    wall: float = 0.0
+    driver_cpu: float = 0.0
+    engine_cpu: float = 0.0
+    nodes: int = 0
+
+    def add(self, fn: Callable[[], int]) -> None:
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        engine_before = ENGINE_CPU[0]
+        t0 = time.perf_counter()
+        self.nodes += fn()
+        self.wall += time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        self.driver_cpu += (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        self.engine_cpu += ENGINE_CPU[0] - engine_before
 
 
 def main() -> None:
@@ -230,6 +258,13 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=default_workers())
     ap.add_argument("--hash", type=int, default=16)
     ap.add_argument("--engine", default="/usr/games/stockfish")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="split the positions into this many chunks and run a, b, c on each chunk in "
+        "turn (rotating the order), so that a change of machine load hits all three alike",
+    )
     ap.add_argument(
         "--depth-cost",
         default=None,
@@ -248,43 +283,66 @@ def main() -> None:
     if args.depth_cost:
         depth_cost(args.engine, boards, [int(x) for x in args.depth_cost.split(",")], args.hash)
         return
-    print(f"positions: {n} from {args.pgn.name}; depth {d}; {w} processes; Hash {args.hash} MB")
-    print("running:")
-    ta, nodes_a = timed(
-        f"(a) raw UCI pipes, {w} processes", lambda: run_raw(args.engine, boards, d, w, args.hash)
+    print(
+        f"positions: {n} from {args.pgn.name}; depth {d}; {w} processes; Hash {args.hash} MB;"
+        f" {args.rounds} rounds"
     )
-    tb, nodes_b = timed(
-        "(b) naive python-chess loop", lambda: run_naive(args.engine, boards, d, args.hash)
-    )
-    tc, (nodes_c, _) = timed(
-        f"(c) livegain pool, {w} workers",
-        lambda: asyncio.run(  # type: ignore[misc]
-            run_pool(args.engine, boards, d, w, args.hash)
-        ),
-    )
+
+    def pool_nodes(chunk: list[chess.Board]) -> int:
+        return asyncio.run(run_pool(args.engine, chunk, d, w, args.hash))[0]
+
+    methods: dict[str, Callable[[list[chess.Board]], int]] = {
+        "a": lambda chunk: run_raw(args.engine, chunk, d, w, args.hash),
+        "b": lambda chunk: run_naive(args.engine, chunk, d, args.hash),
+        "c": pool_nodes,
+    }
+    tallies = {k: Tally() for k in methods}
+    rounds = max(1, args.rounds)
+    for r in range(rounds):
+        chunk = boards[r::rounds]
+        order = list(methods)[r % 3 :] + list(methods)[: r % 3]
+        for key in order:
+            tallies[key].add(lambda key=key, chunk=chunk: methods[key](chunk))  # type: ignore[misc]
+        print(
+            f"  round {r + 1}: "
+            + ", ".join(f"{k} {tallies[k].wall:.1f} s" for k in methods)
+            + " (cumulative)",
+            flush=True,
+        )
+
     with tempfile.TemporaryDirectory() as tmp:
         cache = EvalCache(Path(tmp) / "bench.sqlite")
-        tcold, _ = timed(
-            "(c) pool + cache, first pass",
-            lambda: asyncio.run(run_pool(args.engine, boards, d, w, args.hash, cache)),
-        )
-        twarm, (_, warm_searches) = timed(
-            "(c) pool + cache, second pass",
-            lambda: asyncio.run(  # type: ignore[misc]
-                run_pool(args.engine, boards, d, w, args.hash, cache)
-            ),
-        )
+        t0 = time.perf_counter()
+        asyncio.run(run_pool(args.engine, boards, d, w, args.hash, cache))
+        tcold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        _, warm_searches = asyncio.run(run_pool(args.engine, boards, d, w, args.hash, cache))
+        twarm = time.perf_counter() - t0
         cache.close()
 
-    rate = {k: n / t for k, t in (("a", ta), ("b", tb), ("c", tc))}
-    print("results:")
-    print(f"  (a) raw pipes      {rate['a']:7.2f} positions/s   nodes {nodes_a}")
-    print(f"  (b) naive loop     {rate['b']:7.2f} positions/s   nodes {nodes_b}")
-    print(f"  (c) livegain pool  {rate['c']:7.2f} positions/s   nodes {nodes_c}")
-    print(f"  c/a = {rate['c'] / rate['a']:.3f}   c/b = {rate['c'] / rate['b']:.2f}")
+    labels = {
+        "a": f"(a) raw UCI pipes, {w} processes",
+        "b": "(b) naive python-chess loop, 1",
+        "c": f"(c) livegain pool, {w} workers",
+    }
+    rate = {k: n / t.wall for k, t in tallies.items()}
+    print("results (positions/s; CPU per position: driver = this process, engine = Stockfish):")
+    for k, t in tallies.items():
+        print(
+            f"  {labels[k]:<34} {rate[k]:7.2f} positions/s"
+            f"  driver {1000 * t.driver_cpu / n:5.1f} ms"
+            f"  engine {1000 * t.engine_cpu / n:6.1f} ms  nodes {t.nodes}"
+        )
+    cpu = {k: (t.driver_cpu + t.engine_cpu) / n for k, t in tallies.items()}
+    print(f"  wall:  c/a = {rate['c'] / rate['a']:.3f}   c/b = {rate['c'] / rate['b']:.2f}")
+    print(
+        f"  CPU per position (a load-independent view): c/a = {cpu['a'] / cpu['c']:.3f}"
+        f" (driver overhead {1000 * (cpu['c'] - cpu['a']):+.1f} ms per position)"
+    )
     print(
         f"  cache: first pass {n / tcold:.2f} positions/s, second pass {n / twarm:.1f} "
-        f"positions/s ({warm_searches} engine searches), {tcold / twarm:.0f}x faster"
+        f"positions/s ({warm_searches} engine searches; engine start-up included), "
+        f"{tcold / twarm:.0f}x faster"
     )
     every = [b.fen() for b in all_boards(games)]
     counts = Counter(every)
