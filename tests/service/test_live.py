@@ -310,6 +310,7 @@ async def test_a_failing_board_or_position_never_stops_the_others(
     feed = {"type": "file", "name": "arbiter", "path": str(pgn), "interval": 0.1}
     service = Service(settings_for(tmp_path, feeds=[feed]), evaluator=evaluator)
     async with running(service), Mirror(ws_url(service)) as mirror:
+        await mirror.wait(lambda m: len(m.boards) == 2)  # both boards read once, cleanly
         assert service.tournament is not None
         real_apply = service.tournament.apply
 
