@@ -44,7 +44,7 @@ from livegain.config import load_settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds.base import FeedSink
-from livegain.publish.schema import BoardState, Update
+from livegain.publish.schema import Update
 from livegain.service import Service
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -234,11 +234,18 @@ async def measure(clients: int, moves: int, search_s: float) -> dict[str, list[f
     published: dict[int, int] = {}
     orig = service.server.publish
 
-    def timed_publish(update: Update, state: BoardState) -> bytes:
+    def timed_publish(update: Update, state: Any) -> bytes:
         data = orig(update, state)
         if update.ply is not None and update.ply.gain is not None:
-            published.setdefault(update.ply.ply, now_ns())
+            done_when_written(update.ply.ply)
         return data
+
+    def done_when_written(ply: int) -> None:
+        # Large fan-outs are written in chunks, one per loop iteration.
+        if service.server.outbox == 0:
+            published.setdefault(ply, now_ns())
+        else:
+            asyncio.get_running_loop().call_soon(done_when_written, ply)
 
     service.server.publish = timed_publish  # type: ignore[method-assign]
     stop = asyncio.Event()

@@ -33,6 +33,7 @@ import json
 import logging
 import struct
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -128,6 +129,8 @@ class ServerLimits:
     """Write-buffer bytes above which a client is disconnected at once."""
     stale_timeout: float = 30.0
     """Seconds a stale client may take to drain before it is disconnected."""
+    fanout_chunk: int = 200
+    """Socket writes per event-loop iteration when one message goes to many clients."""
     ping_interval: float | None = 20.0
     ping_timeout: float | None = 20.0
 
@@ -143,6 +146,14 @@ class ServerStats:
     messages_sent: int = 0
     http_requests: int = 0
     refused: int = 0
+
+
+@dataclass(eq=False)
+class _Outgoing:
+    frame: bytes
+    board_id: str | None
+    clients: list[_Client]
+    pos: int = 0
 
 
 @dataclass(eq=False)
@@ -262,6 +273,8 @@ class LiveServer:
         self._server: Server | None = None
         self._started = time.monotonic()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._outbox: deque[_Outgoing] = deque()
+        self._draining = False
         self.on_boards: Callable[[bytes], None] | None = None
         """Called with each ``boards`` message sent (e.g. to publish it over MQTT)."""
 
@@ -390,16 +403,55 @@ class LiveServer:
             return
         self._board_list_key = key
         data = Boards(boards=self.summaries()).model_dump_json().encode()
-        self._fan_out((c for c in self._clients), None, data)
+        self._fan_out_queued(list(self._clients), None, data)
         if self.on_boards is not None:
             self.on_boards(data)
 
     def _send_to_subscribers(self, board_id: str, data: bytes) -> None:
-        self._fan_out((c for c in self._clients if c.wants(board_id)), board_id, data)
+        self._fan_out_queued([c for c in self._clients if c.wants(board_id)], board_id, data)
 
     def _fan_out(self, clients: Iterable[_Client], board_id: str | None, data: bytes) -> None:
-        ready: list[ServerConnection] = []
+        """Write ``data`` to ``clients`` now (a few clients: snapshots, resyncs)."""
+        self._write_to(clients, board_id, text_frame(data))
+
+    def _fan_out_queued(self, clients: list[_Client], board_id: str | None, data: bytes) -> None:
+        """Write ``data`` to many clients, ``fanout_chunk`` writes per loop iteration.
+
+        Messages go out in order (first in, first out, each to all its clients
+        before the next), but a large fan-out yields to the event loop between
+        chunks, so that the engine's workers and the feeds are not held up
+        behind a thousand socket writes.
+        """
+        if not clients:
+            return
+        self._outbox.append(_Outgoing(text_frame(data), board_id, clients))
+        if not self._draining:
+            self._drain_outbox()
+
+    def _drain_outbox(self) -> None:
+        self._draining = True
+        budget = self.limits.fanout_chunk
+        while self._outbox and budget > 0:
+            item = self._outbox[0]
+            end = min(len(item.clients), item.pos + budget)
+            self._write_to(item.clients[item.pos : end], item.board_id, item.frame)
+            budget -= end - item.pos
+            item.pos = end
+            if item.pos >= len(item.clients):
+                self._outbox.popleft()
+        if self._outbox:
+            asyncio.get_running_loop().call_soon(self._drain_outbox)
+        else:
+            self._draining = False
+
+    @property
+    def outbox(self) -> int:
+        """Messages not yet written to all their clients."""
+        return len(self._outbox)
+
+    def _write_to(self, clients: Iterable[_Client], board_id: str | None, frame: bytes) -> None:
         limits = self.limits
+        sent = 0
         for client in clients:
             if board_id is not None and board_id in client.stale:
                 client.dropped += 1
@@ -419,17 +471,15 @@ class LiveServer:
                     continue
                 self._mark_stale(client, board_id)
                 continue
-            ready.append(client.ws)
-        if ready:
-            frame = text_frame(data)
-            for ws in ready:
-                # The frame is built once and written as is to every client:
-                # server frames are unmasked and compression is off, so the
-                # bytes are the same for all (what broadcast() would send,
-                # without framing the message once per connection).
-                if ws.protocol.state is State.OPEN:
-                    ws.transport.write(frame)
-            self.stats.messages_sent += len(ready)
+            ws = client.ws
+            # The frame is built once and written as is to every client:
+            # server frames are unmasked and compression is off, so the bytes
+            # are the same for all (what broadcast() would send, without
+            # framing the message once per connection).
+            if ws.protocol.state is State.OPEN:
+                ws.transport.write(frame)
+                sent += 1
+        self.stats.messages_sent += sent
 
     def _mark_stale(self, client: _Client, board_id: str) -> None:
         if not client.stale:

@@ -351,3 +351,26 @@ async def test_connections_beyond_the_limit_are_refused(static_dir: Path) -> Non
                     pass
             assert info.value.response.status_code == 503
         assert srv.stats.refused == 1
+
+
+async def test_chunked_fan_out_keeps_order(static_dir: Path) -> None:
+    """With more clients than one chunk, writes are spread over loop iterations, in order."""
+    srv = LiveServer("127.0.0.1", 0, static_dir=static_dir, limits=ServerLimits(fanout_chunk=2))
+    async with srv:
+        srv.set_board(board_state("b1"))
+        clients = [await connect(ws_url(srv)) for _ in range(5)]
+        try:
+            for ws in clients:
+                await recv_json(ws)
+                await ws.send('{"type":"subscribe","boards":"*"}')
+                await recv_until(ws, "snapshot")
+            for seq in range(1, 6):
+                s = board_state("b1", plies=1, seq=seq)
+                srv.publish(update_for(s), s)
+            assert srv.outbox > 0  # not everything written yet: the loop gets a turn
+            for ws in clients:
+                assert [(await recv_json(ws))["seq"] for _ in range(5)] == [1, 2, 3, 4, 5]
+            assert srv.outbox == 0
+        finally:
+            for ws in clients:
+                await ws.close()
