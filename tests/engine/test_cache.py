@@ -5,10 +5,14 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import chess
 import pytest
 
 from livegain.core.evaluation import Evaluation
 from livegain.engine.cache import CacheError, EvalCache
+from livegain.engine.pool import EnginePool, SearchLimit
+
+from .conftest import FakeEngineFactory, fake_searches
 
 KEY = "Stockfish 15.1|depth 12|hash=16|threads=1|deterministic=1"
 FEN = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
@@ -64,3 +68,22 @@ def test_bad_files_are_clear_errors(tmp_path: Path) -> None:
     cache.close()
     with pytest.raises(CacheError, match="closed"):
         cache.get(KEY, FEN)
+
+
+async def test_a_hit_never_reaches_the_engine(
+    tmp_path: Path, fake_engine: FakeEngineFactory
+) -> None:
+    # The scripted engine counts every `go` it receives, across processes.
+    path = fake_engine()
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    cache_file = tmp_path / "c.sqlite"
+    with EvalCache(cache_file) as cache:
+        async with EnginePool(path, workers=1, limit=SearchLimit(depth=5), cache=cache) as pool:
+            first = await pool.evaluate(board)
+            assert await pool.evaluate(board) == first
+    assert fake_searches(path) == 1
+    with EvalCache(cache_file) as reopened:  # a restart: a new process, the same file
+        async with EnginePool(path, workers=1, limit=SearchLimit(depth=5), cache=reopened) as pool:
+            assert await pool.evaluate(board) == first
+        assert reopened.hits == 1
+    assert fake_searches(path) == 1
