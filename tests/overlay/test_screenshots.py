@@ -17,8 +17,6 @@ import pytest
 from playwright.sync_api import expect
 
 from ._live import (
-    GAME_A,
-    GAME_B,
     ReplayThread,
     Serve,
     board_id_of,
@@ -31,13 +29,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.engine, pytest.mark.slow]
 TATA = (
     Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tata-steel-masters-2022.pgn"
 )
+DEMO_ROUND = Path(__file__).resolve().parents[2] / "livegain" / "data" / "demo-round.pgn"
 REVEAL = 0.55  # share of the round's moves played when the pictures are taken
 
 
 def round_one() -> str:
-    """Round 1 of the shared Tata Steel file, or the tests' own games without it."""
+    """Round 1 of the shared Tata Steel file, or the project's demo round without it."""
     if not TATA.exists():
-        return GAME_A + "\n" + GAME_B
+        return DEMO_ROUND.read_text(encoding="utf-8")
     out = []
     with TATA.open(encoding="utf-8") as f:
         while (game := chess.pgn.read_game(f)) is not None:
