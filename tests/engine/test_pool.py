@@ -171,3 +171,18 @@ async def test_describe_and_engine_key(stockfish: str) -> None:
     assert SearchLimit.of().describe() == "depth 12"
     with pytest.raises(ValueError):
         SearchLimit(depth=None, nodes=None)
+
+
+async def test_non_deterministic_mode_keeps_the_hash_and_its_own_cache_key(
+    stockfish: str, tata_games: list[chess.pgn.Game]
+) -> None:
+    boards = game_positions(tata_games[0]).boards[10:16]
+    limit = SearchLimit(depth=DEPTH)
+    async with EnginePool(stockfish, workers=1, limit=limit, deterministic=False) as pool:
+        evs = [await pool.evaluate(b) for b in boards]
+        assert pool.engine_key.endswith("deterministic=0")
+    assert all(e.depth == DEPTH and e.best is not None for e in evs)
+    async with EnginePool(stockfish, workers=1, limit=limit) as det:
+        assert det.engine_key.endswith("deterministic=1")
+        # The first position of a fresh process is searched alike in both modes.
+        assert await det.evaluate(boards[0]) == evs[0]
