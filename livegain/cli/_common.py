@@ -50,6 +50,13 @@ def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any
     return t
 
 
+def show(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """A heading line, then a readable table."""
+    out = console()
+    out.print(title, soft_wrap=True, markup=False)
+    out.print(table(None, columns, rows))
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "-"

@@ -15,18 +15,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Sequence
 from typing import Any
 
-from livegain.cli._common import CliError, console, print_json, table
+from livegain.cli._common import CliError, console, print_json, show
 from livegain.core import elo
-
-
-def show(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """A heading line, then a readable table."""
-    out = console()
-    out.print(title, soft_wrap=True, markup=False)
-    out.print(table(None, columns, rows))
 
 
 def register(sub: Any) -> None:

@@ -19,24 +19,16 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import chess.pgn
 from rich.markup import escape
 
-from livegain.cli._common import CliError, console, existing_file, print_json, table
+from livegain.cli._common import CliError, console, existing_file, print_json, show
 from livegain.core.ranking import PairResult, RankingError, RankingFit, fit_ranking, tally_results
 
 CSV_COLUMNS = ("player_a", "player_b", "wins_a", "draws", "wins_b")
-
-
-def show(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """A heading line, then a readable table."""
-    out = console()
-    out.print(title, soft_wrap=True, markup=False)
-    out.print(table(None, columns, rows))
 
 
 def register(sub: Any) -> None:
