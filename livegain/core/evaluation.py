@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+import chess
+
 CLIP_CP = 3900
 
 
@@ -71,3 +73,20 @@ class Evaluation:
     nodes: int = 0
     best: str | None = None
     pv: tuple[str, ...] = field(default_factory=tuple)
+
+
+def terminal_evaluation(board: chess.Board) -> Evaluation | None:
+    """The score of a finished position, with no engine; None when play goes on.
+
+    Checkmate: -3900 when White is mated, +3900 when Black is. Stalemate,
+    insufficient material and the 75-move rule: 0 (a draw). Only rules that
+    follow from the position are applied (repetitions need the game's history).
+    The engine pool and the live game state both use this one rule.
+    """
+    if board.is_checkmate():
+        white_mated = board.turn == chess.WHITE
+        wdl = (0, 0, 1000) if white_mated else (1000, 0, 0)
+        return Evaluation(cp=checkmated_score(white_mated), wdl=wdl)
+    if board.is_stalemate() or board.is_insufficient_material() or board.is_seventyfive_moves():
+        return Evaluation(cp=0, wdl=(0, 1000, 0))
+    return None

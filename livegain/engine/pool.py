@@ -41,7 +41,12 @@ from typing import Any
 import chess
 import chess.engine
 
-from livegain.core.evaluation import Evaluation, checkmated_score, white_score
+from livegain.core.evaluation import (
+    Evaluation,
+    checkmated_score,
+    terminal_evaluation,
+    white_score,
+)
 from livegain.engine.cache import EvalCache
 
 log = logging.getLogger(__name__)
@@ -142,22 +147,6 @@ def resolve_engine_path(path: str) -> str:
     if not os.access(p, os.X_OK):
         raise EngineStartError(path, "not executable")
     return path
-
-
-def terminal_evaluation(board: chess.Board) -> Evaluation | None:
-    """The score of a finished position, with no engine; None when play goes on.
-
-    Checkmate: -3900 when White is mated, +3900 when Black is. Stalemate,
-    insufficient material and the 75-move rule: 0 (a draw). Only rules that
-    follow from the FEN are applied (repetitions need the game's history).
-    """
-    if board.is_checkmate():
-        white_mated = board.turn == chess.WHITE
-        wdl = (0, 0, 1000) if white_mated else (1000, 0, 0)
-        return Evaluation(cp=checkmated_score(white_mated), wdl=wdl)
-    if board.is_stalemate() or board.is_insufficient_material() or board.is_seventyfive_moves():
-        return Evaluation(cp=0, wdl=(0, 1000, 0))
-    return None
 
 
 def evaluation_from_info(info: chess.engine.InfoDict, board: chess.Board) -> Evaluation:
