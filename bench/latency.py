@@ -3,17 +3,23 @@
 The service runs as it does in production (game state, scheduler, publishing,
 WebSocket fan-out) with one change: the engine is replaced by an instant
 evaluator (a material count), so the figures are the service's own overhead,
-without the engine's search time. The clients live in a separate process and
-are raw sockets (handshake, a masked ``subscribe`` frame, then a byte search
-for the evaluated ply in what arrives), so that client-side parsing costs as
-little as possible; timestamps on both sides use CLOCK_MONOTONIC.
+without the engine's search time. The clients live in separate processes
+(``--client-procs``, 1 by default) and are raw sockets (handshake, a masked
+``subscribe`` frame, then a byte search for the evaluated ply in what
+arrives), so that client-side parsing costs as little as possible;
+timestamps on both sides use CLOCK_MONOTONIC, which is system-wide on Linux.
+The clients still share the machine's cores with the server: real viewers
+are on other machines.
 
 For each move: t0 just before the snapshot is handed to the service's sink;
 "published" when the server has written the evaluated update to every
-client's transport; "last client" when the last of the N clients read it.
-The same run is repeated with 1 client as the baseline.
+client's socket; "median client" / "last client" when half of / all the N
+clients read it; "server CPU" the CPU time the server's process used from t0
+to "published" (both of the move's fan-outs included), "CPU after eval" the
+same from the evaluation's return (the part after the search). The same run is
+repeated with 1 client as the baseline.
 
-    .venv/bin/python bench/latency.py [--clients 1000] [--moves 50]
+    .venv/bin/python bench/latency.py [--clients 1000] [--moves 50] [--search-ms 50]
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ class InstantEvaluator:
     def __init__(self, search_s: float = 0.0) -> None:
         self.search_s = search_s
         self.spent: dict[str, int] = {}
+        self.done_cpu: dict[str, int] = {}
 
     async def evaluate(self, board: chess.Board, priority: int = 0) -> Evaluation:
         t0 = now_ns()
@@ -74,7 +81,9 @@ class InstantEvaluator:
             VALUES.get(p.piece_type, 0) * (1 if p.color == chess.WHITE else -1)
             for p in board.piece_map().values()
         )
-        self.spent[board.fen()] = now_ns() - t0
+        fen = board.fen()
+        self.spent[fen] = now_ns() - t0
+        self.done_cpu[fen] = time.process_time_ns()
         return Evaluation(cp=cp, depth=1)
 
     def describe(self) -> str:
@@ -136,7 +145,11 @@ def _connect(port: int) -> socket.socket:
 
 
 def client_main(port: int, n: int, conn: Connection) -> None:
-    """Open n clients; report when every client saw each evaluated ply."""
+    """Open n clients; report when every client saw each evaluated ply.
+
+    One blocking ``select`` waits on the sockets and on the control pipe
+    together: an idle client process uses no CPU.
+    """
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
     socks = [_connect(port) for _ in range(n)]
     sel = selectors.DefaultSelector()
@@ -144,24 +157,28 @@ def client_main(port: int, n: int, conn: Connection) -> None:
     for i, s in enumerate(socks):
         sel.register(s, selectors.EVENT_READ, i)
         tails[i] = b""
+    sel.register(conn, selectors.EVENT_READ, -1)
     conn.send(("connected", n))
     expect: int | None = None
     marker = b""
     seen: set[int] = set()
     results: dict[int, list[int]] = {}
     deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        if conn.poll():
-            cmd = conn.recv()
-            if cmd[0] == "expect":
-                expect = int(cmd[1])
-                marker = b'"ply":{"ply":%d,' % expect
-                seen = set()
-                results[expect] = []
-            elif cmd[0] == "stop":
-                break
-        for key, _ in sel.select(timeout=0.001):
+    running = True
+    while running and time.monotonic() < deadline:
+        for key, _ in sel.select(timeout=1.0):
             i = key.data
+            if i < 0:
+                while conn.poll():
+                    cmd = conn.recv()
+                    if cmd[0] == "expect":
+                        expect = int(cmd[1])
+                        marker = b'"ply":{"ply":%d,' % expect
+                        seen = set()
+                        results[expect] = []
+                    elif cmd[0] == "stop":
+                        running = False
+                continue
             s = socks[i]
             try:
                 data = s.recv(1 << 16)
@@ -220,7 +237,7 @@ def demo_game() -> tuple[GameSnapshot, list[str]]:
     return snap, sans
 
 
-async def measure(clients: int, moves: int, search_s: float) -> dict[str, list[float]]:
+async def measure(clients: int, moves: int, search_s: float, procs: int) -> dict[str, list[float]]:
     feed = InjectFeed()
     settings = load_settings(
         None,
@@ -232,6 +249,7 @@ async def measure(clients: int, moves: int, search_s: float) -> dict[str, list[f
     evaluator = InstantEvaluator(search_s)
     service = Service(settings, evaluator=evaluator, feeds=[feed], max_inflight=4)
     published: dict[int, int] = {}
+    published_cpu: dict[int, int] = {}
     orig = service.server.publish
 
     def timed_publish(update: Update, state: Any) -> bytes:
@@ -243,7 +261,9 @@ async def measure(clients: int, moves: int, search_s: float) -> dict[str, list[f
     def done_when_written(ply: int) -> None:
         # Large fan-outs are written in chunks, one per loop iteration.
         if service.server.outbox == 0:
-            published.setdefault(ply, now_ns())
+            if ply not in published:
+                published[ply] = now_ns()
+                published_cpu[ply] = time.process_time_ns()
         else:
             asyncio.get_running_loop().call_soon(done_when_written, ply)
 
@@ -261,38 +281,76 @@ async def measure(clients: int, moves: int, search_s: float) -> dict[str, list[f
         fens.append(board.fen())
     feed.sink.snapshot(base)  # the board exists before clients subscribe
     await asyncio.sleep(0.2)
-    parent, child = mp.Pipe()
-    proc = mp.get_context("fork").Process(
-        target=client_main, args=(service.server.port, clients, child), daemon=True
-    )
-    proc.start()
     loop = asyncio.get_running_loop()
-    msg = await loop.run_in_executor(None, parent.recv)
-    assert msg == ("connected", clients), msg
+    # The client processes report through pipes read by the event loop when
+    # they have something to say (no polling in the server's process).
+    inbox: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
+    parents: list[Connection] = []
+    children = []
+    shares = [clients // procs + (1 if i < clients % procs else 0) for i in range(procs)]
+    shares = [n for n in shares if n > 0]
+    ctx = mp.get_context("fork")
+    for i, share in enumerate(shares):
+        parent, child = mp.Pipe()
+        parents.append(parent)
+
+        def readable(i: int = i, parent: Connection = parent) -> None:
+            try:
+                while parent.poll():
+                    inbox.put_nowait((i, parent.recv()))
+            except EOFError:  # the client process has exited
+                loop.remove_reader(parent.fileno())
+
+        loop.add_reader(parent.fileno(), readable)
+        proc = ctx.Process(
+            target=client_main, args=(service.server.port, share, child), daemon=True
+        )
+        proc.start()
+        children.append(proc)
+
+    async def from_all(kind: str, limit_s: float) -> dict[int, Any]:
+        got: dict[int, Any] = {}
+        async with asyncio.timeout(limit_s):
+            while len(got) < len(parents):
+                i, msg = await inbox.get()
+                if msg[0] != kind:
+                    raise RuntimeError(f"client process {i}: expected {kind!r}, got {msg!r}")
+                got[i] = msg[1]
+        return got
+
+    await from_all("connected", 300)
     for _ in range(600):  # the server has accepted every client (bounded wait)
         if service.server.client_count >= clients:
             break
         await asyncio.sleep(0.05)
     await asyncio.sleep(0.5)
     t0: dict[int, int] = {}
+    cpu0: dict[int, int] = {}
     moves = min(moves, len(sans))
     for k in range(1, moves + 1):
-        parent.send(("expect", k))
+        for parent in parents:
+            parent.send(("expect", k))
         await asyncio.sleep(0.02)
         snap = GameSnapshot(**{**base.__dict__, "moves": tuple(sans[:k])})
         t0[k] = now_ns()
+        cpu0[k] = time.process_time_ns()
         feed.sink.snapshot(snap)
-        end = loop.time() + 10
-        while not parent.poll():
-            if loop.time() > end:
-                raise TimeoutError(f"ply {k} not received by every client in 10 s")
-            await asyncio.sleep(0.0005)
-        done = parent.recv()
-        assert done == ("done", k), done
-    parent.send(("stop",))
-    kind, results = await loop.run_in_executor(None, parent.recv)
-    assert kind == "results"
-    proc.join(10)
+        try:
+            done = await from_all("done", 10)
+        except TimeoutError:
+            raise TimeoutError(f"ply {k} not received by every client in 10 s") from None
+        assert all(v == k for v in done.values()), done
+    for parent in parents:
+        parent.send(("stop",))
+    per_proc = await from_all("results", 30)
+    results: dict[int, list[int]] = {k: [] for k in range(1, moves + 1)}
+    for part in per_proc.values():
+        for k, times in part.items():
+            results[k].extend(times)
+    for parent in parents:
+        loop.remove_reader(parent.fileno())
+    for proc in children:
+        proc.join(10)
     stop.set()
     await asyncio.wait_for(task, 30)
     # Minus the time the evaluator spent on the move's position (the "search").
@@ -300,7 +358,25 @@ async def measure(clients: int, moves: int, search_s: float) -> dict[str, list[f
     last = [(max(results[k]) - start[k]) / 1e6 for k in range(1, moves + 1)]
     median = [(statistics.median(results[k]) - start[k]) / 1e6 for k in range(1, moves + 1)]
     pub = [(published[k] - start[k]) / 1e6 for k in range(1, moves + 1)]
-    return {"published": pub, "median client": median, "last client": last}
+    # CPU time of the server's process from the move's arrival until the
+    # evaluated update is written to every socket: both of the move's
+    # fan-outs and everything else the service did for it (the evaluator
+    # sleeps: no CPU). Unlike the wall-clock figures, it does not count time
+    # the server waited for a core held by the clients or by other work.
+    cpu = [(published_cpu[k] - cpu0[k]) / 1e6 for k in range(1, moves + 1)]
+    # The same from the evaluation's return only: the part on the critical
+    # path once the search is done (recording the evaluation, serialising the
+    # update, writing it to every socket).
+    after = [
+        (published_cpu[k] - evaluator.done_cpu[fens[k - 1]]) / 1e6 for k in range(1, moves + 1)
+    ]
+    return {
+        "published": pub,
+        "median client": median,
+        "last client": last,
+        "server CPU": cpu,
+        "CPU after eval": after,
+    }
 
 
 def pct(values: list[float], p: float) -> float:
@@ -319,13 +395,24 @@ def main() -> int:
         default=0.0,
         help="simulated search time per position (a sleep), subtracted from the figures",
     )
+    ap.add_argument(
+        "--client-procs",
+        type=int,
+        default=1,
+        help="processes the clients are spread over (they share this machine's cores)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
     search_s = args.search_ms / 1000
-    base = asyncio.run(measure(1, args.moves, search_s))
-    full = asyncio.run(measure(args.clients, args.moves, search_s))
+    base = asyncio.run(measure(1, args.moves, search_s, 1))
+    full = asyncio.run(measure(args.clients, args.moves, search_s, args.client_procs))
     out: dict[str, Any] = {"machine": f"{platform.machine()} {os.cpu_count()} cores", "runs": {}}
+    print(
+        f"{platform.machine()}, {os.cpu_count()} cores, load average "
+        f"{os.getloadavg()[0]:.2f}; clients in {min(args.client_procs, args.clients)} "
+        "process(es) on the same machine"
+    )
     print(
         f"latency over {args.moves} moves, engine excluded (instant evaluator, "
         f"simulated search {args.search_ms:g} ms subtracted), ms"
@@ -334,7 +421,7 @@ def main() -> int:
         f"{'':<16}{'1 client p50':>14}{'p99':>8}{f'{args.clients} clients p50':>20}{'p99':>8}"
         f"{'ratio p99':>11}"
     )
-    for key in ("published", "median client", "last client"):
+    for key in ("published", "median client", "last client", "server CPU", "CPU after eval"):
         b50, b99 = pct(base[key], 50), pct(base[key], 99)
         f50, f99 = pct(full[key], 50), pct(full[key], 99)
         out["runs"][key] = {"1": [b50, b99], str(args.clients): [f50, f99]}

@@ -31,6 +31,7 @@ import contextlib
 import email.utils
 import json
 import logging
+import socket
 import struct
 import time
 from collections import deque
@@ -47,7 +48,7 @@ from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
-from websockets.protocol import State
+from websockets.protocol import Protocol, State
 
 from livegain import __version__
 from livegain.publish.schema import (
@@ -170,6 +171,16 @@ class _Client:
     dropped: int = 0
     resyncs: int = 0
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    transport: asyncio.Transport = field(init=False)
+    protocol: Protocol = field(init=False)
+    sock: socket.socket | None = field(init=False)
+    """The connection's socket when its transport is asyncio's selector
+    transport (written to directly while the transport's buffer is empty)."""
+
+    def __post_init__(self) -> None:
+        self.transport = self.ws.transport
+        self.protocol = self.ws.protocol
+        self.sock = _raw_socket(self.transport)
 
     def wants(self, board_id: str) -> bool:
         return self.all_boards or board_id in self.boards
@@ -270,6 +281,9 @@ class LiveServer:
         self._boards: dict[str, _BoardEntry] = {}
         self._board_list_key: tuple[tuple[str, str, str, str], ...] = ()
         self._clients: set[_Client] = set()
+        self._subscribers: dict[str, list[_Client]] = {}
+        """Per board, the clients that receive it (rebuilt after any change of
+        clients or subscriptions; lists are replaced, never changed in place)."""
         self._server: Server | None = None
         self._started = time.monotonic()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -408,7 +422,11 @@ class LiveServer:
             self.on_boards(data)
 
     def _send_to_subscribers(self, board_id: str, data: bytes) -> None:
-        self._fan_out_queued([c for c in self._clients if c.wants(board_id)], board_id, data)
+        clients = self._subscribers.get(board_id)
+        if clients is None:
+            clients = [c for c in self._clients if c.wants(board_id)]
+            self._subscribers[board_id] = clients
+        self._fan_out_queued(clients, board_id, data)
 
     def _fan_out(self, clients: Iterable[_Client], board_id: str | None, data: bytes) -> None:
         """Write ``data`` to ``clients`` now (a few clients: snapshots, resyncs)."""
@@ -450,35 +468,63 @@ class LiveServer:
         return len(self._outbox)
 
     def _write_to(self, clients: Iterable[_Client], board_id: str | None, frame: bytes) -> None:
+        """Write one frame to each client, honouring stale boards and backlogs.
+
+        The frame is built once and written as is to every client: server
+        frames are unmasked and compression is off, so the bytes are the same
+        for all (what ``broadcast()`` would send, without framing the message
+        once per connection). This loop is the fan-out's hot path.
+
+        A client whose write buffer is empty gets the frame straight from one
+        ``send`` on its socket: that is what ``transport.write`` itself would
+        do first, without its bookkeeping. Anything else goes through the
+        transport: the unsent rest of a partial send (buffered, in order, as
+        nothing was buffered before it), a would-block (the same), an error
+        (the transport meets it again, closes the connection and reports the
+        loss to the protocol), a buffer that is not empty, or a transport that
+        is not asyncio's selector transport.
+        """
         limits = self.limits
+        soft = limits.soft_backlog
+        size = len(frame)
         sent = 0
         for client in clients:
-            if board_id is not None and board_id in client.stale:
+            if client.stale and board_id is not None and board_id in client.stale:
                 client.dropped += 1
                 self.stats.dropped_updates += 1
                 continue
-            backlog = client.backlog()
-            if backlog > limits.hard_backlog:
-                self._drop_slow(client, f"write backlog {backlog} bytes")
+            transport = client.transport
+            if client.protocol.state is not State.OPEN or transport.is_closing():
                 continue
-            if backlog > limits.soft_backlog:
-                if board_id is None:
-                    # The board list: a fresh one goes with the resync.
-                    client.boards_stale = True
-                    if client.stale_since is None:
-                        client.stale_since = time.monotonic()
-                    client.wake.set()
+            backlog = transport.get_write_buffer_size()
+            if backlog:
+                if backlog > limits.hard_backlog:
+                    self._drop_slow(client, f"write backlog {backlog} bytes")
                     continue
-                self._mark_stale(client, board_id)
-                continue
-            ws = client.ws
-            # The frame is built once and written as is to every client:
-            # server frames are unmasked and compression is off, so the bytes
-            # are the same for all (what broadcast() would send, without
-            # framing the message once per connection).
-            if ws.protocol.state is State.OPEN:
-                ws.transport.write(frame)
-                sent += 1
+                if backlog > soft:
+                    if board_id is None:
+                        # The board list: a fresh one goes with the resync.
+                        client.boards_stale = True
+                        if client.stale_since is None:
+                            client.stale_since = time.monotonic()
+                        client.wake.set()
+                        continue
+                    self._mark_stale(client, board_id)
+                    continue
+                transport.write(frame)  # queued behind what is buffered
+            elif client.sock is None:
+                transport.write(frame)
+            else:
+                try:
+                    n = client.sock.send(frame)
+                except (BlockingIOError, InterruptedError):
+                    n = 0
+                except OSError:
+                    transport.write(frame)
+                    n = size
+                if n < size:
+                    transport.write(frame[n:])
+            sent += 1
         self.stats.messages_sent += sent
 
     def _mark_stale(self, client: _Client, board_id: str) -> None:
@@ -494,6 +540,7 @@ class LiveServer:
         self.stats.closed_slow += 1
         log.warning("client_too_slow", peer=client.peer, reason=why)
         self._clients.discard(client)
+        self._subscribers.clear()
         transport = client.ws.transport
         if transport is not None:
             transport.abort()
@@ -503,6 +550,7 @@ class LiveServer:
     async def _handler(self, ws: ServerConnection) -> None:
         client = _Client(ws)
         self._clients.add(client)
+        self._subscribers.clear()
         self.stats.connections_total += 1
         resync = asyncio.create_task(self._resync_loop(client))
         try:
@@ -518,6 +566,7 @@ class LiveServer:
             pass
         finally:
             self._clients.discard(client)
+            self._subscribers.clear()
             resync.cancel()
 
     def _send(self, client: _Client, message: Hello | Error | Pong | Snapshot) -> None:
@@ -570,6 +619,7 @@ class LiveServer:
             self._unsubscribe(client, msg)
 
     def _subscribe(self, client: _Client, msg: Subscribe) -> None:
+        self._subscribers.clear()
         if msg.boards == "*":
             client.all_boards = True
             targets = list(self._boards)
@@ -590,6 +640,7 @@ class LiveServer:
             self._fan_out([client], board_id, self._boards[board_id].snapshot_bytes())
 
     def _unsubscribe(self, client: _Client, msg: Unsubscribe) -> None:
+        self._subscribers.clear()
         if msg.boards == "*":
             client.all_boards = False
             client.boards.clear()
@@ -694,6 +745,16 @@ class LiveServer:
         if self.health_extra is not None:
             out.update(self.health_extra())  # may set "status": "degraded" and "problems"
         return out
+
+
+def _raw_socket(transport: asyncio.BaseTransport | None) -> socket.socket | None:
+    """The socket under an asyncio selector transport; None for any other transport."""
+    if not isinstance(transport, asyncio.Transport):
+        return None
+    if type(transport).__name__ != "_SelectorSocketTransport":
+        return None
+    sock = getattr(transport, "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
 
 
 def text_frame(payload: bytes) -> bytes:

@@ -1,0 +1,136 @@
+"""The fan-out's direct socket writes, against real websockets clients.
+
+A client whose write buffer is empty gets each frame from one ``send`` on its
+socket; everything else goes through the transport. These tests check that
+what arrives is what a websockets client accepts as valid, the same for
+everyone and in order, including partial sends, server pings and clients
+that close or vanish in the middle of a fan-out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from livegain.publish.server import LiveServer, ServerLimits
+
+from .helpers import board_state, recv_json, recv_until, update_for
+
+
+def ws_url(srv: LiveServer) -> str:
+    return f"ws://127.0.0.1:{srv.port}/ws"
+
+
+async def subscribed(srv: LiveServer, n: int, **kwargs: object) -> list[ClientConnection]:
+    clients = []
+    for _ in range(n):
+        ws = await connect(ws_url(srv), **kwargs)  # type: ignore[arg-type]
+        await recv_json(ws)
+        await ws.send('{"type":"subscribe","boards":"*"}')
+        await recv_until(ws, "snapshot")
+        clients.append(ws)
+    return clients
+
+
+async def test_fifty_clients_get_identical_valid_updates_in_order(tmp_path: Path) -> None:
+    srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=ServerLimits(fanout_chunk=7))
+    async with srv:
+        srv.set_board(board_state("b1"))
+        clients = await subscribed(srv, 50)
+        try:
+            # The server writes to these sockets directly (asyncio's transport).
+            assert all(c.sock is not None for c in srv._clients)
+            sent: list[str] = []
+            for seq in range(1, 13):
+                # Sizes across the three frame-length encodings (< 126, 16-bit, 64-bit).
+                pad = {3: "", 6: "y" * 1_000, 9: "z" * 70_000}.get(seq, "x" * (seq * 37))
+                s = board_state("b1", plies=1 + seq % 8, seq=seq)
+                sent.append(srv.publish(update_for(s, padding=pad), s).decode())
+            for ws in clients:
+                got = [await asyncio.wait_for(ws.recv(), 5) for _ in sent]
+                assert got == sent
+                assert [json.loads(m)["seq"] for m in got] == list(range(1, 13))
+            assert srv.outbox == 0
+        finally:
+            for ws in clients:
+                await ws.close()
+
+
+async def test_partial_sends_complete_in_order(tmp_path: Path) -> None:
+    """Frames larger than the socket accepts at once: the rest is buffered, in order."""
+    limits = ServerLimits(soft_backlog=64 * 1024 * 1024, hard_backlog=128 * 1024 * 1024)
+    srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=limits)
+    async with srv:
+        srv.set_board(board_state("b1"))
+        # max_queue=1: the client stops reading, so the kernel's buffers fill.
+        (slow,) = await subscribed(srv, 1, max_queue=1, max_size=None)
+        (fast,) = await subscribed(srv, 1, max_size=None)
+        try:
+            server_side = next(
+                c for c in srv._clients if c.ws.remote_address[1] == slow.local_address[1]
+            )
+            sent = []
+            most = 0
+            for seq in range(1, 9):
+                s = board_state("b1", plies=1, seq=seq)
+                sent.append(srv.publish(update_for(s, padding="p" * 2_000_000), s).decode())
+                most = max(most, server_side.backlog())
+            # The kernel took only part of a frame: the transport holds the rest.
+            assert most > 0
+            for ws in (fast, slow):
+                got = [await asyncio.wait_for(ws.recv(), 10) for _ in sent]
+                assert got == sent
+        finally:
+            await slow.close()
+            await fast.close()
+
+
+async def test_closing_clients_do_not_break_the_fan_out(tmp_path: Path) -> None:
+    limits = ServerLimits(fanout_chunk=4, ping_interval=0.05, ping_timeout=2.0)
+    srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=limits)
+    async with srv:
+        srv.set_board(board_state("b1"))
+        clients = await subscribed(srv, 20)
+        leaving, staying = clients[:6], clients[6:]
+        try:
+            s = board_state("b1", plies=1, seq=1)
+            srv.publish(update_for(s), s)
+            # Some leave cleanly and some vanish while the next fan-outs are
+            # queued (chunked over several loop iterations).
+            for ws in leaving[:3]:
+                await ws.close()
+            for ws in leaving[3:]:
+                ws.transport.abort()
+            for seq in range(2, 8):
+                s = board_state("b1", plies=1, seq=seq)
+                srv.publish(update_for(s), s)
+            await asyncio.sleep(0.2)  # server keepalive pings interleave with the updates
+            for seq in range(8, 11):
+                s = board_state("b1", plies=1, seq=seq)
+                srv.publish(update_for(s), s)
+            for ws in staying:
+                seqs = [(await recv_json(ws))["seq"] for _ in range(10)]
+                assert seqs == list(range(1, 11))
+                # Still a working WebSocket: ping/pong and the protocol's ping.
+                await asyncio.wait_for(await ws.ping(), 5)
+                await ws.send('{"type":"ping"}')
+                assert (await recv_until(ws, "pong"))["type"] == "pong"
+            for _ in range(100):
+                if srv.client_count == len(staying):
+                    break
+                await asyncio.sleep(0.02)
+            assert srv.client_count == len(staying)
+            for ws in leaving[:3]:
+                assert ws.close_code == 1000
+        finally:
+            for ws in staying:
+                await ws.close()
+        for ws in staying:
+            assert ws.close_code == 1000
+            with pytest.raises(ConnectionClosed):
+                await asyncio.wait_for(ws.recv(), 1)
