@@ -1,9 +1,11 @@
-"""Fan-out cost: one update written to N real websockets clients, two ways.
+"""Fan-out cost: one update written to N real websockets clients, three ways.
 
-``broadcast()`` (websockets frames the message once per connection) against
-the server's way (the frame is built once, the same bytes written to every
-transport: ``LiveServer._fan_out``). The clients run in this process and do
-not read during the timed call, so the figures are the server's writes alone.
+``broadcast()`` (websockets frames the message once per connection); the
+frame built once and the same bytes written to every transport; and the
+server's own path (``LiveServer._write_to``: the frame built once, written
+with one ``send`` on each idle socket, backlog and state checks included).
+The clients run in this process and do not read during the timed call, so
+the figures are the server's writes alone; wall and CPU time are printed.
 
     .venv/bin/python bench/fanout.py [--clients 1000] [--rounds 10]
 """
@@ -67,25 +69,35 @@ async def main(clients: int, rounds: int) -> None:
         await ws.send('{"type":"subscribe","boards":"*"}')
         conns.append(ws)
     await asyncio.sleep(1.0)
-    server_side = [c.ws for c in server._clients]
+    server_clients = list(server._clients)
+    server_side = [c.ws for c in server_clients]
     data = sample_update(2)[0].model_dump_json().encode()
-    results: dict[str, list[float]] = {"broadcast()": [], "framed once": []}
+    names = ("broadcast()", "framed once", "server path")
+    wall: dict[str, list[float]] = {n: [] for n in names}
+    cpu: dict[str, list[float]] = {n: [] for n in names}
     for _ in range(rounds):
-        for name in results:
+        for name in names:
             t0 = time.perf_counter()
+            c0 = time.thread_time()
             if name == "broadcast()":
                 broadcast(server_side, data, text=True)
-            else:
+            elif name == "framed once":
                 frame = text_frame(data)
-                for ws in server_side:
-                    ws.transport.write(frame)
-            results[name].append((time.perf_counter() - t0) * 1000)
+                for sws in server_side:
+                    sws.transport.write(frame)
+            else:
+                server._write_to(server_clients, "b1", text_frame(data))
+            cpu[name].append((time.thread_time() - c0) * 1000)
+            wall[name].append((time.perf_counter() - t0) * 1000)
             await asyncio.sleep(0.2)  # let the clients drain
-    base = statistics.median(results["broadcast()"])
+    base = statistics.median(wall["broadcast()"])
     print(f"{clients} clients, {len(data)}-byte update, {rounds} rounds (ms per fan-out)")
-    for name, values in results.items():
-        med = statistics.median(values)
-        print(f"{name:<14} median {med:7.2f}  max {max(values):7.2f}  ratio {med / base:.2f}")
+    for name in names:
+        med = statistics.median(wall[name])
+        print(
+            f"{name:<14} median {med:7.2f}  max {max(wall[name]):7.2f}  "
+            f"CPU median {statistics.median(cpu[name]):7.2f}  ratio {med / base:.2f}"
+        )
     for ws in conns:
         await ws.close()
     await server.close()

@@ -14,8 +14,11 @@ sends ``hello``; a ``subscribe`` answers one ``snapshot`` per board, then the
 client receives one ``update`` per change; ``boards`` whenever the list of
 boards changes.
 
-Fan-out: each message is serialised once and written to every subscriber
-without awaiting (like :func:`websockets.asyncio.server.broadcast`). A client
+Fan-out: each message is serialised and framed once and written to every
+subscriber without awaiting (like :func:`websockets.asyncio.server.broadcast`,
+without framing it once per connection); a large fan-out is written in chunks,
+one per event-loop iteration, and a board's next message joins one still
+being written (see :meth:`LiveServer._merge`). A client
 whose write buffer holds more than ``soft_backlog`` bytes stops receiving
 updates: the boards it missed are marked stale and, once its buffer drains, it
 receives a fresh ``snapshot`` of each instead of the backlog. A client that
@@ -155,6 +158,11 @@ class _Outgoing:
     board_id: str | None
     clients: list[_Client]
     pos: int = 0
+    count: int = 1
+    """Messages in ``frame`` (several when later ones were merged into it)."""
+    catch_up_of: _Outgoing | None = None
+    """For the clients an item had reached when a message was merged into it:
+    that item (the merged message follows for them separately)."""
 
 
 @dataclass(eq=False)
@@ -442,9 +450,51 @@ class LiveServer:
         """
         if not clients:
             return
-        self._outbox.append(_Outgoing(text_frame(data), board_id, clients))
+        frame = text_frame(data)
+        if self._merge(clients, board_id, frame):
+            return
+        self._outbox.append(_Outgoing(frame, board_id, clients))
         if not self._draining:
             self._drain_outbox()
+
+    def _merge(self, clients: list[_Client], board_id: str | None, frame: bytes) -> bool:
+        """Add ``frame`` to the same board's message still being written, if any.
+
+        The clients not reached yet get both in one write (one system call
+        instead of two); those already reached get the new one afterwards, in
+        a catch-up item. Each client still receives every message, in order.
+        Only the tail of the outbox is considered, so nothing overtakes a
+        message queued before it.
+        """
+        if not self._outbox:
+            return False
+        last = self._outbox[-1]
+        if last.board_id != board_id:
+            return False
+        if last.clients is clients:
+            last.frame += frame
+            last.count += 1
+            if last.pos:
+                catch_up = _Outgoing(frame, board_id, clients[: last.pos], catch_up_of=last)
+                self._outbox.append(catch_up)
+            return True
+        base = last.catch_up_of
+        if (
+            base is not None
+            and len(self._outbox) >= 2
+            and self._outbox[-2] is base
+            and base.clients is clients
+            and base.pos == len(last.clients)
+            and last.pos == 0
+        ):
+            # [message being written, its catch-up not started]: neither has
+            # moved since, so each client is in exactly one of them.
+            base.frame += frame
+            base.count += 1
+            last.frame += frame
+            last.count += 1
+            return True
+        return False
 
     def _drain_outbox(self) -> None:
         self._draining = True
@@ -452,7 +502,7 @@ class LiveServer:
         while self._outbox and budget > 0:
             item = self._outbox[0]
             end = min(len(item.clients), item.pos + budget)
-            self._write_to(item.clients[item.pos : end], item.board_id, item.frame)
+            self._write_to(item.clients[item.pos : end], item.board_id, item.frame, item.count)
             budget -= end - item.pos
             item.pos = end
             if item.pos >= len(item.clients):
@@ -467,13 +517,16 @@ class LiveServer:
         """Messages not yet written to all their clients."""
         return len(self._outbox)
 
-    def _write_to(self, clients: Iterable[_Client], board_id: str | None, frame: bytes) -> None:
+    def _write_to(
+        self, clients: Iterable[_Client], board_id: str | None, frame: bytes, count: int = 1
+    ) -> None:
         """Write one frame to each client, honouring stale boards and backlogs.
 
         The frame is built once and written as is to every client: server
         frames are unmasked and compression is off, so the bytes are the same
         for all (what ``broadcast()`` would send, without framing the message
-        once per connection). This loop is the fan-out's hot path.
+        once per connection). ``frame`` may hold ``count`` messages for the
+        same board, back to back. This loop is the fan-out's hot path.
 
         A client whose write buffer is empty gets the frame straight from one
         ``send`` on its socket: that is what ``transport.write`` itself would
@@ -490,8 +543,8 @@ class LiveServer:
         sent = 0
         for client in clients:
             if client.stale and board_id is not None and board_id in client.stale:
-                client.dropped += 1
-                self.stats.dropped_updates += 1
+                client.dropped += count
+                self.stats.dropped_updates += count
                 continue
             transport = client.transport
             if client.protocol.state is not State.OPEN or transport.is_closing():
@@ -524,7 +577,7 @@ class LiveServer:
                     n = size
                 if n < size:
                     transport.write(frame[n:])
-            sent += 1
+            sent += count
         self.stats.messages_sent += sent
 
     def _mark_stale(self, client: _Client, board_id: str) -> None:

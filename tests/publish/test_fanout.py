@@ -46,16 +46,21 @@ async def test_fifty_clients_get_identical_valid_updates_in_order(tmp_path: Path
             # The server writes to these sockets directly (asyncio's transport).
             assert all(c.sock is not None for c in srv._clients)
             sent: list[str] = []
+            before = srv.stats.messages_sent
             for seq in range(1, 13):
                 # Sizes across the three frame-length encodings (< 126, 16-bit, 64-bit).
                 pad = {3: "", 6: "y" * 1_000, 9: "z" * 70_000}.get(seq, "x" * (seq * 37))
                 s = board_state("b1", plies=1 + seq % 8, seq=seq)
                 sent.append(srv.publish(update_for(s, padding=pad), s).decode())
+            # Published back to back: later messages join the one still being
+            # written (fewer socket writes), every message still counted.
+            assert max(item.count for item in srv._outbox) == len(sent)
             for ws in clients:
                 got = [await asyncio.wait_for(ws.recv(), 5) for _ in sent]
                 assert got == sent
                 assert [json.loads(m)["seq"] for m in got] == list(range(1, 13))
             assert srv.outbox == 0
+            assert srv.stats.messages_sent - before == 50 * len(sent)
         finally:
             for ws in clients:
                 await ws.close()
