@@ -58,7 +58,7 @@ from typing import Literal
 
 import chess
 
-from livegain.core.evaluation import Evaluation, checkmated_score
+from livegain.core.evaluation import Evaluation, terminal_evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.histogram import GainHistogram
 from livegain.core.ledger import GameLedger, TracePoint
@@ -934,22 +934,6 @@ class BoardGame:
             if ply > 0 or ply == len(self._plies):
                 out.insert(0, self._update("eval", ply=info))
         return out
-
-
-def terminal_evaluation(board: chess.Board) -> Evaluation | None:
-    """The score of a finished position without an engine; None when play goes on.
-
-    The same rules as the engine pool's: checkmate is -3900 when White is mated
-    and +3900 when Black is; stalemate, insufficient material and the 75-move
-    rule are 0 (a draw). Such positions are never listed by ``pending()``.
-    """
-    if board.is_checkmate():
-        white_mated = board.turn == chess.WHITE
-        wdl = (0, 0, 1000) if white_mated else (1000, 0, 0)
-        return Evaluation(cp=checkmated_score(white_mated), wdl=wdl)
-    if board.is_stalemate() or board.is_insufficient_material() or board.is_seventyfive_moves():
-        return Evaluation(cp=0, wdl=(0, 1000, 0))
-    return None
 
 
 def _mover_white(fen_after: str) -> bool:
