@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import getpass
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
+from brokers import PrivateBroker, free_port, port_open
 
 from livegain.core.events import GameSnapshot
+
+__all__ = ["PrivateBroker", "RecordingSink", "cancel", "free_port", "run_feed"]
 
 BROKER_HOST = "127.0.0.1"
 BROKER_PORT = 1883
@@ -81,20 +76,6 @@ def sink() -> RecordingSink:
     return RecordingSink()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture
 def broker() -> str:
     """The shared real broker at 127.0.0.1:1883 (skip when it is not running)."""
@@ -106,68 +87,6 @@ def broker() -> str:
 @pytest.fixture
 def unique() -> str:
     return uuid.uuid4().hex[:10]
-
-
-class PrivateBroker:
-    """A mosquitto of our own on a free port, with persistence, that tests may restart."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.workdir = workdir
-        self.conf = workdir / "mosquitto.conf"
-        self.conf.write_text(
-            f"listener {self.port} 127.0.0.1\n"
-            # run as root, mosquitto would switch to the "mosquitto" user, which cannot
-            # write its persistence file in our temp dir: stay who we are
-            f"user {getpass.getuser()}\n"
-            "allow_anonymous true\n"
-            "persistence true\n"
-            f"persistence_location {workdir}/\n"
-            f"log_dest file {workdir}/mosquitto.log\n"
-        )
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"mqtt://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-        self.proc = subprocess.Popen(
-            [exe, "-c", str(self.conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        deadline = time.monotonic() + 10
-        while not port_open("127.0.0.1", self.port, 0.2):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"private mosquitto did not start: {self.log()}")
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        """SIGTERM (mosquitto saves its persistence file on a clean exit) and wait."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self.proc = None
-
-    def log(self) -> str:
-        p = self.workdir / "mosquitto.log"
-        return p.read_text(errors="replace")[-2000:] if p.exists() else ""
-
-
-@pytest.fixture
-def private_broker(tmp_path: Path) -> Iterator[PrivateBroker]:
-    if not (shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto")):
-        pytest.skip("mosquitto not installed")
-    b = PrivateBroker(tmp_path)
-    b.start()
-    try:
-        yield b
-    finally:
-        b.stop()
 
 
 async def run_feed(feed: object, sink: RecordingSink) -> asyncio.Task[None]:

@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator
 
 import aiomqtt
 import pytest
+from brokers import PrivateBroker
 
 from livegain.publish.mqtt import MqttPublisher, parse_mqtt_url, topic_safe
 from livegain.publish.schema import Snapshot
 
-from .brokers import PrivateBroker
 from .helpers import board_state, update_for
 
 pytestmark = pytest.mark.broker

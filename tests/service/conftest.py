@@ -1,12 +1,10 @@
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from publish.brokers import MOSQUITTO, PrivateBroker, port_open
 
 from livegain.config import Settings, load_settings
 from livegain.engine.pool import EnginePool, SearchLimit
@@ -33,27 +31,3 @@ def settings_for(tmp: Path, **over: Any) -> Settings:
 async def pool(stockfish: str) -> AsyncIterator[EnginePool]:
     async with EnginePool(stockfish, workers=1, limit=SearchLimit(depth=DEPTH)) as p:
         yield p
-
-
-@pytest.fixture
-def private_broker(tmp_path: Path) -> Iterator[PrivateBroker]:
-    if not Path(MOSQUITTO).exists():
-        pytest.skip("mosquitto not installed")
-    broker = PrivateBroker(tmp_path / "broker")
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
-
-
-@pytest.fixture
-def shared_broker() -> str:
-    if not port_open("127.0.0.1", 1883):
-        pytest.skip("no MQTT broker at 127.0.0.1:1883")
-    return "mqtt://127.0.0.1:1883"
-
-
-@pytest.fixture
-def prefix() -> str:
-    return f"test/livegain-{uuid.uuid4().hex[:10]}"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import aiomqtt
 import pytest
-from publish.brokers import PrivateBroker
+from brokers import PrivateBroker
 
 from livegain.engine.pool import EnginePool
 from livegain.feeds.mqtt import move_event
@@ -158,7 +158,7 @@ async def test_service_publishes_state_and_updates(
 async def test_health_is_degraded_while_the_broker_is_unreachable(
     tmp_path: Path, pool: EnginePool
 ) -> None:
-    from publish.brokers import free_port
+    from brokers import free_port
 
     settings = settings_for(
         tmp_path, mqtt={"enabled": True, "url": f"mqtt://127.0.0.1:{free_port()}"}
