@@ -411,13 +411,17 @@ class LiveServer:
         key = None
         if old is not None and result is not None:
             key = (old.list_key[0], old.list_key[1], old.list_key[2], result)
-        self._boards[board_id] = _BoardEntry(state, key)
+        entry = _BoardEntry(state, key)
+        self._boards[board_id] = entry
         if new:
             # A subscriber to a board it never saw needs the whole of it.
-            self._send_to_subscribers(board_id, self._boards[board_id].snapshot_bytes())
+            self._send_to_subscribers(board_id, entry.snapshot_bytes())
         else:
             self._send_to_subscribers(board_id, data)
-        self._maybe_send_boards()
+        # Replacing an entry keeps its place in the dict: the board list only
+        # changes with a new board or a new list key.
+        if old is None or entry.list_key != old.list_key:
+            self._maybe_send_boards()
 
     def _maybe_send_boards(self) -> None:
         key = tuple(e.list_key for e in self._boards.values())
