@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import re
 import sys
@@ -113,6 +114,7 @@ def engine_rating_for(settings: Settings, engine_name: str, limit: SearchLimit) 
 # --------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
 def _name_tokens(name: str) -> frozenset[str]:
     text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
     return frozenset(t for t in re.split(r"[^a-z0-9]+", text) if t)
