@@ -103,6 +103,7 @@ class MqttPublisher:
         self._boards: bytes | None = None
         self._boards_dirty = False
         self._updates: deque[tuple[str, bytes]] = deque()
+        self._queued: dict[str, int] = {}  # updates in _updates, per board
         self._wake = asyncio.Event()
 
     # ---------------------------------------------------------- producers
@@ -134,10 +135,19 @@ class MqttPublisher:
     def publish_update(self, board_id: str, update: bytes) -> None:
         """Queue one update message."""
         if len(self._updates) >= self.max_queue:
-            self._updates.popleft()
+            self._pop_update()
             self.stats.dropped += 1
         self._updates.append((board_id, update))
+        self._queued[board_id] = self._queued.get(board_id, 0) + 1
         self._wake.set()
+
+    def _pop_update(self) -> None:
+        board_id, _ = self._updates.popleft()
+        left = self._queued[board_id] - 1
+        if left:
+            self._queued[board_id] = left
+        else:
+            del self._queued[board_id]
 
     def publish_boards(self, boards: bytes) -> None:
         self._boards = boards
@@ -240,12 +250,10 @@ class MqttPublisher:
                 await client.publish(self.update_topic(board_id), data, qos=self.qos)
                 # Only dequeue once the broker acknowledged it (QoS 1).
                 if self._updates and self._updates[0][1] is data:
-                    self._updates.popleft()
+                    self._pop_update()
                 self.stats.published += 1
                 # The board's state follows its updates.
-                if board_id in self._dirty_states and not any(
-                    b == board_id for b, _ in self._updates
-                ):
+                if board_id in self._dirty_states and board_id not in self._queued:
                     await self._send_state(client, board_id)
                 continue
             if self._dirty_states:
