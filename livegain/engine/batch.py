@@ -88,7 +88,14 @@ async def analyse_games(
     on_progress: ProgressCallback | None = None,
 ) -> list[AnnotatedGame]:
     """Evaluate every position of ``games`` on a started ``pool``."""
-    prepared = [game_positions(g) for g in games]
+    return await _analyse_prepared([game_positions(g) for g in games], pool, on_progress)
+
+
+async def _analyse_prepared(
+    prepared: Sequence[_GamePositions],
+    pool: EnginePool,
+    on_progress: ProgressCallback | None = None,
+) -> list[AnnotatedGame]:
     total = sum(len(p.boards) for p in prepared)
     done = 0
 
@@ -126,11 +133,12 @@ async def run_engine_analysis_async(
         async with EnginePool(
             engine_path, workers=workers, limit=limit, hash_mb=hash_mb, cache=cache
         ) as pool:
-            prepared_total = sum(1 + sum(1 for _ in g.mainline_moves()) for g in games)
+            prepared = [game_positions(g) for g in games]
+            prepared_total = sum(len(p.boards) for p in prepared)
             if progress:
-                annotated = await _with_progress_bar(games, pool, prepared_total)
+                annotated = await _with_progress_bar(prepared, pool, prepared_total)
             else:
-                annotated = await analyse_games(games, pool)
+                annotated = await _analyse_prepared(prepared, pool)
             stats: PoolStats = pool.stats
             report = BatchReport(
                 engine=pool.engine_name,
@@ -138,7 +146,7 @@ async def run_engine_analysis_async(
                 workers=pool.workers,
                 games=len(games),
                 positions=prepared_total,
-                unique_positions=len({b.fen() for g in games for b in game_positions(g).boards}),
+                unique_positions=len({b.fen() for p in prepared for b in p.boards}),
                 searches=stats.searches,
                 cache_hits=stats.cache_hits,
                 seconds=time.perf_counter() - t0,
@@ -150,7 +158,7 @@ async def run_engine_analysis_async(
 
 
 async def _with_progress_bar(
-    games: Sequence[chess.pgn.Game], pool: EnginePool, total: int
+    prepared: Sequence[_GamePositions], pool: EnginePool, total: int
 ) -> list[AnnotatedGame]:
     from rich.console import Console
     from rich.progress import (
@@ -177,7 +185,7 @@ async def _with_progress_bar(
             elapsed = time.perf_counter() - start
             bar.update(task, completed=done, rate=done / elapsed if elapsed > 0 else 0.0)
 
-        return await analyse_games(games, pool, on_progress)
+        return await _analyse_prepared(prepared, pool, on_progress)
 
 
 def run_engine_analysis(
