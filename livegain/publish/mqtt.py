@@ -75,9 +75,6 @@ class MqttStats:
     last_error: str | None = None
 
 
-_Item = tuple[str, str]  # (kind, board_id): kind "update" carries data in _updates
-
-
 class MqttPublisher:
     """Publish board states and updates to an MQTT broker, reconnecting forever."""
 
