@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib
 import sys
 from typing import Any
 
@@ -89,10 +88,8 @@ def register(sub: Any) -> None:
 
 
 def _engine_games(args: argparse.Namespace, games: list[Any]) -> list[AnnotatedGame]:
-    try:
-        from livegain.engine.batch import run_engine_analysis
-    except ImportError as exc:
-        raise CliError("engine mode not available yet (use --evals pgn)") from exc
+    from livegain.engine.batch import run_engine_analysis
+
     kwargs: dict[str, Any] = {
         "depth": args.depth,
         "nodes": args.nodes,
@@ -119,14 +116,12 @@ def default_engine_rating(args: argparse.Namespace) -> tuple[float, str]:
         return float(args.engine_rating), "--engine-rating"
     if args.evals == "pgn":
         return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20"
-    try:
-        calibration = importlib.import_module("livegain.calibration")
-        from livegain.engine.pool import SearchLimit
-    except ImportError:
-        return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20 (no calibration module)"
+    from livegain.calibration import find_calibration
+    from livegain.engine.pool import SearchLimit
+
     try:
         limit = SearchLimit.of(args.depth, args.nodes)
-        entry = calibration.find_calibration(None, limit)
+        entry = find_calibration(None, limit)
     except Exception:  # a broken calibration file must not stop an analysis
         return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20 (calibration unreadable)"
     if entry is None:
