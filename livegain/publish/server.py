@@ -231,7 +231,7 @@ only when a snapshot, a summary or the board list needs it)."""
 
 
 class _BoardEntry:
-    __slots__ = ("_factory", "_snapshot", "_state", "list_key")
+    __slots__ = ("_factory", "_snapshot", "_state", "_summary", "list_key")
 
     def __init__(self, state: StateLike, list_key: tuple[str, str, str, str] | None = None) -> None:
         self._state: BoardState | None = None
@@ -241,6 +241,7 @@ class _BoardEntry:
         else:
             self._factory = state
         self._snapshot: bytes | None = None
+        self._summary: BoardSummary | None = None
         if list_key is None:
             st = self.state
             list_key = (st.board_id, st.white.name, st.black.name, st.result)
@@ -258,6 +259,11 @@ class _BoardEntry:
         if self._snapshot is None:
             self._snapshot = Snapshot(state=self.state).model_dump_json().encode()
         return self._snapshot
+
+    def summary(self) -> BoardSummary:
+        if self._summary is None:
+            self._summary = summary_of(self.state)
+        return self._summary
 
 
 class LiveServer:
@@ -379,7 +385,7 @@ class LiveServer:
         return entry.snapshot_bytes() if entry else None
 
     def summaries(self) -> list[BoardSummary]:
-        return [summary_of(e.state) for e in self._boards.values()]
+        return [e.summary() for e in self._boards.values()]
 
     def set_board(self, state: BoardState) -> None:
         """Add or replace a board; subscribers get a full snapshot of it."""
