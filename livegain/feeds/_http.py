@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gzip
 import ssl
 import zlib
 from collections.abc import Awaitable, Callable, Mapping
@@ -126,15 +125,29 @@ async def _get_once(url: str, extra: Mapping[str, str], max_body: int) -> HttpRe
             body = await _read_body(reader, hdrs, max_body)
         encoding = hdrs.get("content-encoding", "identity").lower()
         if encoding == "gzip" and body:
-            try:
-                body = gzip.decompress(body)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise HttpError(f"bad gzip body: {exc}") from None
+            body = _gunzip(body, max_body)
         return HttpResponse(status, reason, hdrs, body, url)
     finally:
         writer.close()
         with contextlib.suppress(Exception):
             await writer.wait_closed()
+
+
+def _gunzip(data: bytes, max_body: int) -> bytes:
+    """Decompress a gzip body, never past ``max_body`` bytes (a gzip bomb is an error)."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip header and trailer
+    try:
+        out = d.decompress(data, max_body + 1)
+        if len(out) > max_body or d.unconsumed_tail:
+            raise HttpError(f"gzip body inflates past {max_body} bytes")
+        out += d.flush()
+    except zlib.error as exc:
+        raise HttpError(f"bad gzip body: {exc}") from None
+    if not d.eof:
+        raise HttpError("bad gzip body: truncated")
+    if len(out) > max_body:
+        raise HttpError(f"gzip body inflates past {max_body} bytes")
+    return out
 
 
 async def _read_body(reader: asyncio.StreamReader, hdrs: Mapping[str, str], max_body: int) -> bytes:

@@ -269,3 +269,19 @@ async def _garbage_status(reader: asyncio.StreamReader, writer: asyncio.StreamWr
     writer.write(b"SPDY/9 lol\r\n\r\n")
     await writer.drain()
     writer.close()
+
+
+async def test_gzip_bomb_is_an_error_not_a_memory_blow_up() -> None:
+    """A small gzip body that inflates past max_body is refused; a normal one reads."""
+    bomb = gzip.compress(b"\0" * (8 * 1024 * 1024))  # ~8 KiB on the wire
+    fine = gzip.compress(ROUND.encode())
+
+    def handler(path: str, headers: Mapping[str, str]) -> Reply:
+        body = bomb if path == "/bomb" else fine
+        return Reply(200, body, headers={"Content-Encoding": "gzip"})
+
+    async with MiniHttpServer(handler) as srv:
+        with pytest.raises(HttpError, match="inflates past 1048576 bytes"):
+            await http_get(srv.base_url + "/bomb", max_body=1024 * 1024)
+        resp = await http_get(srv.base_url + "/r.pgn", max_body=1024 * 1024)
+        assert resp.body == ROUND.encode()
