@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from brokers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -34,12 +34,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 ARTIFACTS = REPO / "artifacts" / "overlays"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
