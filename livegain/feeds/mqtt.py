@@ -30,17 +30,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
-from urllib.parse import unquote, urlsplit
 
 import aiomqtt
 import chess
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from livegain.broker import parse_mqtt_url
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds._common import Backoff
 from livegain.feeds.base import FeedSink, MqttFeedConfig
@@ -410,30 +409,6 @@ def _player(v: object) -> PlayerInfo | None:
 # --- the feed -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class BrokerAddress:
-    host: str
-    port: int
-    tls: bool = False
-    username: str | None = None
-    password: str | None = None
-
-
-def parse_mqtt_url(url: str) -> BrokerAddress:
-    """``mqtt://[user:pass@]host[:1883]`` or ``mqtts://host[:8883]``."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("mqtt", "mqtts", "tcp", "ssl") or not parts.hostname:
-        raise ValueError(f"not an MQTT URL: {url!r} (expected mqtt://host:port)")
-    tls = parts.scheme in ("mqtts", "ssl")
-    return BrokerAddress(
-        parts.hostname,
-        parts.port or (8883 if tls else 1883),
-        tls,
-        unquote(parts.username) if parts.username else None,
-        unquote(parts.password) if parts.password else None,
-    )
-
-
 def make_client(
     url: str,
     *,
@@ -456,7 +431,7 @@ def make_client(
         protocol=aiomqtt.ProtocolVersion.V5,
         clean_start=session_expiry is None,
         properties=props,
-        tls_context=ssl.create_default_context() if addr.tls else None,
+        tls_context=addr.tls_context(),
         timeout=timeout,
         keepalive=30,
     )

@@ -28,10 +28,11 @@ import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
 
 import aiomqtt
 import structlog
+
+from livegain.broker import parse_mqtt_url
 
 log = structlog.get_logger("livegain.publish.mqtt")
 
@@ -40,29 +41,6 @@ _UNSAFE = re.compile(r"[/+#\x00-\x1f]")
 
 def topic_safe(board_id: str) -> str:
     return _UNSAFE.sub("_", board_id) or "_"
-
-
-@dataclass(frozen=True)
-class BrokerAddress:
-    host: str
-    port: int
-    username: str | None = None
-    password: str | None = None
-
-
-def parse_mqtt_url(url: str) -> BrokerAddress:
-    """``mqtt://[user[:password]@]host[:port]`` -> BrokerAddress (ValueError if bad)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("mqtt", "tcp"):
-        raise ValueError(f"{url}: MQTT URL must start with mqtt://")
-    if not parts.hostname:
-        raise ValueError(f"{url}: MQTT URL has no host")
-    return BrokerAddress(
-        host=parts.hostname,
-        port=parts.port or 1883,
-        username=unquote(parts.username) if parts.username else None,
-        password=unquote(parts.password) if parts.password else None,
-    )
 
 
 @dataclass
@@ -188,11 +166,12 @@ class MqttPublisher:
             password=self.broker.password,
             identifier=self.client_id,
             will=will,
+            tls_context=self.broker.tls_context(),
             timeout=10,
         ) as client:
             self.stats.connected = True
             self.stats.connects += 1
-            log.info("mqtt_publish_connected", broker=f"{self.broker.host}:{self.broker.port}")
+            log.info("mqtt_publish_connected", broker=str(self.broker))
             await client.publish(self.status_topic, b"online", qos=1, retain=True)
             # Every retained state again: the broker may have lost them.
             for board_id in self._states:
