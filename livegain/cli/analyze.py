@@ -87,8 +87,11 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _engine_games(args: argparse.Namespace, games: list[Any]) -> list[AnnotatedGame]:
-    from livegain.engine.batch import run_engine_analysis
+def _engine_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[AnnotatedGame], str]:
+    """The games analysed by the engine, and the engine's name (as it reports it)."""
+    import asyncio
+
+    from livegain.engine.batch import run_engine_analysis_async
 
     kwargs: dict[str, Any] = {
         "depth": args.depth,
@@ -100,7 +103,8 @@ def _engine_games(args: argparse.Namespace, games: list[Any]) -> list[AnnotatedG
     if args.engine is not None:
         kwargs["engine_path"] = args.engine
     try:
-        return run_engine_analysis(games, **kwargs)
+        annotated, report = asyncio.run(run_engine_analysis_async(games, **kwargs))
+        return annotated, report.engine
     except CliError:
         raise
     except Exception as exc:  # engine start/search failures: one line, no traceback
@@ -110,8 +114,11 @@ def _engine_games(args: argparse.Namespace, games: list[Any]) -> list[AnnotatedG
         raise
 
 
-def default_engine_rating(args: argparse.Namespace) -> tuple[float, str]:
-    """(r_e, where it came from)."""
+def default_engine_rating(
+    args: argparse.Namespace, engine_name: str | None = None
+) -> tuple[float, str]:
+    """(r_e, where it came from): the calibration of this engine at this limit,
+    as ``livegain serve`` picks it."""
     if args.engine_rating is not None:
         return float(args.engine_rating), "--engine-rating"
     if args.evals == "pgn":
@@ -121,13 +128,14 @@ def default_engine_rating(args: argparse.Namespace) -> tuple[float, str]:
 
     try:
         limit = SearchLimit.of(args.depth, args.nodes)
-        entry = find_calibration(None, limit)
+        entry = find_calibration(engine_name, limit)
     except Exception:  # a broken calibration file must not stop an analysis
         return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20 (calibration unreadable)"
     if entry is None:
         return (
             PAPER_ENGINE_RATING,
-            "the paper's Houdini 1.5a depth 20 (no calibration at this limit)",
+            "the paper's Houdini 1.5a depth 20 (no calibration for "
+            f"{engine_name or 'this engine'} at {limit.describe()})",
         )
     return float(entry.rating), f"calibration: {entry.name} {entry.limit}"
 
@@ -142,14 +150,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # PgnError, or python-chess on a malformed game
         raise CliError(str(exc)) from exc
     skipped: list[str] = []
+    engine_name: str | None = None
     if args.evals == "pgn":
         try:
             annotated, skipped = annotated_games_from_pgn(games)
         except ValueError as exc:  # PgnError, or python-chess on a malformed game
             raise CliError(f"{args.pgn}: {exc}") from exc
     else:
-        annotated = _engine_games(args, games)
-    engine_rating, source = default_engine_rating(args)
+        annotated, engine_name = _engine_games(args, games)
+    engine_rating, source = default_engine_rating(args, engine_name)
     try:
         report = analyze(
             annotated,
@@ -157,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
             pairing=args.pairing,
             interval=args.interval,
             seed=args.seed,
+            engine_name=engine_name,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from exc

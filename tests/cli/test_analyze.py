@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import random
 import subprocess
 import sys
@@ -334,6 +335,25 @@ def test_engine_mode(stockfish: str, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert len(g["plies"]) == 12
     assert g["white"]["perceived"]["moves"] == 6 == g["black"]["perceived"]["moves"]
     assert all(abs(p["score"]) < 300 for p in g["plies"])  # a quiet opening, engine's own scores
+    # r_e: the calibration entry of the engine that ran, at this limit (as
+    # ``serve`` picks it), not the first entry at the limit.
+    cal = tmp_path / "cal.toml"
+    cal.write_text(
+        '[[engine]]\nname = "Other 1.0"\nlimit = "depth 6"\nrating = 2500.0\n\n'
+        '[[engine]]\nname = "Stockfish 15.1"\nlimit = "depth 6"\nrating = 2777.0\n'
+    )
+    engine_name = data["engine"]["name"]
+    assert engine_name.startswith("Stockfish")
+    cal.write_text(cal.read_text().replace("Stockfish 15.1", engine_name))
+    os.environ["LIVEGAIN_CALIBRATION"] = str(cal)
+    try:
+        code, out, err = run_cli(argv, capsys)
+    finally:
+        del os.environ["LIVEGAIN_CALIBRATION"]
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["engine"]["rating"] == 2777.0
+    assert data["engine"]["source"] == f"calibration: {engine_name} depth 6"
 
 
 def test_fen_start_black_to_move(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -416,6 +436,8 @@ def test_engine_rating_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     rating, source = default_engine_rating(args())
     assert rating == 3123.0 and source == "calibration: Stockfish 15.1 depth 8"
     assert seen[0][0] is None
+    default_engine_rating(args(), "Stockfish 15.1")
+    assert seen[1][0] == "Stockfish 15.1"
 
 
 PGN_TOKENS = [
