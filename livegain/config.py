@@ -22,6 +22,7 @@ from pydantic_settings import (
 )
 
 from livegain.feeds.base import FeedConfig
+from livegain.publish.fanout import default_count as default_helper_count
 
 
 class _Section(BaseModel):
@@ -38,6 +39,18 @@ class ServerConfig(_Section):
     stale_timeout: float = Field(
         default=30.0, gt=0, description="Seconds a lagging client may take to catch up"
     )
+    fanout_helpers: int | None = Field(
+        default=None,
+        ge=0,
+        le=64,
+        description="Processes that write updates to large audiences, each pinned "
+        "to a core (default: one per usable core, at most 4; none on one core)",
+    )
+
+    def helper_count(self) -> int:
+        if self.fanout_helpers is not None:
+            return self.fanout_helpers
+        return default_helper_count()
 
 
 class EngineConfig(_Section):

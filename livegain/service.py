@@ -55,6 +55,8 @@ log = structlog.get_logger("livegain.service")
 
 STORE_FILE = "livegain.sqlite3"
 MAX_EVAL_ATTEMPTS = 3
+STORE_MISSED_MAX = 100_000
+"""Positions remembered as absent from the store (a memo that avoids lookups)."""
 
 
 class Evaluator(Protocol):
@@ -280,6 +282,7 @@ class Service:
                 stale_timeout=settings.server.stale_timeout,
             ),
             health=self.health,
+            fanout_helpers=settings.server.helper_count(),
         )
         self.server.on_boards = self._on_boards
         self.engine_desc = "?"
@@ -466,8 +469,10 @@ class Service:
         whole = applied.new_board or applied.info_changed
         self._publish_board(bid, list(applied.updates), new=whole)
         # Finished positions are scored without the engine: this may already
-        # have produced evaluations; the scheduler takes the rest.
-        self._wake.set()
+        # have produced evaluations. The new positions go to the engine now,
+        # not on the scheduler's next turn: the server writes the move's
+        # update from the next loop iteration on, after the search has begun.
+        self._schedule()
 
     # ------------------------------------------------------------ publishing
 
@@ -545,7 +550,10 @@ class Service:
                     self._record(req, ev)
                     continue
                 # Only this process adds evaluations to the store, and it records
-                # them as it does: a position missing now stays missing.
+                # them as it does: a position missing now stays missing. (A
+                # memo only: past its bound it starts again, costing lookups.)
+                if len(self._store_missed) >= STORE_MISSED_MAX:
+                    self._store_missed.clear()
                 self._store_missed.add(req.fen)
             if len(self._inflight) >= self.max_inflight:
                 continue  # keep scanning: later positions may be in the store
@@ -579,6 +587,7 @@ class Service:
         finally:
             self._inflight.pop(key, None)
             self._wake.set()
+        self._failures.pop(key, None)  # failures are counted per position until it succeeds
         if self.store is not None:
             try:
                 self.store.save_eval(self.engine_key, req.fen, ev)

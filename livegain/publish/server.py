@@ -54,6 +54,8 @@ from websockets.http11 import Request, Response
 from websockets.protocol import Protocol, State
 
 from livegain import __version__
+from livegain.publish.fanout import MAX_FRAME as FANOUT_MAX_FRAME
+from livegain.publish.fanout import FanoutHelpers, HelperFailed, current_cpu
 from livegain.publish.schema import (
     PROTOCOL_VERSION,
     Boards,
@@ -133,8 +135,19 @@ class ServerLimits:
     """Write-buffer bytes above which a client is disconnected at once."""
     stale_timeout: float = 30.0
     """Seconds a stale client may take to drain before it is disconnected."""
-    fanout_chunk: int = 200
-    """Socket writes per event-loop iteration when one message goes to many clients."""
+    fanout_chunk: int = 500
+    """Socket writes per event-loop iteration and per process (the server's and
+    each fan-out helper's) when one message goes to many clients."""
+    helper_min: int = 64
+    """Fewest clients in one chunk of a fan-out for the helpers to take a share."""
+    helper_weight: float = 1.3
+    helper_batch: int = 64
+    """Clients per job handed to a helper (it starts on the first job while
+    the next ones are being checked)."""
+    helper_timeout: float = 2.0
+    """Seconds a helper may take to answer before it is given up."""
+    """A helper's share of a fan-out against the server's own (which also
+    checks every client before handing them out)."""
     ping_interval: float | None = 20.0
     ping_timeout: float | None = 20.0
 
@@ -150,6 +163,11 @@ class ServerStats:
     messages_sent: int = 0
     http_requests: int = 0
     refused: int = 0
+    helper_writes: int = 0
+    """Writes made by the fan-out helpers (included in ``messages_sent``)."""
+    helper_short: int = 0
+    """Helper writes that the server finished (a partial write or an error)."""
+    helper_failures: int = 0
 
 
 @dataclass(eq=False)
@@ -184,6 +202,8 @@ class _Client:
     sock: socket.socket | None = field(init=False)
     """The connection's socket when its transport is asyncio's selector
     transport (written to directly while the transport's buffer is empty)."""
+    helper_id: int | None = None
+    """The socket's id with the fan-out helpers, once registered."""
 
     def __post_init__(self) -> None:
         self.transport = self.ws.transport
@@ -284,6 +304,8 @@ class LiveServer:
         limits: ServerLimits | None = None,
         health: Callable[[], dict[str, Any]] | None = None,
         server_name: str = f"livegain {__version__}",
+        fanout_helpers: int = 0,
+        helper_cpus: list[int] | None = None,
     ) -> None:
         self.host = host
         self.requested_port = port
@@ -303,6 +325,12 @@ class LiveServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._outbox: deque[_Outgoing] = deque()
         self._draining = False
+        self.fanout_helpers = fanout_helpers
+        """Helper processes that write large fan-outs for this one (0: none)."""
+        self.helper_cpus = helper_cpus
+        """CPUs the helpers are pinned to, one each in turn (None: every usable
+        CPU; empty: not pinned)."""
+        self._helpers: FanoutHelpers | None = None
         self.on_boards: Callable[[bytes], None] | None = None
         """Called with each ``boards`` message sent (e.g. to publish it over MQTT)."""
 
@@ -310,6 +338,17 @@ class LiveServer:
 
     async def start(self) -> None:
         self._started = time.monotonic()
+        if self.fanout_helpers > 0 and self._helpers is None:
+            raise_fd_limit(self.limits.max_clients)
+            helpers = FanoutHelpers(
+                self.fanout_helpers, cpus=self.helper_cpus, timeout=self.limits.helper_timeout
+            )
+            try:
+                await asyncio.to_thread(helpers.start)
+            except (HelperFailed, OSError) as exc:
+                log.warning("fanout_helpers_unavailable", error=str(exc))
+            else:
+                self._helpers = helpers
         self._server = await serve(
             self._handler,
             self.host,
@@ -331,6 +370,9 @@ class LiveServer:
             self._server = None
         for task in list(self._tasks):
             task.cancel()
+        if self._helpers is not None:
+            helpers, self._helpers = self._helpers, None
+            await asyncio.to_thread(helpers.close)
 
     async def __aenter__(self) -> LiveServer:
         await self.start()
@@ -448,7 +490,7 @@ class LiveServer:
 
     def _fan_out(self, clients: Iterable[_Client], board_id: str | None, data: bytes) -> None:
         """Write ``data`` to ``clients`` now (a few clients: snapshots, resyncs)."""
-        self._write_to(clients, board_id, text_frame(data))
+        self._write_each(clients, board_id, text_frame(data))
 
     def _fan_out_queued(self, clients: list[_Client], board_id: str | None, data: bytes) -> None:
         """Write ``data`` to many clients, ``fanout_chunk`` writes per loop iteration.
@@ -465,7 +507,13 @@ class LiveServer:
             return
         self._outbox.append(_Outgoing(frame, board_id, clients))
         if not self._draining:
-            self._drain_outbox()
+            # The first chunk goes out one loop iteration later, so that the
+            # tasks created with this message (the engine's request for the
+            # position just published) take their first step, and the search
+            # begins, before the fan-out does.
+            self._draining = True
+            loop = asyncio.get_running_loop()
+            loop.call_soon(loop.call_soon, self._drain_outbox)
 
     def _merge(self, clients: list[_Client], board_id: str | None, frame: bytes) -> bool:
         """Add ``frame`` to the same board's message still being written, if any.
@@ -507,8 +555,10 @@ class LiveServer:
         return False
 
     def _drain_outbox(self) -> None:
-        self._draining = True
         budget = self.limits.fanout_chunk
+        helpers = self._helpers
+        if helpers is not None and helpers.active:
+            budget *= 1 + helpers.count
         while self._outbox and budget > 0:
             item = self._outbox[0]
             end = min(len(item.clients), item.pos + budget)
@@ -528,6 +578,109 @@ class LiveServer:
         return len(self._outbox)
 
     def _write_to(
+        self, clients: list[_Client], board_id: str | None, frame: bytes, count: int = 1
+    ) -> None:
+        """Write one frame to each client, with the fan-out helpers' help when
+        there are enough clients.
+
+        The helpers pinned to other cores than this process's current one
+        take the first part of the list: of it, the clients a plain ``send``
+        would reach (open, not stale for this board, nothing buffered), in
+        turn; the others stay here with the rest of the list. While they
+        write, this process writes its part; then it waits for them without
+        returning to the event loop, so nothing else is written to their
+        clients meanwhile, and finishes the writes they could not complete.
+        """
+        helpers = self._helpers
+        if helpers is not None and helpers.broken is not None:
+            self._helpers_failed(helpers, [])
+            helpers = None
+        if (
+            helpers is None
+            or not helpers.active
+            or len(clients) < self.limits.helper_min
+            or len(frame) > FANOUT_MAX_FRAME
+        ):
+            self._write_each(clients, board_id, frame, count)
+            return
+        here_cpu = current_cpu()
+        mine = [i for i in range(helpers.count) if helpers.cpu_of(i) != here_cpu]
+        if not mine:
+            self._write_each(clients, board_id, frame, count)
+            return
+        weight = len(mine) * self.limits.helper_weight
+        cut = round(len(clients) * weight / (weight + 1))
+        # Jobs of ``batch`` clients: the first helper starts after the first
+        # few checks, not after all of them.
+        batch = self.limits.helper_batch
+        jobs: list[list[_Client]] = []
+        here: list[_Client] = []
+        ready: list[_Client] = []
+        turn = 0
+        open_ = State.OPEN
+        try:
+            for client in clients[:cut]:
+                transport = client.transport
+                if (
+                    client.helper_id is not None
+                    and not (client.stale and board_id is not None and board_id in client.stale)
+                    and client.protocol.state is open_
+                    and not transport.is_closing()
+                    and not transport.get_write_buffer_size()
+                ):
+                    ready.append(client)
+                    if len(ready) >= batch:
+                        helpers.send(mine[turn], frame, [c.helper_id or 0 for c in ready])
+                        jobs.append(ready)
+                        ready = []
+                        turn = (turn + 1) % len(mine)
+                else:
+                    here.append(client)
+            if ready:
+                helpers.send(mine[turn], frame, [c.helper_id or 0 for c in ready])
+                jobs.append(ready)
+        except HelperFailed:
+            # Nothing was written by then (a helper writes nothing before its
+            # job arrives; jobs sent before may have been written: they are
+            # lost with the helper).
+            lost = [c for job in jobs for c in job]
+            self._helpers_failed(helpers, lost)
+            self._write_each([c for c in clients if c not in set(lost)], board_id, frame, count)
+            return
+        self._write_each(clients[cut:], board_id, frame, count)
+        self._write_each(here, board_id, frame, count)
+        try:
+            short = helpers.wait()
+        except HelperFailed:
+            # What the helpers wrote is unknown: a client may hold part of a
+            # frame. Those connections are closed (overlays reconnect).
+            self._helpers_failed(helpers, [c for job in jobs for c in job])
+            return
+        size = len(frame)
+        self.stats.helper_short += len(short)
+        for job, idx, written in short:
+            transport = jobs[job][idx].transport
+            if written < 0:
+                transport.write(frame)  # the transport meets the error and closes
+            elif written < size:
+                transport.write(frame[written:])
+        done = sum(len(job) for job in jobs)
+        self.stats.helper_writes += done
+        self.stats.messages_sent += done * count
+
+    def _helpers_failed(self, helpers: FanoutHelpers, lost: list[_Client]) -> None:
+        self.stats.helper_failures += 1
+        log.error("fanout_helper_failed", reason=helpers.broken, clients_closed=len(lost))
+        self._helpers = None
+        for client in lost:
+            self._clients.discard(client)
+            client.transport.abort()
+        self._subscribers.clear()
+        for client in self._clients:
+            client.helper_id = None
+        helpers.close()
+
+    def _write_each(
         self, clients: Iterable[_Client], board_id: str | None, frame: bytes, count: int = 1
     ) -> None:
         """Write one frame to each client, honouring stale boards and backlogs.
@@ -602,6 +755,7 @@ class LiveServer:
     def _drop_slow(self, client: _Client, why: str) -> None:
         self.stats.closed_slow += 1
         log.warning("client_too_slow", peer=client.peer, reason=why)
+        self._forget(client)
         self._clients.discard(client)
         self._subscribers.clear()
         transport = client.ws.transport
@@ -612,6 +766,8 @@ class LiveServer:
 
     async def _handler(self, ws: ServerConnection) -> None:
         client = _Client(ws)
+        if self._helpers is not None and client.sock is not None:
+            client.helper_id = self._helpers.add(client.sock)
         self._clients.add(client)
         self._subscribers.clear()
         self.stats.connections_total += 1
@@ -628,9 +784,16 @@ class LiveServer:
         except ConnectionClosed:
             pass
         finally:
+            self._forget(client)
             self._clients.discard(client)
             self._subscribers.clear()
             resync.cancel()
+
+    def _forget(self, client: _Client) -> None:
+        """The helpers close their copy of the socket (else it would stay open)."""
+        if client.helper_id is not None and self._helpers is not None:
+            self._helpers.remove(client.helper_id)
+        client.helper_id = None
 
     def _send(self, client: _Client, message: Hello | Error | Pong | Snapshot) -> None:
         broadcast([client.ws], message.model_dump_json().encode(), text=True)
@@ -808,6 +971,25 @@ class LiveServer:
         if self.health_extra is not None:
             out.update(self.health_extra())  # may set "status": "degraded" and "problems"
         return out
+
+
+def raise_fd_limit(clients: int) -> None:
+    """Let this process (and the helpers it starts) hold a socket per client.
+
+    The soft limit on open files is often 1024; it is raised towards the hard
+    limit, as far as ``clients`` plus some room needs.
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = clients + 1024
+    if hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
 def _raw_socket(transport: asyncio.BaseTransport | None) -> socket.socket | None:

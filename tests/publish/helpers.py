@@ -100,3 +100,26 @@ async def http_get(port: int, path: str, wait: float = 5.0) -> tuple[int, dict[s
         k, _, v = line.partition(":")
         headers[k.strip().lower()] = v.strip()
     return status, headers, body
+
+
+async def subscribed(srv: Any, n: int, **kwargs: Any) -> list[Any]:
+    """``n`` websockets clients of ``srv``, each subscribed to every board."""
+    from websockets.asyncio.client import connect
+
+    clients = []
+    for _ in range(n):
+        ws = await connect(f"ws://127.0.0.1:{srv.port}/ws", **kwargs)
+        await recv_json(ws)
+        await ws.send('{"type":"subscribe","boards":"*"}')
+        await recv_until(ws, "snapshot")
+        clients.append(ws)
+    return clients
+
+
+async def written(srv: Any, wait: float = 5.0) -> None:
+    """Until ``srv`` has written every queued message to its clients' sockets."""
+    async with asyncio.timeout(wait):
+        for _ in range(1_000_000):
+            if not srv.outbox:
+                return
+            await asyncio.sleep(0)

@@ -14,27 +14,11 @@ import json
 from pathlib import Path
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from livegain.publish.server import LiveServer, ServerLimits
 
-from .helpers import board_state, recv_json, recv_until, update_for
-
-
-def ws_url(srv: LiveServer) -> str:
-    return f"ws://127.0.0.1:{srv.port}/ws"
-
-
-async def subscribed(srv: LiveServer, n: int, **kwargs: object) -> list[ClientConnection]:
-    clients = []
-    for _ in range(n):
-        ws = await connect(ws_url(srv), **kwargs)  # type: ignore[arg-type]
-        await recv_json(ws)
-        await ws.send('{"type":"subscribe","boards":"*"}')
-        await recv_until(ws, "snapshot")
-        clients.append(ws)
-    return clients
+from .helpers import board_state, recv_json, recv_until, subscribed, update_for, written
 
 
 async def test_fifty_clients_get_identical_valid_updates_in_order(tmp_path: Path) -> None:
@@ -84,6 +68,9 @@ async def test_partial_sends_complete_in_order(tmp_path: Path) -> None:
             for seq in range(1, 9):
                 s = board_state("b1", plies=1, seq=seq)
                 sent.append(srv.publish(update_for(s, padding="p" * 2_000_000), s).decode())
+                # The fan-out starts on a later loop iteration (after the
+                # tasks created with the message have begun).
+                await written(srv)
                 most = max(most, server_side.backlog())
             # The kernel took only part of a frame: the transport holds the rest.
             assert most > 0

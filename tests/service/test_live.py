@@ -334,5 +334,7 @@ async def test_a_failing_board_or_position_never_stops_the_others(
         assert health["board_status"][cursed_id]["errors"] >= 1
         assert service.stats.board_failures  # the apply bug was caught and counted
         assert evaluator.fens.count(board.fen()) == 3  # tried three times, then given up
+        # Failure counts are kept only for positions that never succeeded.
+        assert set(service._failures) == service._given_up
         cursed_state = mirror.boards[cursed_id]
         assert evaluated(cursed_state) == 2  # the prefix stops at the failed position
