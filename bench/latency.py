@@ -71,10 +71,12 @@ class InstantEvaluator:
     def __init__(self, search_s: float = 0.0) -> None:
         self.search_s = search_s
         self.spent: dict[str, int] = {}
+        self.began: dict[str, int] = {}
         self.done_cpu: dict[str, int] = {}
 
     async def evaluate(self, board: chess.Board, priority: int = 0) -> Evaluation:
         t0 = now_ns()
+        self.began[board.fen()] = t0
         if self.search_s > 0:
             await asyncio.sleep(self.search_s)
         cp = sum(
@@ -113,12 +115,12 @@ class InjectFeed:
 # client process: raw WebSocket clients
 
 
-def _masked_text_frame(payload: bytes) -> bytes:
+def _masked_frame(first: int, payload: bytes) -> bytes:
     mask = os.urandom(4)
     masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
     n = len(payload)
     ext = b"" if n < 126 else struct.pack("!H", n)
-    header = bytes([0x81, 0x80 | (n if n < 126 else 126)]) + ext
+    header = bytes([first, 0x80 | (n if n < 126 else 126)]) + ext
     return header + mask + masked
 
 
@@ -139,74 +141,155 @@ def _connect(port: int) -> socket.socket:
         buf += chunk
     if not buf.startswith(b"HTTP/1.1 101"):
         raise ConnectionError(buf[:100].decode(errors="replace"))
-    s.sendall(_masked_text_frame(b'{"type":"subscribe","boards":"*"}'))
+    s.sendall(_masked_frame(0x81, b'{"type":"subscribe","boards":"*"}'))
     s.setblocking(False)
     return s
 
 
-def client_main(port: int, n: int, conn: Connection) -> None:
-    """Open n clients; report when every client saw each evaluated ply.
+# Linux's SO_TIMESTAMPNS (asm-generic, x86 included): the kernel stamps each
+# packet with CLOCK_REALTIME as it reaches the receiving socket's host stack,
+# and ``recvmsg`` returns the stamp of the last packet it read.
+SO_TIMESTAMPNS = 35
+_TS_SPACE = socket.CMSG_SPACE(16)
 
-    One blocking ``select`` waits on the sockets and on the control pipe
-    together: an idle client process uses no CPU.
+
+def _kernel_ts(ancdata: list[tuple[int, int, bytes]]) -> int | None:
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+            sec, nsec = struct.unpack("qq", data[:16])
+            return int(sec * 1_000_000_000 + nsec)
+    return None
+
+
+class _Stream:
+    """One client's byte stream, cut into WebSocket frames as they complete.
+
+    Server frames are unmasked. Each complete frame is paired with the
+    kernel stamp of the read that completed it and the time that read
+    returned to this process.
+    """
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+
+    def feed(self, data: bytes) -> list[tuple[int, bytes]]:
+        self.buf += data
+        frames = []
+        buf = self.buf
+        while len(buf) >= 2:
+            n = buf[1] & 0x7F
+            hdr = 2
+            if n == 126:
+                if len(buf) < 4:
+                    break
+                n = struct.unpack_from("!H", buf, 2)[0]
+                hdr = 4
+            elif n == 127:
+                if len(buf) < 10:
+                    break
+                n = struct.unpack_from("!Q", buf, 2)[0]
+                hdr = 10
+            if len(buf) < hdr + n:
+                break
+            frames.append((buf[0] & 0x0F, bytes(buf[hdr : hdr + n])))
+            del buf[: hdr + n]
+        return frames
+
+
+def client_main(port: int, n: int, conn: Connection, lazy: bool) -> None:
+    """Open n clients; report when every client received each evaluated ply.
+
+    Each evaluated update is timed twice per client: "delivered", the
+    kernel's receive stamp of the packet that completed its frame (when the
+    server's write reached the client's socket, whatever this process was
+    doing), and "read", when this process got it from ``recvmsg``.
+
+    Eager (``lazy=False``): one blocking ``select`` waits on the sockets and
+    the control pipe together, and every socket is read as soon as data
+    arrives, as a viewer's browser would. Lazy: the sockets are read only
+    when the bench says the update was published, so this process uses no
+    CPU during the fan-out (the clients' share of the 2 cores goes to the
+    server, as with viewers on other machines); only "delivered" means
+    anything then.
     """
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
     socks = [_connect(port) for _ in range(n)]
+    for s in socks:
+        s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    streams = [_Stream() for _ in socks]
     sel = selectors.DefaultSelector()
-    tails: dict[int, bytes] = {}
-    for i, s in enumerate(socks):
-        sel.register(s, selectors.EVENT_READ, i)
-        tails[i] = b""
+    if not lazy:
+        for i, s in enumerate(socks):
+            sel.register(s, selectors.EVENT_READ, i)
     sel.register(conn, selectors.EVENT_READ, -1)
     conn.send(("connected", n))
     expect: int | None = None
     marker = b""
     seen: set[int] = set()
-    results: dict[int, list[int]] = {}
+    results: dict[int, list[tuple[int, int]]] = {}
+    closed: set[int] = set()
+
+    def read(i: int) -> None:
+        s = socks[i]
+        while True:
+            try:
+                data, anc, _flags, _addr = s.recvmsg(1 << 16, _TS_SPACE)
+            except BlockingIOError:
+                return
+            t_read = now_ns()
+            if not data:
+                closed.add(i)
+                if not lazy:
+                    sel.unregister(s)
+                return
+            stamp = _kernel_ts(anc)
+            for opcode, frame in streams[i].feed(data):
+                if opcode == 0x9:  # the server's keepalive ping: answer it
+                    s.sendall(_masked_frame(0x8A, frame))
+                    continue
+                if expect is None or i in seen:
+                    continue
+                pos = frame.find(marker)
+                if pos >= 0 and frame.find(b'"eval":{', pos) >= 0:
+                    # CLOCK_REALTIME -> CLOCK_MONOTONIC (both read now: the
+                    # offset moves by parts per million at most).
+                    offset = time.time_ns() - now_ns()
+                    delivered = (stamp - offset) if stamp is not None else t_read
+                    seen.add(i)
+                    results[expect].append((delivered, t_read))
+            if lazy is False:
+                return
+
     deadline = time.monotonic() + 600
     running = True
+    collecting = False
     while running and time.monotonic() < deadline:
-        for key, _ in sel.select(timeout=1.0):
+        for key, _ in sel.select(timeout=0.002 if collecting else 1.0):
             i = key.data
-            if i < 0:
-                while conn.poll():
-                    cmd = conn.recv()
-                    if cmd[0] == "expect":
-                        expect = int(cmd[1])
-                        marker = b'"ply":{"ply":%d,' % expect
-                        seen = set()
-                        results[expect] = []
-                    elif cmd[0] == "stop":
-                        running = False
+            if i >= 0:
+                read(i)
                 continue
-            s = socks[i]
-            try:
-                data = s.recv(1 << 16)
-            except BlockingIOError:
-                continue
-            if not data:
-                sel.unregister(s)
-                continue
-            if expect is None or i in seen:
-                tails[i] = data[-2048:]
-                continue
-            buf = tails[i] + data
-            pos = buf.find(marker)
-            while pos >= 0:
-                after = buf[pos + len(marker) :]
-                ev = after.find(b'"eval":')
-                if ev < 0:
-                    break
-                if after[ev + 7 : ev + 8] == b"{":
-                    t = now_ns()
-                    seen.add(i)
-                    results[expect].append(t)
-                    break
-                pos = buf.find(marker, pos + 1)
-            tails[i] = buf[-2048:]
-            if len(seen) == n and expect is not None:
-                conn.send(("done", expect))
-                expect = None
+            while conn.poll():
+                cmd = conn.recv()
+                if cmd[0] == "expect":
+                    expect = int(cmd[1])
+                    marker = b'"ply":{"ply":%d,' % expect
+                    seen = set()
+                    results[expect] = []
+                elif cmd[0] == "collect":
+                    collecting = True
+                elif cmd[0] == "stop":
+                    running = False
+        if collecting and expect is not None:
+            # Everything was written before "collect" was sent; a client
+            # that still lacks the update is read again after 2 ms.
+            for j in range(n):
+                if j not in seen and j not in closed:
+                    read(j)
+        if expect is not None and len(seen) + len(closed - seen) >= n:
+            conn.send(("done", expect))
+            expect = None
+            collecting = False
     conn.send(("results", results))
     for s in socks:
         s.close()
@@ -237,11 +320,13 @@ def demo_game() -> tuple[GameSnapshot, list[str]]:
     return snap, sans
 
 
-async def measure(clients: int, moves: int, search_s: float, procs: int) -> dict[str, list[float]]:
+async def measure(
+    clients: int, moves: int, search_s: float, procs: int, lazy: bool, helpers: int | None = None
+) -> dict[str, list[float]]:
     feed = InjectFeed()
     settings = load_settings(
         None,
-        server={"host": "127.0.0.1", "port": 0},
+        server={"host": "127.0.0.1", "port": 0, "fanout_helpers": helpers},
         persist=False,
         engine={"rating": 2860.0},
         log={"level": "warning", "json": False},
@@ -250,6 +335,7 @@ async def measure(clients: int, moves: int, search_s: float, procs: int) -> dict
     service = Service(settings, evaluator=evaluator, feeds=[feed], max_inflight=4)
     published: dict[int, int] = {}
     published_cpu: dict[int, int] = {}
+    written: dict[int, asyncio.Event] = {}
     orig = service.server.publish
 
     def timed_publish(update: Update, state: Any) -> bytes:
@@ -264,6 +350,7 @@ async def measure(clients: int, moves: int, search_s: float, procs: int) -> dict
             if ply not in published:
                 published[ply] = now_ns()
                 published_cpu[ply] = time.process_time_ns()
+                written.setdefault(ply, asyncio.Event()).set()
         else:
             asyncio.get_running_loop().call_soon(done_when_written, ply)
 
@@ -303,7 +390,7 @@ async def measure(clients: int, moves: int, search_s: float, procs: int) -> dict
 
         loop.add_reader(parent.fileno(), readable)
         proc = ctx.Process(
-            target=client_main, args=(service.server.port, share, child), daemon=True
+            target=client_main, args=(service.server.port, share, child, lazy), daemon=True
         )
         proc.start()
         children.append(proc)
@@ -336,6 +423,11 @@ async def measure(clients: int, moves: int, search_s: float, procs: int) -> dict
         cpu0[k] = time.process_time_ns()
         feed.sink.snapshot(snap)
         try:
+            if lazy:
+                event = written.setdefault(k, asyncio.Event())
+                await asyncio.wait_for(event.wait(), 10)
+                for parent in parents:
+                    parent.send(("collect", k))
             done = await from_all("done", 10)
         except TimeoutError:
             raise TimeoutError(f"ply {k} not received by every client in 10 s") from None
@@ -343,7 +435,7 @@ async def measure(clients: int, moves: int, search_s: float, procs: int) -> dict
     for parent in parents:
         parent.send(("stop",))
     per_proc = await from_all("results", 30)
-    results: dict[int, list[int]] = {k: [] for k in range(1, moves + 1)}
+    results: dict[int, list[tuple[int, int]]] = {k: [] for k in range(1, moves + 1)}
     for part in per_proc.values():
         for k, times in part.items():
             results[k].extend(times)
@@ -355,8 +447,13 @@ async def measure(clients: int, moves: int, search_s: float, procs: int) -> dict
     await asyncio.wait_for(task, 30)
     # Minus the time the evaluator spent on the move's position (the "search").
     start = {k: t0[k] + evaluator.spent[fens[k - 1]] for k in range(1, moves + 1)}
-    last = [(max(results[k]) - start[k]) / 1e6 for k in range(1, moves + 1)]
-    median = [(statistics.median(results[k]) - start[k]) / 1e6 for k in range(1, moves + 1)]
+
+    def at(k: int, which: int, q: str) -> float:
+        times = [r[which] for r in results[k]]
+        t = max(times) if q == "last" else statistics.median(times)
+        return (t - start[k]) / 1e6
+
+    ks = range(1, moves + 1)
     pub = [(published[k] - start[k]) / 1e6 for k in range(1, moves + 1)]
     # CPU time of the server's process from the move's arrival until the
     # evaluated update is written to every socket: both of the move's
@@ -371,9 +468,12 @@ async def measure(clients: int, moves: int, search_s: float, procs: int) -> dict
         (published_cpu[k] - evaluator.done_cpu[fens[k - 1]]) / 1e6 for k in range(1, moves + 1)
     ]
     return {
+        "search began": [(evaluator.began[fens[k - 1]] - t0[k]) / 1e6 for k in ks],
         "published": pub,
-        "median client": median,
-        "last client": last,
+        "delivered median": [at(k, 0, "median") for k in ks],
+        "delivered last": [at(k, 0, "last") for k in ks],
+        "read median": [at(k, 1, "median") for k in ks],
+        "read last": [at(k, 1, "last") for k in ks],
         "server CPU": cpu,
         "CPU after eval": after,
     }
@@ -401,31 +501,68 @@ def main() -> int:
         default=1,
         help="processes the clients are spread over (they share this machine's cores)",
     )
+    ap.add_argument(
+        "--read",
+        choices=("both", "lazy", "eager"),
+        default="both",
+        help="how the N clients read: lazy (after each update is published, so that "
+        "they use no CPU during the fan-out) and/or eager (as soon as data arrives)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
     search_s = args.search_ms / 1000
-    base = asyncio.run(measure(1, args.moves, search_s, 1))
-    full = asyncio.run(measure(args.clients, args.moves, search_s, args.client_procs))
+    runs: dict[str, dict[str, list[float]]] = {
+        "1 client": asyncio.run(measure(1, args.moves, search_s, 1, lazy=False))
+    }
+    n = args.clients
+    procs = args.client_procs
+    if args.read in ("both", "lazy"):
+        runs[f"{n} lazy, no helper"] = asyncio.run(
+            measure(n, args.moves, search_s, procs, lazy=True, helpers=0)
+        )
+        runs[f"{n} lazy"] = asyncio.run(measure(n, args.moves, search_s, procs, lazy=True))
+    if args.read in ("both", "eager"):
+        runs[f"{n} eager"] = asyncio.run(measure(n, args.moves, search_s, procs, lazy=False))
     out: dict[str, Any] = {"machine": f"{platform.machine()} {os.cpu_count()} cores", "runs": {}}
     print(
         f"{platform.machine()}, {os.cpu_count()} cores, load average "
-        f"{os.getloadavg()[0]:.2f}; clients in {min(args.client_procs, args.clients)} "
+        f"{os.getloadavg()[0]:.2f}; clients in {min(args.client_procs, n)} "
         "process(es) on the same machine"
     )
     print(
         f"latency over {args.moves} moves, engine excluded (instant evaluator, "
-        f"simulated search {args.search_ms:g} ms subtracted), ms"
+        f"simulated search {args.search_ms:g} ms subtracted), ms, p50 / p99"
     )
-    print(
-        f"{'':<16}{'1 client p50':>14}{'p99':>8}{f'{args.clients} clients p50':>20}{'p99':>8}"
-        f"{'ratio p99':>11}"
+    print(f"{'':<18}" + "".join(f"{name:>22}" for name in runs))
+    keys = (
+        "search began",
+        "published",
+        "delivered median",
+        "delivered last",
+        "read median",
+        "read last",
+        "server CPU",
+        "CPU after eval",
     )
-    for key in ("published", "median client", "last client", "server CPU", "CPU after eval"):
-        b50, b99 = pct(base[key], 50), pct(base[key], 99)
-        f50, f99 = pct(full[key], 50), pct(full[key], 99)
-        out["runs"][key] = {"1": [b50, b99], str(args.clients): [f50, f99]}
-        print(f"{key:<16}{b50:>14.2f}{b99:>8.2f}{f50:>20.2f}{f99:>8.2f}{f99 / b99:>10.1f}x")
+    for key in keys:
+        cells = []
+        for name, run in runs.items():
+            p50, p99 = pct(run[key], 50), pct(run[key], 99)
+            out["runs"].setdefault(key, {})[name] = [p50, p99]
+            lazy_read = "lazy" in name and key.startswith("read")
+            cells.append(f"{'(not timed)':>22}" if lazy_read else f"{p50:>13.2f} / {p99:>6.2f}")
+        print(f"{key:<18}" + "".join(cells))
+    base, new = f"{n} lazy, no helper", f"{n} lazy"
+    if base in runs and new in runs:
+        for key in ("published", "delivered last"):
+            b, f = runs[base][key], runs[new][key]
+            print(
+                f"{key}: with the helpers / without, p50 {pct(f, 50) / pct(b, 50):.2f}x, "
+                f"p99 {pct(f, 99) / pct(b, 99):.2f}x"
+            )
+    helpers = load_settings(None).server.helper_count()
+    print(f"fan-out helpers: {helpers} (0 in the 'no helper' run)")
     if args.json:
         json.dump(out, sys.stdout)
         print()
