@@ -1,9 +1,11 @@
-"""Fan-out cost: one update written to N real websockets clients, three ways.
+"""Fan-out cost: one update written to N real websockets clients, four ways.
 
 ``broadcast()`` (websockets frames the message once per connection); the
-frame built once and the same bytes written to every transport; and the
-server's own path (``LiveServer._write_to``: the frame built once, written
-with one ``send`` on each idle socket, backlog and state checks included).
+frame built once and the same bytes written to every transport; the
+server's own path in one process (``LiveServer._write_each``: the frame
+built once, written with one ``send`` on each idle socket, backlog and state
+checks included); and the same with the fan-out helpers sharing the writes
+(``LiveServer._write_to``).
 The clients run in this process and do not read during the timed call, so
 the figures are the server's writes alone; wall and CPU time are printed.
 
@@ -22,6 +24,7 @@ from pathlib import Path
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import broadcast
 
+from livegain.publish.fanout import default_count
 from livegain.publish.schema import BoardState, EvalInfo, Player, Ply, Update
 from livegain.publish.server import LiveServer, text_frame
 
@@ -59,7 +62,8 @@ def sample_update(seq: int) -> tuple[Update, BoardState]:
 
 
 async def main(clients: int, rounds: int) -> None:
-    server = LiveServer("127.0.0.1", 0)
+    helpers = default_count()
+    server = LiveServer("127.0.0.1", 0, fanout_helpers=helpers)
     await server.start()
     _, state = sample_update(1)
     server.set_board(state)
@@ -72,7 +76,7 @@ async def main(clients: int, rounds: int) -> None:
     server_clients = list(server._clients)
     server_side = [c.ws for c in server_clients]
     data = sample_update(2)[0].model_dump_json().encode()
-    names = ("broadcast()", "framed once", "server path")
+    names = ("broadcast()", "framed once", "server path", "+ helpers")
     wall: dict[str, list[float]] = {n: [] for n in names}
     cpu: dict[str, list[float]] = {n: [] for n in names}
     for _ in range(rounds):
@@ -85,6 +89,8 @@ async def main(clients: int, rounds: int) -> None:
                 frame = text_frame(data)
                 for sws in server_side:
                     sws.transport.write(frame)
+            elif name == "server path":
+                server._write_each(server_clients, "b1", text_frame(data))
             else:
                 server._write_to(server_clients, "b1", text_frame(data))
             cpu[name].append((time.thread_time() - c0) * 1000)
@@ -92,6 +98,7 @@ async def main(clients: int, rounds: int) -> None:
             await asyncio.sleep(0.2)  # let the clients drain
     base = statistics.median(wall["broadcast()"])
     print(f"{clients} clients, {len(data)}-byte update, {rounds} rounds (ms per fan-out)")
+    print(f"fan-out helpers: {helpers} (the last row only; CPU is this process's own)")
     for name in names:
         med = statistics.median(wall[name])
         print(

@@ -967,6 +967,13 @@ class LiveServer:
                 "messages_sent": self.stats.messages_sent,
                 "refused": self.stats.refused,
             },
+            "fanout_helpers": {
+                "running": len(self._helpers.pids) if self._helpers is not None else 0,
+                "configured": self.fanout_helpers,
+                "writes": self.stats.helper_writes,
+                "finished_here": self.stats.helper_short,
+                "failures": self.stats.helper_failures,
+            },
         }
         if self.health_extra is not None:
             out.update(self.health_extra())  # may set "status": "degraded" and "problems"

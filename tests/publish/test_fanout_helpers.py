@@ -141,6 +141,8 @@ async def test_a_killed_helper_leaves_the_server_writing_alone(tmp_path: Path) -
             # The failure is noticed and counted once; the helpers are gone.
             assert srv.stats.helper_failures == 1
             assert srv._helpers is None
+            health = srv.health()["fanout_helpers"]
+            assert health["failures"] == 1 and health["running"] == 0
             assert not any(alive(p) for p in pids)
             for ws in clients:
                 seqs = [(await recv_json(ws))["seq"] for _ in range(3)]
