@@ -40,7 +40,7 @@ from livegain.cli._common import CliError, console, existing_file, print_json, t
 from livegain.core.histogram import GainHistogram
 from livegain.core.rating import PAPER_ENGINE_RATING, difference
 from livegain.core.tournament import EngineStrength, engine_strength
-from livegain.engine.batch import analyse_games, game_positions
+from livegain.engine.batch import ProgressBar, analyse_games, game_positions
 from livegain.engine.cache import CacheError, EvalCache
 from livegain.engine.pool import DEFAULT_ENGINE, EngineError, EnginePool, SearchLimit
 from livegain.pgnio import PgnError, annotated_from_pgn_evals, read_pgn_games
@@ -252,45 +252,8 @@ async def _run(
 ) -> list[AnnotatedGame]:
     if not progress:
         return await analyse_games(games, pool)
-    with _bar(pool.describe(), sum(1 + len(list(g.mainline_moves())) for g in games)) as cb:
+    with ProgressBar(pool.describe(), sum(1 + len(list(g.mainline_moves())) for g in games)) as cb:
         return await analyse_games(games, pool, cb)
-
-
-class _bar:
-    """A rich progress bar on stderr (positions, positions/s, ETA)."""
-
-    def __init__(self, title: str, total: int) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
-
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]:>6.1f} pos/s  ETA"),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-        )
-        self.task = self.progress.add_task(title, total=total, rate=0.0)
-        self.start = time.perf_counter()
-
-    def __enter__(self) -> Any:
-        self.progress.start()
-
-        def update(done: int, _total: int) -> None:
-            elapsed = max(time.perf_counter() - self.start, 1e-9)
-            self.progress.update(self.task, completed=done, rate=done / elapsed)
-
-        return update
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
 
 
 async def engine_gains(
@@ -335,7 +298,7 @@ async def engine_gains(
             cb(done, len(candidates))
 
     if progress:
-        with _bar(f"engine gains, {pool.describe()}", len(candidates)) as cb:
+        with ProgressBar(f"engine gains, {pool.describe()}", len(candidates)) as cb:
             async with asyncio.TaskGroup() as tg:
                 for b, s, m in candidates:
                     tg.create_task(counted(b, s, m, cb))

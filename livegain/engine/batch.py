@@ -157,34 +157,54 @@ async def run_engine_analysis_async(
     return annotated, report
 
 
+class ProgressBar:
+    """A rich progress bar on stderr: positions done of the total, positions/s, ETA.
+
+    ``with ProgressBar(title, total) as on_progress:`` gives the callback to
+    pass to :func:`analyse_games` (or to call with ``(done, total)``).
+    """
+
+    def __init__(self, title: str, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(bar_width=16),
+            MofNCompleteColumn(),
+            TextColumn("positions {task.fields[rate]:5.1f}/s ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self.task = self.progress.add_task(title, total=total, rate=0.0)
+        self.start = time.perf_counter()
+
+    def __enter__(self) -> ProgressCallback:
+        self.progress.start()
+
+        def update(done: int, _total: int) -> None:
+            elapsed = time.perf_counter() - self.start
+            self.progress.update(
+                self.task, completed=done, rate=done / elapsed if elapsed > 0 else 0.0
+            )
+
+        return update
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+
 async def _with_progress_bar(
     prepared: Sequence[_GamePositions], pool: EnginePool, total: int
 ) -> list[AnnotatedGame]:
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    console = Console(stderr=True)
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(bar_width=16),
-        MofNCompleteColumn(),
-        TextColumn("positions {task.fields[rate]:5.1f}/s ETA"),
-        TimeRemainingColumn(),
-    )
-    start = time.perf_counter()
-    with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(pool.describe(), total=total, rate=0.0)
-
-        def on_progress(done: int, _total: int) -> None:
-            elapsed = time.perf_counter() - start
-            bar.update(task, completed=done, rate=done / elapsed if elapsed > 0 else 0.0)
-
+    with ProgressBar(pool.describe(), total) as on_progress:
         return await _analyse_prepared(prepared, pool, on_progress)
 
 

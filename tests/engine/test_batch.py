@@ -9,7 +9,7 @@ import chess
 import chess.pgn
 import pytest
 
-from livegain.engine.batch import run_engine_analysis
+from livegain.engine.batch import ProgressBar, run_engine_analysis
 from livegain.engine.cache import EvalCache
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(120)]
@@ -69,3 +69,12 @@ def test_progress_bar_on_stderr(stockfish: str, capsys: pytest.CaptureFixture[st
     run_engine_analysis(games()[:1], engine_path=stockfish, depth=5, workers=1, progress=True)
     err = capsys.readouterr().err
     assert "positions" in err and "5/5" in err
+
+
+def test_progress_bar_shared_with_calibrate(capsys: pytest.CaptureFixture[str]) -> None:
+    """The bar ``livegain calibrate`` shows for its engine-gains pass (no engine needed)."""
+    with ProgressBar("engine gains, test", 4) as on_progress:
+        for done in range(1, 5):
+            on_progress(done, 4)
+    err = capsys.readouterr().err
+    assert "engine gains, test" in err and "4/4" in err and "positions" in err
