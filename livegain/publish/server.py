@@ -55,6 +55,7 @@ from websockets.protocol import Protocol, State
 
 from livegain import __version__
 from livegain.publish.fanout import MAX_FRAME as FANOUT_MAX_FRAME
+from livegain.publish.fanout import MAX_JOBS as FANOUT_MAX_JOBS
 from livegain.publish.fanout import FanoutHelpers, HelperFailed, current_cpu
 from livegain.publish.schema import (
     PROTOCOL_VERSION,
@@ -141,13 +142,13 @@ class ServerLimits:
     helper_min: int = 64
     """Fewest clients in one chunk of a fan-out for the helpers to take a share."""
     helper_weight: float = 1.3
+    """A helper's share of a fan-out against the server's own (which also
+    checks every client before handing them out)."""
     helper_batch: int = 64
     """Clients per job handed to a helper (it starts on the first job while
     the next ones are being checked)."""
     helper_timeout: float = 2.0
     """Seconds a helper may take to answer before it is given up."""
-    """A helper's share of a fan-out against the server's own (which also
-    checks every client before handing them out)."""
     ping_interval: float | None = 20.0
     ping_timeout: float | None = 20.0
 
@@ -349,7 +350,16 @@ class LiveServer:
                 log.warning("fanout_helpers_unavailable", error=str(exc))
             else:
                 self._helpers = helpers
-        self._server = await serve(
+        try:
+            self._server = await self._serve()
+        except BaseException:
+            if self._helpers is not None:
+                helpers, self._helpers = self._helpers, None
+                helpers.close()
+            raise
+
+    async def _serve(self) -> Server:
+        return await serve(
             self._handler,
             self.host,
             self.requested_port,
@@ -555,22 +565,36 @@ class LiveServer:
         return False
 
     def _drain_outbox(self) -> None:
-        budget = self.limits.fanout_chunk
+        try:
+            budget = self.limits.fanout_chunk * self._writers()
+            while self._outbox and budget > 0:
+                item = self._outbox[0]
+                end = min(len(item.clients), item.pos + budget)
+                try:
+                    self._write_to(
+                        item.clients[item.pos : end], item.board_id, item.frame, item.count
+                    )
+                except Exception as exc:  # a bug must not stop every later message
+                    log.exception("fanout_failed", board_id=item.board_id, error=str(exc))
+                budget -= end - item.pos
+                item.pos = end
+                if item.pos >= len(item.clients):
+                    self._outbox.popleft()
+        finally:
+            if self._outbox:
+                asyncio.get_running_loop().call_soon(self._drain_outbox)
+            else:
+                self._draining = False
+
+    def _writers(self) -> int:
+        """Processes that write one fan-out: this one and the helpers on other cores."""
         helpers = self._helpers
-        if helpers is not None and helpers.active:
-            budget *= 1 + helpers.count
-        while self._outbox and budget > 0:
-            item = self._outbox[0]
-            end = min(len(item.clients), item.pos + budget)
-            self._write_to(item.clients[item.pos : end], item.board_id, item.frame, item.count)
-            budget -= end - item.pos
-            item.pos = end
-            if item.pos >= len(item.clients):
-                self._outbox.popleft()
-        if self._outbox:
-            asyncio.get_running_loop().call_soon(self._drain_outbox)
-        else:
-            self._draining = False
+        if helpers is None or not helpers.active:
+            return 1
+        here = current_cpu()
+        return 1 + sum(
+            1 for i in range(helpers.count) if helpers.cpu_of(i) < 0 or helpers.cpu_of(i) != here
+        )
 
     @property
     def outbox(self) -> int:
@@ -604,15 +628,24 @@ class LiveServer:
             self._write_each(clients, board_id, frame, count)
             return
         here_cpu = current_cpu()
-        mine = [i for i in range(helpers.count) if helpers.cpu_of(i) != here_cpu]
+        # Unpinned helpers (-1) run anywhere; a pinned one on this very core
+        # would only take turns with this process.
+        mine = [
+            i
+            for i in range(helpers.count)
+            if helpers.cpu_of(i) < 0 or here_cpu < 0 or helpers.cpu_of(i) != here_cpu
+        ]
         if not mine:
             self._write_each(clients, board_id, frame, count)
             return
         weight = len(mine) * self.limits.helper_weight
         cut = round(len(clients) * weight / (weight + 1))
         # Jobs of ``batch`` clients: the first helper starts after the first
-        # few checks, not after all of them.
-        batch = self.limits.helper_batch
+        # few checks, not after all of them; at most MAX_JOBS per helper (its
+        # answers wait in its socket until this process reads them).
+        batch = max(self.limits.helper_batch, -(-cut // (FANOUT_MAX_JOBS * len(mine))))
+        while batch > 1 and not helpers.fits(len(frame), batch):
+            batch //= 2
         jobs: list[list[_Client]] = []
         here: list[_Client] = []
         ready: list[_Client] = []
@@ -630,54 +663,76 @@ class LiveServer:
                 ):
                     ready.append(client)
                     if len(ready) >= batch:
-                        helpers.send(mine[turn], frame, [c.helper_id or 0 for c in ready])
-                        jobs.append(ready)
+                        self._hand_over(helpers, mine[turn], frame, ready, jobs, here)
                         ready = []
                         turn = (turn + 1) % len(mine)
                 else:
                     here.append(client)
             if ready:
-                helpers.send(mine[turn], frame, [c.helper_id or 0 for c in ready])
-                jobs.append(ready)
-        except HelperFailed:
-            # Nothing was written by then (a helper writes nothing before its
-            # job arrives; jobs sent before may have been written: they are
-            # lost with the helper).
-            lost = [c for job in jobs for c in job]
-            self._helpers_failed(helpers, lost)
-            self._write_each([c for c in clients if c not in set(lost)], board_id, frame, count)
+                self._hand_over(helpers, mine[turn], frame, ready, jobs, here)
+            self._write_each(clients[cut:], board_id, frame, count)
+            self._write_each(here, board_id, frame, count)
+        finally:
+            # Whatever happened above, the helpers' answers are read now:
+            # their clients' writes are finished or, for a helper that
+            # failed, the connections closed.
+            self._finish_jobs(helpers, jobs, frame, count)
+
+    def _hand_over(
+        self,
+        helpers: FanoutHelpers,
+        helper: int,
+        frame: bytes,
+        ready: list[_Client],
+        jobs: list[list[_Client]],
+        here: list[_Client],
+    ) -> None:
+        """Send one job to a helper; if it cannot take it, the clients stay here."""
+        if helper in helpers.failed:
+            here.extend(ready)
             return
-        self._write_each(clients[cut:], board_id, frame, count)
-        self._write_each(here, board_id, frame, count)
         try:
-            short = helpers.wait()
+            helpers.send(helper, frame, [c.helper_id or 0 for c in ready])
         except HelperFailed:
-            # What the helpers wrote is unknown: a client may hold part of a
-            # frame. Those connections are closed (overlays reconnect).
-            self._helpers_failed(helpers, [c for job in jobs for c in job])
+            here.extend(ready)  # nothing of this job was written
             return
+        jobs.append(ready)
+
+    def _finish_jobs(
+        self, helpers: FanoutHelpers, jobs: list[list[_Client]], frame: bytes, count: int
+    ) -> None:
+        short, lost = helpers.wait()
         size = len(frame)
         self.stats.helper_short += len(short)
         for job, idx, written in short:
+            if job in lost:
+                continue
             transport = jobs[job][idx].transport
             if written < 0:
-                transport.write(frame)  # the transport meets the error and closes
+                transport.write(frame)  # the transport meets the error (or writes it all)
             elif written < size:
                 transport.write(frame[written:])
-        done = sum(len(job) for job in jobs)
+        done = sum(len(clients) for n, clients in enumerate(jobs) if n not in lost)
         self.stats.helper_writes += done
         self.stats.messages_sent += done * count
+        if helpers.failed:
+            # What a failed helper wrote of its jobs is unknown: a client may
+            # hold part of a frame. Only those connections are closed
+            # (overlays reconnect); helpers are not used any more.
+            self._helpers_failed(helpers, [c for n in sorted(lost) for c in jobs[n]])
 
     def _helpers_failed(self, helpers: FanoutHelpers, lost: list[_Client]) -> None:
         self.stats.helper_failures += 1
         log.error("fanout_helper_failed", reason=helpers.broken, clients_closed=len(lost))
-        self._helpers = None
+        if self._helpers is helpers:
+            self._helpers = None
         for client in lost:
             self._clients.discard(client)
             client.transport.abort()
         self._subscribers.clear()
         for client in self._clients:
             client.helper_id = None
+        # The helpers' copies of the sockets go with their processes.
         helpers.close()
 
     def _write_each(
@@ -766,8 +821,11 @@ class LiveServer:
 
     async def _handler(self, ws: ServerConnection) -> None:
         client = _Client(ws)
-        if self._helpers is not None and client.sock is not None:
-            client.helper_id = self._helpers.add(client.sock)
+        helpers = self._helpers
+        if helpers is not None and client.sock is not None:
+            client.helper_id = helpers.add(client.sock)
+            if helpers.broken is not None:
+                self._helpers_failed(helpers, [])
         self._clients.add(client)
         self._subscribers.clear()
         self.stats.connections_total += 1
@@ -791,8 +849,12 @@ class LiveServer:
 
     def _forget(self, client: _Client) -> None:
         """The helpers close their copy of the socket (else it would stay open)."""
-        if client.helper_id is not None and self._helpers is not None:
-            self._helpers.remove(client.helper_id)
+        helpers = self._helpers
+        if client.helper_id is not None and helpers is not None:
+            helpers.remove(client.helper_id)
+            if helpers.broken is not None:
+                # Stopped at once: their copies must not keep sockets open.
+                self._helpers_failed(helpers, [])
         client.helper_id = None
 
     def _send(self, client: _Client, message: Hello | Error | Pong | Snapshot) -> None:
@@ -968,7 +1030,7 @@ class LiveServer:
                 "refused": self.stats.refused,
             },
             "fanout_helpers": {
-                "running": len(self._helpers.pids) if self._helpers is not None else 0,
+                "running": self._helpers.running() if self._helpers is not None else 0,
                 "configured": self.fanout_helpers,
                 "writes": self.stats.helper_writes,
                 "finished_here": self.stats.helper_short,

@@ -46,6 +46,25 @@ def helper_fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def helper_children() -> set[int]:
+    """This process's fan-out helper children still running."""
+    me = str(os.getpid())
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmd = fh.read()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z" and b"livegain.publish.fanout" in cmd:
+            found.add(int(entry))
+    return found
+
+
 def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/status") as fh:
@@ -121,7 +140,8 @@ async def test_partial_helper_writes_are_finished_by_the_server_in_order(
                 await ws.close()
 
 
-async def test_a_killed_helper_leaves_the_server_writing_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("victim", [0, 1])
+async def test_a_killed_helper_leaves_the_server_writing_alone(tmp_path: Path, victim: int) -> None:
     srv = helper_server(tmp_path)
     async with srv:
         assert srv._helpers is not None
@@ -129,27 +149,141 @@ async def test_a_killed_helper_leaves_the_server_writing_alone(tmp_path: Path) -
         srv.set_board(board_state("b1"))
         clients = await subscribed(srv, 12)
         try:
-            os.kill(pids[0], signal.SIGKILL)
+            os.kill(pids[victim], signal.SIGKILL)
             for _ in range(100):
-                if not alive(pids[0]):
+                if not alive(pids[victim]):
                     break
                 await asyncio.sleep(0.02)
             for seq in range(1, 4):
                 s = board_state("b1", plies=1, seq=seq)
                 srv.publish(update_for(s), s)
                 await written(srv)
-            # The failure is noticed and counted once; the helpers are gone.
+            # The failure is noticed and counted once; the helpers are gone;
+            # a dead helper took no job, so no client was lost.
             assert srv.stats.helper_failures == 1
             assert srv._helpers is None
+            assert not any(alive(p) for p in pids)
+            assert srv.client_count == 12
             health = srv.health()["fanout_helpers"]
             assert health["failures"] == 1 and health["running"] == 0
-            assert not any(alive(p) for p in pids)
             for ws in clients:
                 seqs = [(await recv_json(ws))["seq"] for _ in range(3)]
                 assert seqs == [1, 2, 3]
         finally:
             for ws in clients:
                 await ws.close()
+
+
+async def test_one_hung_helper_of_two_costs_only_its_own_jobs(tmp_path: Path) -> None:
+    """Jobs of 3 clients go to the two helpers in turn; one helper hangs: the
+    clients of its jobs are closed, those of the other helper's jobs are not."""
+    srv = helper_server(tmp_path, helpers=2, helper_timeout=0.5)
+    async with srv:
+        assert srv._helpers is not None
+        pids = srv._helpers.pids
+        srv.set_board(board_state("b1"))
+        clients = await subscribed(srv, 12)
+        try:
+            os.kill(pids[0], signal.SIGSTOP)
+            s = board_state("b1", plies=1, seq=1)
+            srv.publish(update_for(s), s)
+            await written(srv)
+            assert srv.stats.helper_failures == 1
+            assert not any(alive(p) for p in pids)
+            assert srv.client_count == 6
+            s = board_state("b1", plies=1, seq=2)
+            srv.publish(update_for(s), s)
+            await written(srv)
+            kept = 0
+            for ws in clients:
+                try:
+                    seqs = [(await recv_json(ws, 2))["seq"] for _ in range(2)]
+                except Exception:
+                    continue  # closed
+                assert seqs == [1, 2]
+                kept += 1
+            assert kept == 6
+        finally:
+            for ws in clients:
+                await ws.close()
+
+
+async def test_a_helper_lost_between_fan_outs_is_let_go_at_once(tmp_path: Path) -> None:
+    """A helper dies while nothing is published: the next client to connect
+    finds it gone, and the helpers are stopped there and then, so that their
+    copies of the sockets keep no connection open."""
+    srv = helper_server(tmp_path)
+    async with srv:
+        assert srv._helpers is not None
+        pids = srv._helpers.pids
+        srv.set_board(board_state("b1"))
+        (old,) = await subscribed(srv, 1)
+        os.kill(pids[0], signal.SIGKILL)
+        for _ in range(100):
+            if not alive(pids[0]):
+                break
+            await asyncio.sleep(0.02)
+        (new,) = await subscribed(srv, 1)
+        assert srv.stats.helper_failures == 1 and srv._helpers is None
+        assert not any(alive(p) for p in pids)
+        # The first client's connection closes promptly when it leaves.
+        async with asyncio.timeout(3):
+            await old.close()
+        s = board_state("b1", plies=1, seq=1)
+        srv.publish(update_for(s), s)
+        assert (await recv_json(new))["seq"] == 1
+        await new.close()
+
+
+async def test_a_bug_in_one_fan_out_stops_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    srv = helper_server(tmp_path, helpers=1, helper_weight=1.0)
+    async with srv:
+        srv.set_board(board_state("b1"))
+        clients = await subscribed(srv, 12)
+        real = srv._write_each
+        calls = 0
+
+        def broken_once(*args: object, **kwargs: object) -> None:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise RuntimeError("bug")
+            real(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(srv, "_write_each", broken_once)
+        try:
+            s = board_state("b1", plies=1, seq=1)
+            srv.publish(update_for(s), s)
+            await written(srv)
+            # The helper's answers were read, its partial writes finished:
+            # its clients got update 1 whole; the helper is still in use.
+            assert srv.stats.helper_writes > 0 and srv.stats.helper_failures == 0
+            s = board_state("b1", plies=1, seq=2)
+            srv.publish(update_for(s), s)
+            await written(srv)
+            assert srv.outbox == 0
+            for ws in clients:
+                seq = (await recv_json(ws))["seq"]
+                if seq == 1:
+                    seq = (await recv_json(ws))["seq"]
+                assert seq == 2
+        finally:
+            for ws in clients:
+                await ws.close()
+
+
+async def test_no_helper_is_left_when_the_port_is_taken(tmp_path: Path) -> None:
+    first = helper_server(tmp_path, helpers=1)
+    async with first:
+        second = LiveServer(
+            "127.0.0.1", first.port, static_dir=tmp_path, fanout_helpers=2, helper_cpus=UNPINNED
+        )
+        before = helper_children()
+        with pytest.raises(OSError):
+            await second.start()
+        assert helper_children() == before
 
 
 async def test_a_hung_helper_costs_only_its_share(tmp_path: Path) -> None:
