@@ -359,3 +359,27 @@ def test_a_silent_network_is_detected_and_recovered(
             )
     finally:
         proxy.close()
+
+
+def test_lower_third_sparklines_follow_each_players_trace(
+    live_round: tuple[Serve, ReplayThread], page_factory: Any
+) -> None:
+    """The lower third's player cards draw each player's perceived rating move
+    by move: one point per point of the player's trace."""
+    serve, replay = live_round
+    replay.advance(replay.total_plies)
+    game = next(g for g in replay.replay.games if g.full.white.name == "Polgar, Judit")
+    bid = board_id_of(serve, "Polgar, Judit")
+    state = wait_settled(serve, bid, len(game.full.moves))
+    page = page_factory()
+    page.goto(f"{serve.url}/overlay/board?board={bid}&layout=lower-third")
+    for color in ("white", "black"):
+        spark = page.get_by_test_id(f"{color}-spark")
+        expect(spark).to_be_visible()
+        line = page.locator(f'[data-testid="{color}-spark-svg"] polyline')
+        expect(line).to_have_attribute("data-points", str(len(state[f"{color}_trace"])))
+        box = spark.bounding_box()
+        assert box is not None and box["height"] >= 20  # it fills the card's free band
+    page.goto(f"{serve.url}/overlay/board?board={bid}")
+    expect(page.get_by_test_id("white-name")).to_have_text("Polgar, Judit")
+    expect(page.get_by_test_id("white-spark")).to_be_hidden()  # the full layout has the chart

@@ -21,7 +21,7 @@ import {
   signed,
   whiteShare,
 } from "./lib.js";
-import { drawTrace } from "./trace.js";
+import { drawSpark, drawTrace } from "./trace.js";
 
 const LAYOUTS = {
   full: null, // every widget
@@ -182,6 +182,8 @@ function renderPlayer(color) {
     diff.dataset.sign = "";
     diff.dataset.value = "";
   }
+  const spark = byTestId(root, `${color}-spark`);
+  if (spark.offsetParent !== null) drawSpark(spark, state[`${color}_trace`], p.rating);
   const clocks = state.clocks || {};
   const clock = byTestId(root, `${color}-clock`);
   clock.textContent = clocks[color] === null || clocks[color] === undefined ? "" : clockText(clocks[color]);

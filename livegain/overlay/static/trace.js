@@ -184,3 +184,61 @@ export function drawTrace(container, state) {
   }
   container.replaceChildren(root);
 }
+
+/**
+ * One player's perceived rating, move by move, as a sparkline: the line, its
+ * 95 % band, the official rating dashed (the lower third's player cards).
+ * Points clamped at the engine rating ± 800 are drawn at the edge.
+ */
+export function drawSpark(container, trace, official) {
+  container.replaceChildren();
+  const width = container.clientWidth;
+  const height = container.clientHeight;
+  if (width < 40 || height < 12) return;
+  const points = trace || [];
+  const ys = points.filter((p) => !p.bounded).map((p) => p.rating);
+  if (official) ys.push(official);
+  if (!ys.length) return;
+  let lo = Math.min(...ys);
+  let hi = Math.max(...ys);
+  if (hi - lo < 200) {
+    const mid = (hi + lo) / 2;
+    lo = mid - 100;
+    hi = mid + 100;
+  }
+  const pad = 3;
+  const first = points.length ? points[0].ply : 0;
+  const last = points.length ? points[points.length - 1].ply : 1;
+  const span = Math.max(1, last - first);
+  const x = (ply) => pad + ((ply - first) / span) * (width - 2 * pad);
+  const y = (r) => pad + (1 - (Math.min(hi, Math.max(lo, r)) - lo) / (hi - lo)) * (height - 2 * pad);
+  const root = svg("svg", {
+    width,
+    height,
+    viewBox: `0 0 ${width} ${height}`,
+    class: "spark-svg",
+    testid: container.dataset.testid ? `${container.dataset.testid}-svg` : null,
+  });
+  if (official) {
+    root.append(
+      svg("line", { x1: 0, x2: width, y1: y(official), y2: y(official), class: "spark-official" }),
+    );
+  }
+  if (points.length >= 2) {
+    const upper = points.map((p) => `${x(p.ply).toFixed(1)},${y(p.high).toFixed(1)}`);
+    const lower = points.map((p) => `${x(p.ply).toFixed(1)},${y(p.low).toFixed(1)}`).reverse();
+    root.append(svg("polygon", { points: [...upper, ...lower].join(" "), class: "spark-band" }));
+    root.append(
+      svg("polyline", {
+        points: points.map((p) => `${x(p.ply).toFixed(1)},${y(p.rating).toFixed(1)}`).join(" "),
+        class: "spark-line",
+        "data-points": points.length,
+      }),
+    );
+  }
+  if (points.length) {
+    const end = points[points.length - 1];
+    root.append(svg("circle", { cx: x(end.ply), cy: y(end.rating), r: 3.5, class: "spark-dot" }));
+  }
+  container.append(root);
+}
