@@ -11,6 +11,7 @@ from livegain.feeds.base import (
     LccFeedConfig,
     MqttFeedConfig,
     PgnHttpFeedConfig,
+    PgnStreamFeedConfig,
     make_feed,
     parse_feed_config,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "LccFeedConfig",
     "MqttFeedConfig",
     "PgnHttpFeedConfig",
+    "PgnStreamFeedConfig",
     "make_feed",
     "parse_feed_config",
 ]

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import ssl
 import zlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
@@ -72,6 +72,26 @@ async def http_get(
 
 
 async def _get_once(url: str, extra: Mapping[str, str], max_body: int) -> HttpResponse:
+    reader, writer, status, reason, hdrs = await _request(url, extra)
+    try:
+        body = b""
+        if status not in (204, 304) and not 100 <= status < 200:
+            body = await _read_body(reader, hdrs, max_body)
+        encoding = hdrs.get("content-encoding", "identity").lower()
+        if encoding == "gzip" and body:
+            body = _gunzip(body, max_body)
+        return HttpResponse(status, reason, hdrs, body, url)
+    finally:
+        writer.close()
+        with contextlib.suppress(Exception):
+            await writer.wait_closed()
+
+
+async def _request(
+    url: str, extra: Mapping[str, str], *, gzip: bool = True
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, int, str, dict[str, str]]:
+    """Send a GET and read the status line and headers; the caller reads the body
+    and closes the writer."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise HttpError(f"unsupported URL {url!r}")
@@ -92,7 +112,7 @@ async def _get_once(url: str, extra: Mapping[str, str], max_body: int) -> HttpRe
             f"Host: {host_header}",
             f"User-Agent: {USER_AGENT}",
             "Accept: */*",
-            "Accept-Encoding: gzip, identity",
+            f"Accept-Encoding: {'gzip, identity' if gzip else 'identity'}",
             "Connection: close",
         ]
         lines += [f"{k}: {v}" for k, v in extra.items()]
@@ -113,20 +133,80 @@ async def _get_once(url: str, extra: Mapping[str, str], max_body: int) -> HttpRe
                 raise HttpError("response headers too large")
             if not line:
                 raise HttpError("connection closed inside the response headers")
-            s = line.decode("latin-1").rstrip("\r\n")
-            if not s:
+            text = line.decode("latin-1").rstrip("\r\n")
+            if not text:
                 break
-            name, sep, value = s.partition(":")
+            name, sep, value = text.partition(":")
             if not sep:
-                raise HttpError(f"malformed header line {s[:80]!r}")
+                raise HttpError(f"malformed header line {text[:80]!r}")
             hdrs[name.strip().lower()] = value.strip()
-        body = b""
-        if status not in (204, 304) and not 100 <= status < 200:
-            body = await _read_body(reader, hdrs, max_body)
-        encoding = hdrs.get("content-encoding", "identity").lower()
-        if encoding == "gzip" and body:
-            body = _gunzip(body, max_body)
-        return HttpResponse(status, reason, hdrs, body, url)
+    except BaseException:
+        writer.close()
+        raise
+    return reader, writer, status, reason, hdrs
+
+
+async def http_stream(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 10.0,  # noqa: ASYNC109 (connect + redirects + headers)
+    idle_timeout: float | None = None,
+    max_redirects: int = 5,
+    max_chunk: int = MAX_BODY,
+) -> AsyncIterator[tuple[int, bytes]]:
+    """GET ``url`` and yield its body as it arrives, for endless responses.
+
+    Yields ``(status, chunk)``; the first item may carry an empty chunk (the
+    status, before any body). Chunked and read-to-close bodies; no gzip.
+    Raises :class:`HttpError` on a network error, a malformed response, or
+    ``idle_timeout`` seconds without data; returns when the server ends the
+    body.
+    """
+    try:
+        async with asyncio.timeout(timeout):
+            for _ in range(max_redirects + 1):
+                reader, writer, status, _reason, hdrs = await _request(
+                    url, headers or {}, gzip=False
+                )
+                location = hdrs.get("location")
+                if status in (301, 302, 303, 307, 308) and location:
+                    writer.close()
+                    url = urljoin(url, location)
+                    continue
+                break
+            else:
+                raise HttpError(f"too many redirects (last: {url})")
+    except TimeoutError:
+        raise HttpError(f"timed out after {timeout:g} s") from None
+    except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
+        raise HttpError(f"{type(exc).__name__}: {exc}") from None
+    try:
+        yield status, b""
+        chunked = "chunked" in hdrs.get("transfer-encoding", "").lower()
+        while True:
+            try:
+                async with asyncio.timeout(idle_timeout):
+                    if chunked:
+                        line = (await reader.readline()).decode("latin-1").strip()
+                        if not line:
+                            raise HttpError("connection closed inside a chunked body")
+                        n = int(line.split(";", 1)[0], 16)
+                        if n == 0:
+                            return
+                        if n > max_chunk:
+                            raise HttpError(f"chunk larger than {max_chunk} bytes")
+                        data = await reader.readexactly(n)
+                        await reader.readexactly(2)
+                    else:
+                        data = await reader.read(65536)
+                        if not data:
+                            return
+            except TimeoutError:
+                raise HttpError(f"no data for {idle_timeout:g} s") from None
+            except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
+                raise HttpError(f"{type(exc).__name__}: {exc}") from None
+            yield status, data
     finally:
         writer.close()
         with contextlib.suppress(Exception):

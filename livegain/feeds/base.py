@@ -12,6 +12,7 @@ configuration can hold a list of them::
 
     feeds = [
       {type = "pgn-http", url = "https://example.org/round-3/games.pgn"},
+      {type = "pgn-stream", url = "https://lichess.org/api/stream/broadcast/round/ID.pgn"},
       {type = "lcc", base_url = "https://1.pool.livechesscloud.com/get", tournament_id = "abc"},
       {type = "mqtt", url = "mqtt://127.0.0.1:1883", topic = "livegain/in/#"},
       {type = "file", path = "/srv/arbiter/round3"},
@@ -68,6 +69,19 @@ class PgnHttpFeedConfig(_FeedConfigBase):
     timeout: float = Field(default=10.0, gt=0, description="Seconds allowed for one request")
 
 
+class PgnStreamFeedConfig(_FeedConfigBase):
+    """PGN over one endless HTTP response (a Lichess broadcast round's stream)."""
+
+    type: Literal["pgn-stream"] = "pgn-stream"
+    url: str = Field(description="e.g. https://lichess.org/api/stream/broadcast/round/ROUNDID.pgn")
+    timeout: float = Field(default=10.0, gt=0, description="Seconds allowed to connect")
+    idle_timeout: float | None = Field(
+        default=None,
+        gt=0,
+        description="Reconnect after this many seconds without data (default: never)",
+    )
+
+
 class LccFeedConfig(_FeedConfigBase):
     """DGT LiveChess Cloud JSON, polled (tournament.json, round-N/index.json, game-M.json)."""
 
@@ -113,7 +127,7 @@ class FileFeedConfig(_FeedConfigBase):
 
 
 FeedConfig = Annotated[
-    PgnHttpFeedConfig | LccFeedConfig | MqttFeedConfig | FileFeedConfig,
+    PgnHttpFeedConfig | PgnStreamFeedConfig | LccFeedConfig | MqttFeedConfig | FileFeedConfig,
     Field(discriminator="type"),
 ]
 
@@ -131,6 +145,10 @@ def make_feed(cfg: FeedConfig) -> Feed:
         from livegain.feeds.http_pgn import PgnHttpFeed
 
         return PgnHttpFeed(cfg)
+    if isinstance(cfg, PgnStreamFeedConfig):
+        from livegain.feeds.pgn_stream import PgnStreamFeed
+
+        return PgnStreamFeed(cfg)
     if isinstance(cfg, LccFeedConfig):
         from livegain.feeds.lcc import LccFeed
 

@@ -1,0 +1,116 @@
+"""PGN over a streamed HTTP response: a broadcast round's live stream.
+
+The Lichess broadcast API (docs/feeds.md) streams a round as
+``GET /api/stream/broadcast/round/{id}.pgn``: every game once, then a game's
+whole PGN again each time it changes, on one endless response. This feed
+keeps that response open and emits each game as soon as its text is
+complete: its tag pairs, a blank line, its movetext and the blank line after
+it (so a game is never parsed from half a chunk, and never waits for the
+next game to arrive).
+
+When the response ends or fails (network error, HTTP error status, or no
+data for ``idle_timeout`` seconds when set) the feed reconnects, backing off
+2 s -> 10 s -> 60 s, reset once a response is open again; every failure is
+reported to the sink. After a reconnect the server sends every game again:
+unchanged games are not emitted twice. Text that is not a game (no tag
+pairs) is reported and skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import re
+
+from livegain.feeds._common import BACKOFF, Backoff, Emitter
+from livegain.feeds._http import HttpError, http_stream
+from livegain.feeds.base import FeedSink, PgnStreamFeedConfig
+from livegain.feeds.pgn import parse_game
+
+_BLANK = re.compile(r"\n[ \t]*\n")
+MAX_PENDING = 4 * 1024 * 1024
+"""Text kept while waiting for the end of a game (a longer game is an error)."""
+
+
+def complete_games(buffer: str) -> tuple[list[str], str, list[str]]:
+    """Cut the complete games off the front of ``buffer`` (``\\n`` line ends).
+
+    Returns (games' texts, the incomplete rest, texts skipped as not games).
+    A game is complete once the blank line after its movetext has arrived.
+    """
+    games: list[str] = []
+    skipped: list[str] = []
+    pos = 0
+    while True:
+        start = len(buffer) - len(buffer[pos:].lstrip())
+        if start >= len(buffer):
+            return games, "", skipped
+        if buffer[start] != "[":
+            # Not a tag pair: skip to the next line that starts one.
+            nxt = buffer.find("\n[", start)
+            if nxt < 0:
+                return games, buffer[start:], skipped
+            skipped.append(buffer[start:nxt])
+            pos = nxt + 1
+            continue
+        tags_end = _BLANK.search(buffer, start)
+        if tags_end is None:
+            return games, buffer[start:], skipped
+        moves_end = _BLANK.search(buffer, tags_end.end())
+        if moves_end is None:
+            return games, buffer[start:], skipped
+        games.append(buffer[start : moves_end.start() + 1])
+        pos = moves_end.end()
+
+
+class PgnStreamFeed:
+    """Follows one streamed PGN URL and emits a snapshot for each game that changed."""
+
+    def __init__(self, cfg: PgnStreamFeedConfig, *, backoff: tuple[float, ...] = BACKOFF) -> None:
+        self.cfg = cfg
+        self.name = cfg.name or "pgn-stream"
+        self.emitter = Emitter(self.name)
+        self.backoff = Backoff(backoff)
+        self.connects = 0
+        self.games_read = 0
+
+    async def run(self, sink: FeedSink) -> None:
+        while True:
+            try:
+                await self._follow(sink)
+                message = "the server ended the stream"
+            except HttpError as exc:
+                message = f"stream failed: {exc}"
+            except Exception as exc:  # a bug must not end the feed: report it, back off
+                message = f"internal error: {type(exc).__name__}: {exc}"
+            delay = self.backoff.fail()
+            self.emitter.error(sink, self.cfg.url, f"{message}; reconnecting in {delay:g} s")
+            await asyncio.sleep(delay)
+
+    async def _follow(self, sink: FeedSink) -> None:
+        pending = ""
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        async for status, chunk in http_stream(
+            self.cfg.url, timeout=self.cfg.timeout, idle_timeout=self.cfg.idle_timeout
+        ):
+            if status != 200:
+                raise HttpError(f"HTTP {status}")
+            if not chunk:
+                self.connects += 1
+                self.backoff.succeed()
+                continue
+            pending += decoder.decode(chunk).replace("\r\n", "\n")
+            games, pending, skipped = complete_games(pending)
+            for text in skipped:
+                self.emitter.error(
+                    sink, self.cfg.url, f"not a PGN game, skipped: {text.strip()[:60]!r}"
+                )
+            for text in games:
+                self.games_read += 1
+                parsed = parse_game(text, self.name, self.games_read - 1)
+                self.emitter.offer([parsed], sink, fallback=self.cfg.url)
+            if len(pending) > MAX_PENDING:
+                self.emitter.error(
+                    sink, self.cfg.url, f"no end of game in {MAX_PENDING} bytes; dropped"
+                )
+                pending = ""
