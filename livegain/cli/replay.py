@@ -91,6 +91,7 @@ async def _serve(replay: Replay, exit_when_done: bool) -> None:
             print(f"  {replay.lcc_base_url}/{replay.tournament_id}/tournament.json")
         else:
             print(f"PGN at {replay.pgn_url}  (per board: {replay.base_url}/game-N.pgn)")
+            print(f"streamed PGN (the Lichess broadcast format) at {replay.stream_url}")
         sys.stdout.flush()
         if exit_when_done and not replay.loop:
             await replay.done.wait()

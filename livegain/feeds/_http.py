@@ -281,6 +281,8 @@ class Reply:
     body: bytes = b""
     content_type: str = "text/plain; charset=utf-8"
     headers: dict[str, str] = field(default_factory=dict)
+    stream: Callable[[], AsyncIterator[bytes]] | None = None
+    """An endless body instead of ``body``: sent chunked as it is produced."""
 
 
 Handler = Callable[[str, Mapping[str, str]], Awaitable[Reply] | Reply]
@@ -336,6 +338,7 @@ class MiniHttpServer:
         await self.stop()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        stream: Callable[[], AsyncIterator[bytes]] | None = None
         try:
             async with asyncio.timeout(30):
                 request = (await reader.readline()).decode("latin-1").strip()
@@ -362,14 +365,24 @@ class MiniHttpServer:
                 head = [f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Status')}"]
                 hdrs = {"Content-Type": reply.content_type, "Connection": "close"}
                 hdrs.update(reply.headers)
-                if reply.status != 304:
+                if reply.stream is not None and parts[0] == "GET":
+                    stream = reply.stream
+                    hdrs["Transfer-Encoding"] = "chunked"
+                elif reply.status != 304:
                     hdrs["Content-Length"] = str(len(reply.body))
                 head += [f"{k}: {v}" for k, v in hdrs.items()]
                 writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+                await writer.drain()
+            if stream is not None:  # no time limit: it lasts as long as its producer
+                async for data in stream():
+                    if data:
+                        writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+                        await writer.drain()
+                writer.write(b"0\r\n\r\n")
                 await writer.drain()
         except (TimeoutError, OSError, ConnectionError):
             pass
         finally:
             writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await writer.wait_closed()  # (cancelled when the server stops)

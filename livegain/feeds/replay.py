@@ -35,7 +35,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
@@ -51,6 +51,10 @@ ReplayMode = Literal["pgn-http", "lcc", "mqtt"]
 MODES: tuple[str, ...] = ("pgn-http", "lcc", "mqtt")
 DEFAULT_SECONDS_PER_MOVE = 10.0
 _TC_RE = re.compile(r"^(?:\d+/)?(\d+)(?:\+(\d+))?")
+
+
+_END = -1
+"""Ends the open /stream.pgn responses."""
 
 
 class ReplayError(Exception):
@@ -203,6 +207,8 @@ class Replay:
         self._task: asyncio.Task[None] | None = None
         self._changed_at = time.time()
         self._cache: dict[str, tuple[bytes, str]] = {}
+        self._watchers: list[asyncio.Queue[int | None]] = []
+        """Queues of the open /stream.pgn responses (game indices that changed)."""
         self.done = asyncio.Event()
         self.error: ReplayError | None = None  # why autoplay stopped early, if it did
 
@@ -264,7 +270,7 @@ class Replay:
             self.position += 1
             self.revealed[i] = ply
             count += 1
-            self._touch()
+            self._touch(i)
             await self._publish_move(i, ply)
         if self.finished:
             self.done.set()
@@ -284,9 +290,28 @@ class Replay:
         self._touch()
         await self._publish_starts()
 
-    def _touch(self) -> None:
+    def _touch(self, index: int | None = None) -> None:
         self._changed_at = time.time()
         self._cache.clear()
+        for q in self._watchers:
+            q.put_nowait(index)
+
+    async def _stream(self) -> AsyncIterator[bytes]:
+        """Every game's PGN, then a game's whole PGN again each time it changes."""
+        q: asyncio.Queue[int | None] = asyncio.Queue()
+        self._watchers.append(q)
+        try:
+            for i in range(len(self.games)):
+                yield (self.game_pgn(i) + "\n\n\n").encode("utf-8")
+            while True:
+                index = await q.get()
+                if index == _END:
+                    return
+                changed = range(len(self.games)) if index is None else [index]
+                for i in changed:
+                    yield (self.game_pgn(i) + "\n\n\n").encode("utf-8")
+        finally:
+            self._watchers.remove(q)
 
     # -- lifecycle
 
@@ -325,6 +350,8 @@ class Replay:
         self._mqtt = None
 
     async def stop(self) -> None:
+        for q in self._watchers:
+            q.put_nowait(_END)  # open streams end with the replay
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -381,6 +408,11 @@ class Replay:
     @property
     def pgn_url(self) -> str:
         return f"{self.base_url}/games.pgn"
+
+    @property
+    def stream_url(self) -> str:
+        """The round as one endless PGN response (the Lichess broadcast stream format)."""
+        return f"{self.base_url}/stream.pgn"
 
     def board_urls(self) -> list[str]:
         return [f"{self.base_url}/game-{i + 1}.pgn" for i in range(len(self.games))]
@@ -483,11 +515,13 @@ class Replay:
     def _handle(self, path: str, headers: Mapping[str, str]) -> Reply:
         path = path.split("?", 1)[0]
         if path in ("/", "/index.txt"):
-            lines = [f"livegain replay: {len(self.games)} games", self.pgn_url]
+            lines = [f"livegain replay: {len(self.games)} games", self.pgn_url, self.stream_url]
             lines.append(f"{self.lcc_base_url}/{self.tournament_id}/tournament.json")
             return Reply(200, ("\n".join(lines) + "\n").encode())
         if path == "/games.pgn":
             return self._cached(path, headers, lambda: self.round_pgn(), "application/x-chess-pgn")
+        if path == "/stream.pgn":
+            return Reply(200, content_type="application/x-chess-pgn", stream=self._stream)
         m = re.fullmatch(r"/game-(\d+)\.pgn", path)
         if m and 1 <= int(m.group(1)) <= len(self.games):
             i = int(m.group(1)) - 1

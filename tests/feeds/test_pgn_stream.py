@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections.abc import AsyncIterator
 
 import pytest
@@ -208,3 +209,33 @@ def test_complete_games_waits_for_the_blank_line_after_the_moves() -> None:
     assert len(done) == 1 and done[0].endswith("*\n") and rest == text[:40]
     done, rest, skipped = complete_games("junk\n" + text)
     assert len(done) == 1 and skipped == ["junk"]
+
+
+async def test_follows_the_replay_stream_move_by_move(sink: RecordingSink) -> None:
+    """The replay's own /stream.pgn (a real part of this project) as the source."""
+    from livegain.feeds.replay import Replay
+
+    text = (G1 + G1_MORE.replace('"s1"', '"s9"').replace("Ames, A", "Eden, E")).replace(
+        "\r\n", "\n"
+    )
+    replay = Replay.from_pgn(text, mode="pgn-http")
+    await replay.start(autoplay=False)
+    task = await run_feed(feed_for(replay.stream_url), sink)
+    try:
+        await sink.wait_for(lambda: len(sink.latest()) == 2)
+        assert all(s.moves == () for s in sink.latest().values())
+        for _ in range(replay.total_plies):
+            await replay.advance(1)
+            await asyncio.sleep(0.02)
+        await sink.wait_for(lambda: sink.latest()["s9"].moves == ("e4", "e5", "Nf3"))
+        await sink.wait_for(lambda: sink.latest()["s1"].moves == ("e4", "e5"))
+        # Each game's snapshots only ever grow (the stream sends whole games;
+        # an unchanged one is not emitted again).
+        for gid in ("s1", "s9"):
+            seen = [s.moves for s in sink.snapshots if s.game_id == gid]
+            assert len(seen) == len(set(seen))
+            assert all(a == b[: len(a)] for a, b in itertools.pairwise(seen))
+        assert sink.errors == []
+    finally:
+        await cancel(task)
+        await replay.stop()

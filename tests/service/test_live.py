@@ -15,7 +15,7 @@ import pytest
 from livegain.analysis import analyze
 from livegain.engine.batch import run_engine_analysis_async
 from livegain.engine.pool import EnginePool
-from livegain.feeds.base import PgnHttpFeedConfig
+from livegain.feeds.base import PgnHttpFeedConfig, PgnStreamFeedConfig
 from livegain.feeds.replay import Replay
 from livegain.service import Service
 
@@ -94,10 +94,19 @@ def headers(board: int, white: str, black: str, result: str = "*") -> dict[str, 
 # ---------------------------------------------------------------------------
 
 
-async def test_replayed_game_matches_batch_analysis(tmp_path: Path, pool: EnginePool) -> None:
-    """Every ply arrives evaluated; perceived ratings equal `analyze` at the same depth."""
+@pytest.mark.parametrize("kind", ["pgn-http", "pgn-stream"])
+async def test_replayed_game_matches_batch_analysis(
+    tmp_path: Path, pool: EnginePool, kind: str
+) -> None:
+    """Every ply arrives evaluated; perceived ratings equal `analyze` at the same depth.
+
+    Polled (``pgn-http``) or streamed (``pgn-stream``, the Lichess broadcast format)."""
     async with Replay.from_file(GOTC, speed=1000, mode="pgn-http") as replay:
-        feed = PgnHttpFeedConfig(name="relay", url=replay.pgn_url, interval=0.2)
+        feed: PgnHttpFeedConfig | PgnStreamFeedConfig
+        if kind == "pgn-http":
+            feed = PgnHttpFeedConfig(name="relay", url=replay.pgn_url, interval=0.2)
+        else:
+            feed = PgnStreamFeedConfig(name="relay", url=replay.stream_url)
         settings = settings_for(tmp_path, feeds=[feed.model_dump()])
         service = Service(settings, evaluator=pool)
         async with running(service), Mirror(ws_url(service)) as mirror:
