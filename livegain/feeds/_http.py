@@ -188,10 +188,7 @@ async def http_stream(
             try:
                 async with asyncio.timeout(idle_timeout):
                     if chunked:
-                        line = (await reader.readline()).decode("latin-1").strip()
-                        if not line:
-                            raise HttpError("connection closed inside a chunked body")
-                        n = int(line.split(";", 1)[0], 16)
+                        n = await _chunk_size(reader)
                         if n == 0:
                             return
                         if n > max_chunk:
@@ -230,15 +227,20 @@ def _gunzip(data: bytes, max_body: int) -> bytes:
     return out
 
 
+async def _chunk_size(reader: asyncio.StreamReader) -> int:
+    """The size line of the next chunk of a chunked body (0: the last one)."""
+    line = (await reader.readline()).decode("latin-1").strip()
+    if not line:
+        raise HttpError("connection closed inside a chunked body")
+    return int(line.split(";", 1)[0], 16)
+
+
 async def _read_body(reader: asyncio.StreamReader, hdrs: Mapping[str, str], max_body: int) -> bytes:
     if "chunked" in hdrs.get("transfer-encoding", "").lower():
         chunks: list[bytes] = []
         size = 0
         while True:
-            line = (await reader.readline()).decode("latin-1").strip()
-            if not line:
-                raise HttpError("connection closed inside a chunked body")
-            n = int(line.split(";", 1)[0], 16)
+            n = await _chunk_size(reader)
             if n == 0:
                 # trailers, up to the blank line
                 while (await reader.readline()).strip():

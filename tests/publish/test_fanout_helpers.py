@@ -16,6 +16,7 @@ import os
 import signal
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,6 +64,22 @@ def helper_children() -> set[int]:
         if fields[1] == me and fields[0] != "Z" and b"livegain.publish.fanout" in cmd:
             found.add(int(entry))
     return found
+
+
+async def following(srv: LiveServer, clients: list[Any]) -> int:
+    """Publish update 2; the clients that got updates 1 and 2 (the others were closed)."""
+    s = board_state("b1", plies=1, seq=2)
+    srv.publish(update_for(s), s)
+    await written(srv)
+    count = 0
+    for ws in clients:
+        try:
+            seqs = [(await recv_json(ws, 2))["seq"] for _ in range(2)]
+        except Exception:
+            continue  # closed
+        assert seqs == [1, 2]
+        count += 1
+    return count
 
 
 def alive(pid: int) -> bool:
@@ -191,18 +208,7 @@ async def test_one_hung_helper_of_two_costs_only_its_own_jobs(tmp_path: Path) ->
             assert srv.stats.helper_failures == 1
             assert not any(alive(p) for p in pids)
             assert srv.client_count == 6
-            s = board_state("b1", plies=1, seq=2)
-            srv.publish(update_for(s), s)
-            await written(srv)
-            kept = 0
-            for ws in clients:
-                try:
-                    seqs = [(await recv_json(ws, 2))["seq"] for _ in range(2)]
-                except Exception:
-                    continue  # closed
-                assert seqs == [1, 2]
-                kept += 1
-            assert kept == 6
+            assert await following(srv, clients) == 6
         finally:
             for ws in clients:
                 await ws.close()
@@ -304,18 +310,7 @@ async def test_a_hung_helper_costs_only_its_share(tmp_path: Path) -> None:
             # rest got the update, and get the next ones from the server.
             survivors = srv.client_count
             assert 0 < survivors < len(clients)
-            s = board_state("b1", plies=1, seq=2)
-            srv.publish(update_for(s), s)
-            await written(srv)
-            got_all = 0
-            for ws in clients:
-                try:
-                    seqs = [(await recv_json(ws, 2))["seq"] for _ in range(2)]
-                except Exception:
-                    continue  # closed
-                assert seqs == [1, 2]
-                got_all += 1
-            assert got_all == survivors
+            assert await following(srv, clients) == survivors
         finally:
             for ws in clients:
                 await ws.close()
