@@ -231,6 +231,14 @@ class FanoutHelpers:
         """The CPU helper ``i`` is pinned to (-1: not pinned)."""
         return self._pinned[i] if i < len(self._pinned) else -1
 
+    def elsewhere(self, cpu: int) -> list[int]:
+        """The helpers that can write beside a process running on ``cpu``: those
+        not pinned to it (all when ``cpu`` is unknown, -1). One pinned to the
+        same core would only take turns with that process."""
+        return [
+            i for i in range(self.count) if cpu < 0 or self.cpu_of(i) < 0 or self.cpu_of(i) != cpu
+        ]
+
     @property
     def pids(self) -> list[int]:
         return [p.pid for p in self._procs]

@@ -591,10 +591,7 @@ class LiveServer:
         helpers = self._helpers
         if helpers is None or not helpers.active:
             return 1
-        here = current_cpu()
-        return 1 + sum(
-            1 for i in range(helpers.count) if helpers.cpu_of(i) < 0 or helpers.cpu_of(i) != here
-        )
+        return 1 + len(helpers.elsewhere(current_cpu()))
 
     @property
     def outbox(self) -> int:
@@ -627,14 +624,7 @@ class LiveServer:
         ):
             self._write_each(clients, board_id, frame, count)
             return
-        here_cpu = current_cpu()
-        # Unpinned helpers (-1) run anywhere; a pinned one on this very core
-        # would only take turns with this process.
-        mine = [
-            i
-            for i in range(helpers.count)
-            if helpers.cpu_of(i) < 0 or here_cpu < 0 or helpers.cpu_of(i) != here_cpu
-        ]
+        mine = helpers.elsewhere(current_cpu())
         if not mine:
             self._write_each(clients, board_id, frame, count)
             return
