@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
@@ -55,41 +55,64 @@ async def http_get(
     max_body: int = MAX_BODY,
 ) -> HttpResponse:
     """GET ``url``; raise :class:`HttpError` on any failure (never for an HTTP status)."""
-    try:
+    with _as_http_errors(timeout):
         async with asyncio.timeout(timeout):
-            for _ in range(max_redirects + 1):
-                resp = await _get_once(url, headers or {}, max_body)
-                location = resp.headers.get("location")
-                if resp.status in (301, 302, 303, 307, 308) and location:
-                    url = urljoin(url, location)
-                    continue
-                return resp
-            raise HttpError(f"too many redirects (last: {url})")
+            head = await _open(url, headers or {}, max_redirects, gzip=True)
+            try:
+                body = b""
+                if head.status not in (204, 304) and not 100 <= head.status < 200:
+                    body = await _read_body(head.reader, head.headers, max_body)
+                encoding = head.headers.get("content-encoding", "identity").lower()
+                if encoding == "gzip" and body:
+                    body = _gunzip(body, max_body)
+                return HttpResponse(head.status, head.reason, head.headers, body, head.url)
+            finally:
+                await _close(head.writer)
+
+
+@contextlib.contextmanager
+def _as_http_errors(timeout: float) -> Iterator[None]:
+    """Network faults, timeouts and malformed responses become :class:`HttpError`."""
+    try:
+        yield
     except TimeoutError:
         raise HttpError(f"timed out after {timeout:g} s") from None
     except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
         raise HttpError(f"{type(exc).__name__}: {exc}") from None
 
 
-async def _get_once(url: str, extra: Mapping[str, str], max_body: int) -> HttpResponse:
-    reader, writer, status, reason, hdrs = await _request(url, extra)
-    try:
-        body = b""
-        if status not in (204, 304) and not 100 <= status < 200:
-            body = await _read_body(reader, hdrs, max_body)
-        encoding = hdrs.get("content-encoding", "identity").lower()
-        if encoding == "gzip" and body:
-            body = _gunzip(body, max_body)
-        return HttpResponse(status, reason, hdrs, body, url)
-    finally:
-        writer.close()
-        with contextlib.suppress(Exception):
-            await writer.wait_closed()
+@dataclass
+class _Head:
+    """A response whose status line and headers are read; its body is next on ``reader``."""
+
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    status: int
+    reason: str
+    headers: dict[str, str]  # names lower-cased
+    url: str  # after redirects
 
 
-async def _request(
-    url: str, extra: Mapping[str, str], *, gzip: bool = True
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, int, str, dict[str, str]]:
+async def _close(writer: asyncio.StreamWriter) -> None:
+    writer.close()
+    with contextlib.suppress(Exception):
+        await writer.wait_closed()
+
+
+async def _open(url: str, extra: Mapping[str, str], max_redirects: int, *, gzip: bool) -> _Head:
+    """GET ``url``, following redirects, up to the final response's headers."""
+    for _ in range(max_redirects + 1):
+        head = await _request(url, extra, gzip=gzip)
+        location = head.headers.get("location")
+        if head.status in (301, 302, 303, 307, 308) and location:
+            await _close(head.writer)
+            url = urljoin(url, location)
+            continue
+        return head
+    raise HttpError(f"too many redirects (last: {url})")
+
+
+async def _request(url: str, extra: Mapping[str, str], *, gzip: bool) -> _Head:
     """Send a GET and read the status line and headers; the caller reads the body
     and closes the writer."""
     parts = urlsplit(url)
@@ -143,7 +166,7 @@ async def _request(
     except BaseException:
         writer.close()
         raise
-    return reader, writer, status, reason, hdrs
+    return _Head(reader, writer, status, reason, hdrs, url)
 
 
 async def http_stream(
@@ -163,27 +186,13 @@ async def http_stream(
     ``idle_timeout`` seconds without data; returns when the server ends the
     body.
     """
-    try:
+    with _as_http_errors(timeout):
         async with asyncio.timeout(timeout):
-            for _ in range(max_redirects + 1):
-                reader, writer, status, _reason, hdrs = await _request(
-                    url, headers or {}, gzip=False
-                )
-                location = hdrs.get("location")
-                if status in (301, 302, 303, 307, 308) and location:
-                    writer.close()
-                    url = urljoin(url, location)
-                    continue
-                break
-            else:
-                raise HttpError(f"too many redirects (last: {url})")
-    except TimeoutError:
-        raise HttpError(f"timed out after {timeout:g} s") from None
-    except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
-        raise HttpError(f"{type(exc).__name__}: {exc}") from None
+            head = await _open(url, headers or {}, max_redirects, gzip=False)
+    reader, status = head.reader, head.status
     try:
         yield status, b""
-        chunked = "chunked" in hdrs.get("transfer-encoding", "").lower()
+        chunked = "chunked" in head.headers.get("transfer-encoding", "").lower()
         while True:
             try:
                 async with asyncio.timeout(idle_timeout):
@@ -205,9 +214,7 @@ async def http_stream(
                 raise HttpError(f"{type(exc).__name__}: {exc}") from None
             yield status, data
     finally:
-        writer.close()
-        with contextlib.suppress(Exception):
-            await writer.wait_closed()
+        await _close(head.writer)
 
 
 def _gunzip(data: bytes, max_body: int) -> bytes:

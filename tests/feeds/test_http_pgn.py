@@ -285,3 +285,31 @@ async def test_gzip_bomb_is_an_error_not_a_memory_blow_up() -> None:
             await http_get(srv.base_url + "/bomb", max_body=1024 * 1024)
         resp = await http_get(srv.base_url + "/r.pgn", max_body=1024 * 1024)
         assert resp.body == ROUND.encode()
+
+
+async def test_redirects_are_followed_by_plain_and_streamed_gets() -> None:
+    from livegain.feeds._http import http_stream
+
+    def handler(path: str, _headers: Mapping[str, str]) -> Reply:
+        if path.startswith("/hop/"):
+            n = int(path.rsplit("/", 1)[1])
+            target = "/final" if n == 0 else f"/hop/{n - 1}"
+            return Reply(302, b"moved\n", headers={"Location": target})
+        if path == "/loop":
+            return Reply(301, headers={"Location": "/loop"})
+        return Reply(200, ROUND.encode())
+
+    async with MiniHttpServer(handler) as srv:
+        resp = await http_get(f"{srv.base_url}/hop/2")
+        assert resp.status == 200 and resp.body == ROUND.encode()
+        assert resp.url == f"{srv.base_url}/final"
+        with pytest.raises(HttpError, match="too many redirects"):
+            await http_get(f"{srv.base_url}/loop", max_redirects=3)
+        got = b""
+        async for status, chunk in http_stream(f"{srv.base_url}/hop/1"):
+            assert status == 200
+            got += chunk
+        assert got == ROUND.encode()
+        with pytest.raises(HttpError, match="too many redirects"):
+            async for _ in http_stream(f"{srv.base_url}/loop", max_redirects=2):
+                pass
