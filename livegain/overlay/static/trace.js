@@ -14,6 +14,26 @@ function niceStep(span, target, integer = false) {
   return 10 * pow;
 }
 
+/**
+ * The y domain of a rating chart: the unbounded ratings of `traces` and the
+ * `officials`, widened to `minSpan` around their middle; null when there is none.
+ * Flagged (clamped) points and the bands may fall outside: drawn at the edge / clipped.
+ */
+function ratingSpan(traces, officials, minSpan) {
+  const ys = [];
+  for (const t of traces) for (const p of t) if (!p.bounded) ys.push(p.rating);
+  for (const r of officials) if (r) ys.push(r);
+  if (!ys.length) return null;
+  let lo = Math.min(...ys);
+  let hi = Math.max(...ys);
+  if (hi - lo < minSpan) {
+    const mid = (hi + lo) / 2;
+    lo = mid - minSpan / 2;
+    hi = mid + minSpan / 2;
+  }
+  return [lo, hi];
+}
+
 /** Draws the trace of `state` (a BoardState) into `container`, replacing what was there. */
 export function drawTrace(container, state) {
   const width = Math.max(200, container.clientWidth || 800);
@@ -23,22 +43,9 @@ export function drawTrace(container, state) {
   const traces = { white: state.white_trace || [], black: state.black_trace || [] };
   const official = { white: state.white.rating, black: state.black.rating };
 
-  // y domain: unbounded ratings and official ratings; flagged (clamped) points and the
-  // bands may fall outside and are drawn at the edge / clipped.
-  const ys = [];
-  for (const c of ["white", "black"]) {
-    for (const p of traces[c]) if (!p.bounded) ys.push(p.rating);
-    if (official[c]) ys.push(official[c]);
-  }
-  if (!ys.length) ys.push(state.engine_rating || 2800);
-  let lo = Math.min(...ys);
-  let hi = Math.max(...ys);
-  const minSpan = 300;
-  if (hi - lo < minSpan) {
-    const mid = (hi + lo) / 2;
-    lo = mid - minSpan / 2;
-    hi = mid + minSpan / 2;
-  }
+  let [lo, hi] =
+    ratingSpan([traces.white, traces.black], [official.white, official.black], 300) ??
+    ratingSpan([], [state.engine_rating || 2800], 300);
   const margin = (hi - lo) * 0.12;
   lo -= margin;
   hi += margin;
@@ -196,16 +203,9 @@ export function drawSpark(container, trace, official) {
   const height = container.clientHeight;
   if (width < 40 || height < 12) return;
   const points = trace || [];
-  const ys = points.filter((p) => !p.bounded).map((p) => p.rating);
-  if (official) ys.push(official);
-  if (!ys.length) return;
-  let lo = Math.min(...ys);
-  let hi = Math.max(...ys);
-  if (hi - lo < 200) {
-    const mid = (hi + lo) / 2;
-    lo = mid - 100;
-    hi = mid + 100;
-  }
+  const range = ratingSpan([points], [official], 200);
+  if (!range) return;
+  const [lo, hi] = range;
   const pad = 3;
   const first = points.length ? points[0].ply : 0;
   const last = points.length ? points[points.length - 1].ply : 1;
