@@ -300,16 +300,15 @@ class Replay:
         """Every game's PGN, then a game's whole PGN again each time it changes."""
         q: asyncio.Queue[int | None] = asyncio.Queue()
         self._watchers.append(q)
+        changed: Sequence[int] = range(len(self.games))  # every game first
         try:
-            for i in range(len(self.games)):
-                yield (self.game_pgn(i) + "\n\n\n").encode("utf-8")
             while True:
+                for i in changed:
+                    yield (self.game_pgn(i) + "\n\n\n").encode("utf-8")
                 index = await q.get()
                 if index == _END:
                     return
                 changed = range(len(self.games)) if index is None else [index]
-                for i in changed:
-                    yield (self.game_pgn(i) + "\n\n\n").encode("utf-8")
         finally:
             self._watchers.remove(q)
 
