@@ -20,6 +20,7 @@ from scipy.special import stdtrit
 from livegain.core.evaluation import Evaluation
 from livegain.core.histogram import GainHistogram
 from livegain.core.ledger import GameLedger
+from livegain.core.perceived import CalibratedRating, MoveClasses, PerceivedModel
 from livegain.core.rating import (
     MIN_GAMES_FOR_BOOTSTRAP,
     HeadToHead,
@@ -118,11 +119,13 @@ class TraceEntry:
     move: str
     gain: int
     perceived: PerceivedRating
+    calibrated: CalibratedRating | None = None
 
 
 @dataclass
 class PlayerGame:
-    """One player in one game (Algorithm 4 over his moves of that game)."""
+    """One player in one game: Algorithm 4 over his moves of that game
+    (``perceived``) and the calibrated estimate (``calibrated``, with a model)."""
 
     name: str
     color: Literal["white", "black"]
@@ -133,6 +136,8 @@ class PlayerGame:
     histogram: GainHistogram
     score_sum: float
     effective_moves: float
+    calibrated: CalibratedRating | None = None
+    move_classes: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -170,6 +175,7 @@ class PlayerReport:
     tournament_relative: float | None = None
     tournament_low: float | None = None
     tournament_high: float | None = None
+    calibrated: CalibratedRating | None = None
 
 
 @dataclass(frozen=True)
@@ -198,6 +204,7 @@ class AnalysisReport:
     tournament: TournamentReport | None
     skipped: list[str] = field(default_factory=list)
     engine_name: str | None = None
+    model: PerceivedModel | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -206,6 +213,7 @@ class AnalysisReport:
                 "model": self.engine_model,
                 "name": self.engine_name,
             },
+            "calibration": model_json(self.model),
             "games": [_game_json(g) for g in self.games],
             "players": [_player_json(p) for p in self.players],
             "tournament": _tournament_json(self.tournament) if self.tournament else None,
@@ -223,13 +231,29 @@ class AnalysisReport:
 # analysis
 
 
+def game_move_classes(game: AnnotatedGame, classes: MoveClasses) -> dict[str, list[int]]:
+    """The classes of each side's counted moves (for fitting a model)."""
+    out: dict[str, list[int]] = {"white": [], "black": []}
+    skip = max(game.counted_from_ply, 1) - 1
+    white = game.first_mover_is_white
+    for ply in range(1, len(game.sans) + 1):
+        if ply > skip:
+            sign = 1 if white else -1
+            before, after = sign * game.scores[ply - 1], sign * game.scores[ply]
+            out["white" if white else "black"].append(classes.of(ply, before, after))
+        white = not white
+    return out
+
+
 def analyze_game(
     game: AnnotatedGame,
     engine_rating: float,
     engine: GainHistogram | None = None,
     number: int = 1,
+    model: PerceivedModel | None = None,
 ) -> GameReport:
-    """Algorithms 1 and 4 for one game, with the move-by-move traces."""
+    """Algorithms 1 and 4 for one game, with the move-by-move traces, and the
+    calibrated estimate when a ``model`` is given."""
     if len(game.scores) != len(game.sans) + 1:
         raise ValueError(
             f"game {number}: {len(game.scores)} scores for {len(game.sans)} moves "
@@ -238,7 +262,13 @@ def analyze_game(
     skip = max(game.counted_from_ply, 1) - 1
     # the ledger starts at the first counted ply
     first_white = game.first_mover_is_white == (skip % 2 == 0)
-    ledger = GameLedger(engine_rating, engine=engine, first_mover_is_white=first_white)
+    ledger = GameLedger(
+        engine_rating,
+        engine=engine,
+        first_mover_is_white=first_white,
+        model=model,
+        first_ply=skip + 1,
+    )
     ledger.set_start(game.scores[skip])
     traces: dict[str, list[TraceEntry]] = {"white": [], "black": []}
     plies: list[PlyRow] = []
@@ -249,7 +279,9 @@ def analyze_game(
         if ply > skip:
             step = ledger.push(game.scores[ply])
             g = step.gain
-            traces[mover].append(TraceEntry(ply, game.move_label(ply), g, step.perceived))
+            traces[mover].append(
+                TraceEntry(ply, game.move_label(ply), g, step.perceived, step.calibrated)
+            )
         plies.append(PlyRow(ply, game.move_label(ply), mover, game.scores[ply], g))
         white = not white
 
@@ -266,6 +298,8 @@ def analyze_game(
             histogram=hist,
             score_sum=s1 / denom,
             effective_moves=ledger.effective_moves(color),
+            calibrated=ledger.calibrated(color),
+            move_classes=ledger.move_classes(color),
         )
 
     return GameReport(
@@ -289,8 +323,12 @@ def analyze(
     bootstrap_samples: int = 2000,
     seed: int = 0,
     engine_name: str | None = None,
+    model: PerceivedModel | None = None,
 ) -> AnalysisReport:
     """Per game, per player (all games pooled) and per tournament.
+
+    With a ``model``, every player-game and player also gets the calibrated
+    perceived rating (a player's over all his moves pooled).
 
     ``pairing`` chooses the d_ij fed to Algorithm 2: ``"aggregate"`` (seed 002
     Table 1: Algorithm 1 between the two players' whole-event histograms, for
@@ -304,7 +342,9 @@ def analyze(
     A single game always uses the Wilson interval. docs/maths.md compares them.
     """
     reports = [
-        analyze_game(g, engine_rating, engine, number=int(g.extra.get("game_number", k)))
+        analyze_game(
+            g, engine_rating, engine, number=int(g.extra.get("game_number", k)), model=model
+        )
         for k, g in enumerate(games, start=1)
     ]
 
@@ -357,6 +397,8 @@ def analyze(
     # best first; players without a counted move (forfeits only) last
     players.sort(key=lambda p: (p.perceived.moves == 0, -p.perceived.rating))
 
+    if model is not None:
+        _pool_calibrated(reports, players, model)
     tournament = _tournament(reports, players, pairing) if len(players) >= 2 else None
     return AnalysisReport(
         engine_rating=engine_rating,
@@ -365,7 +407,23 @@ def analyze(
         players=players,
         tournament=tournament,
         engine_name=engine_name,
+        model=model,
     )
+
+
+def _pool_calibrated(
+    reports: Sequence[GameReport], players: list[PlayerReport], model: PerceivedModel
+) -> None:
+    """Each player's calibrated estimate over all his moves of the file."""
+    moves: dict[str, tuple[int, int]] = {}
+    for rep in reports:
+        for pg in (rep.white, rep.black):
+            n, total = moves.get(pg.name, (0, 0))
+            centi = sum(model.centi_score(c) for c in pg.move_classes)
+            moves[pg.name] = (n + len(pg.move_classes), total + centi)
+    for p in players:
+        n, total = moves.get(p.name, (0, 0))
+        p.calibrated = model.estimate(n, total)
 
 
 def _tournament(
@@ -533,6 +591,29 @@ def perceived_json(p: PerceivedRating) -> dict[str, Any]:
     }
 
 
+def calibrated_json(c: CalibratedRating | None) -> dict[str, Any] | None:
+    """The calibrated estimate: ``rating``, ``low``, ``high`` (95 %), ``moves``,
+    ``early`` (too few moves to show a number), ``score`` and ``model``."""
+    if c is None:
+        return None
+    return {
+        "rating": _r(c.rating),
+        "low": _r(c.low),
+        "high": _r(c.high),
+        "moves": c.moves,
+        "early": c.early,
+        "score": _r(c.score),
+        "model": c.model,
+    }
+
+
+def model_json(m: PerceivedModel | None) -> dict[str, Any] | None:
+    """Which calibrated model the report used, and where it came from."""
+    if m is None:
+        return None
+    return {"model": m.name, "min_moves": m.min_moves, **dict(m.provenance)}
+
+
 def head_to_head_json(h: HeadToHead) -> dict[str, Any]:
     return {
         "expected": _r(h.expected, 4),
@@ -548,11 +629,18 @@ def _player_game_json(p: PlayerGame) -> dict[str, Any]:
     return {
         "name": p.name,
         "elo": p.elo,
-        "perceived": perceived_json(p.perceived),
+        "perceived": calibrated_json(p.calibrated),
+        "algorithm4": perceived_json(p.perceived),
         "mean_gain": _r(p.mean_gain, 2),
         "effective_moves": _r(p.effective_moves, 2),
         "trace": [
-            {"ply": t.ply, "move": t.move, "gain": t.gain, **perceived_json(t.perceived)}
+            {
+                "ply": t.ply,
+                "move": t.move,
+                "gain": t.gain,
+                "perceived": calibrated_json(t.calibrated),
+                "algorithm4": perceived_json(t.perceived),
+            }
             for t in p.trace
         ],
     }
@@ -583,7 +671,8 @@ def _player_json(p: PlayerReport) -> dict[str, Any]:
         "name": p.name,
         "elo": _r(p.elo),
         "games": p.games,
-        "perceived": perceived_json(p.perceived),
+        "perceived": calibrated_json(p.calibrated),
+        "algorithm4": perceived_json(p.perceived),
         "interval_method": p.interval_method,
         "mean_gain": _r(p.mean_gain, 2),
         "tournament": _r(p.tournament),
@@ -632,11 +721,15 @@ CSV_COLUMNS = (
     "elo",
     "games",
     "moves",
-    "expected",
-    "difference",
     "perceived",
     "low",
     "high",
+    "early",
+    "algorithm4",
+    "algorithm4_low",
+    "algorithm4_high",
+    "expected",
+    "difference",
     "bounded",
     "interval_method",
     "mean_gain",
@@ -646,28 +739,38 @@ CSV_COLUMNS = (
 )
 
 
+def _opt(x: float | None) -> str:
+    return "" if x is None else f"{x:.1f}"
+
+
 def csv_rows(report: AnalysisReport) -> list[list[str]]:
-    """One row per player (header first)."""
+    """One row per player (header first): the calibrated perceived rating,
+    then Algorithm 4's."""
     rows: list[list[str]] = [list(CSV_COLUMNS)]
     for p in report.players:
         pr = p.perceived
+        c = p.calibrated
         rows.append(
             [
                 p.name,
                 "" if p.elo is None else f"{p.elo:.0f}",
                 str(p.games),
                 str(pr.moves),
-                f"{pr.expected:.4f}",
-                f"{pr.difference:.1f}",
+                _opt(c.rating if c else None),
+                _opt(c.low if c else None),
+                _opt(c.high if c else None),
+                "" if c is None else ("true" if c.early else "false"),
                 f"{pr.rating:.1f}",
                 f"{pr.low:.1f}",
                 f"{pr.high:.1f}",
+                f"{pr.expected:.4f}",
+                f"{pr.difference:.1f}",
                 "true" if pr.bounded else "false",
                 p.interval_method,
                 "" if p.mean_gain is None else f"{p.mean_gain:.2f}",
-                "" if p.tournament is None else f"{p.tournament:.1f}",
-                "" if p.tournament_low is None else f"{p.tournament_low:.1f}",
-                "" if p.tournament_high is None else f"{p.tournament_high:.1f}",
+                _opt(p.tournament),
+                _opt(p.tournament_low),
+                _opt(p.tournament_high),
             ]
         )
     return rows

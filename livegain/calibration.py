@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from livegain.core.histogram import GainHistogram
+from livegain.core.perceived import MoveBin, MoveClasses, PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
 
 #: Environment variable naming another calibration file.
@@ -266,3 +267,197 @@ def store_calibration(entry: EngineCalibration, path: str | Path | None = None) 
 
 def today() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
+
+
+# -- the calibrated perceived-rating models ------------------------------------
+
+#: Environment variable naming another perceived-rating model file.
+PERCEIVED_ENV_PATH = "LIVEGAIN_PERCEIVED_MODELS"
+
+_PERCEIVED_HEADER = """\
+# Calibrated perceived-rating models (docs/maths.md, docs/validity.md), one
+# [[model]] per evaluation source. Written by
+#   livegain fit FILE.pgn [--evals pgn|engine] --write-config
+# Each entry's provenance (command, data, date, evaluations) is kept beside it.
+"""
+
+#: Provenance keys of a model entry, written in this order.
+PROVENANCE_KEYS = (
+    "evals",
+    "engine",
+    "limit",
+    "source",
+    "part",
+    "games",
+    "player_games",
+    "date",
+    "command",
+)
+
+
+def perceived_path() -> Path:
+    """The model file in use: ``$LIVEGAIN_PERCEIVED_MODELS`` or the packaged one."""
+    env = os.environ.get(PERCEIVED_ENV_PATH)
+    if env:
+        return Path(env)
+    resource = importlib.resources.files("livegain") / "data" / "perceived.toml"
+    return Path(str(resource))
+
+
+def load_perceived_models(path: str | Path | None = None) -> list[PerceivedModel]:
+    """Every model of the file (an empty list when there is none)."""
+    p = Path(path) if path is not None else perceived_path()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise CalibrationError(f"{p}: cannot read ({exc})") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CalibrationError(f"{p}: not valid TOML ({exc})") from exc
+    entries = data.get("model", [])
+    if not isinstance(entries, list):
+        raise CalibrationError(f"{p}: 'model' must be an array of tables ([[model]])")
+    return [_model(p, i, e) for i, e in enumerate(entries, start=1)]
+
+
+def _model(path: Path, number: int, raw: Any) -> PerceivedModel:
+    where = f"{path}: [[model]] #{number}"
+    if not isinstance(raw, dict):
+        raise CalibrationError(f"{where}: not a table")
+    try:
+        classes = MoveClasses(
+            phase_edges=tuple(int(x) for x in raw["phase_edges"]),
+            eval_edges=tuple(int(x) for x in raw["eval_edges"]),
+            loss_edges=tuple(int(x) for x in raw["loss_edges"]),
+            clip_cp=int(raw["clip_cp"]),
+        )
+        bins = tuple(
+            MoveBin(
+                moves_from=int(b["moves_from"]),
+                intercept=float(b["intercept"]),
+                slope=float(b["slope"]),
+                q_low=float(b["q_low"]),
+                q_high=float(b["q_high"]),
+            )
+            for b in raw["bins"]
+        )
+        provenance = {k: str(raw[k]) for k in PROVENANCE_KEYS if k in raw}
+        return PerceivedModel(
+            name=str(raw["name"]),
+            classes=classes,
+            move_scores=tuple(float(x) for x in raw["move_scores"]),
+            bins=bins,
+            prior=float(raw["prior"]),
+            prior_low=float(raw["prior_low"]),
+            prior_high=float(raw["prior_high"]),
+            min_moves=int(raw.get("min_moves", 5)),
+            provenance=provenance,
+        )
+    except KeyError as exc:
+        raise CalibrationError(f"{where}: missing {exc.args[0]!r}") from exc
+    except (TypeError, ValueError) as exc:
+        raise CalibrationError(f"{where}: bad value ({exc})") from exc
+
+
+def _depth(limit: str | None) -> int | None:
+    if limit and limit.startswith("depth "):
+        try:
+            return int(limit.split()[1])
+        except (IndexError, ValueError):
+            return None
+    return None
+
+
+def find_perceived_model(
+    evals: str,
+    engine_name: str | None = None,
+    limit: LimitLike = None,
+    path: str | Path | None = None,
+) -> tuple[PerceivedModel | None, str]:
+    """The model for this evaluation source, and a line saying why it was chosen.
+
+    ``evals="pgn"``: the model fitted on evaluations read from PGN files.
+    ``evals="engine"``: the model of this engine at this limit; else the
+    same engine's model at the nearest depth; else any engine model at the
+    nearest depth; else the PGN model. The line says which fallback was taken.
+    """
+    models = load_perceived_models(path)
+    if not models:
+        return None, "no calibrated model shipped"
+    pgn = [m for m in models if m.provenance.get("evals") == "pgn"]
+    engines = [m for m in models if m.provenance.get("evals") == "engine"]
+    if evals == "pgn":
+        if pgn:
+            return pgn[0], f"model {pgn[0].name}"
+        return models[0], f"model {models[0].name} (no model for PGN evaluations)"
+    wanted = limit_text(limit)
+    name = engine_name.strip().casefold() if engine_name else None
+
+    def same_engine(m: PerceivedModel) -> bool:
+        return name is None or m.provenance.get("engine", "").casefold() == name
+
+    for m in engines:
+        if same_engine(m) and m.provenance.get("limit") == wanted:
+            return m, f"model {m.name}"
+    depth = _depth(wanted)
+    for pool in ([m for m in engines if same_engine(m)], engines):
+        near = [m for m in pool if _depth(m.provenance.get("limit")) is not None]
+        if near and depth is not None:
+            best = min(near, key=lambda m: abs((_depth(m.provenance.get("limit")) or 0) - depth))
+            return best, (
+                f"model {best.name} (nearest to {engine_name or 'this engine'} at {wanted}; "
+                "not validated at this limit)"
+            )
+    fallback = pgn[0] if pgn else models[0]
+    return fallback, (
+        f"model {fallback.name} (no model for {engine_name or 'this engine'} at {wanted}; "
+        "not validated for it)"
+    )
+
+
+def perceived_model_toml(model: PerceivedModel) -> dict[str, Any]:
+    """One ``[[model]]`` table."""
+    out: dict[str, Any] = {"name": model.name}
+    for key in PROVENANCE_KEYS:
+        if key in model.provenance:
+            out[key] = model.provenance[key]
+    c = model.classes
+    out.update(
+        {
+            "prior": model.prior,
+            "prior_low": model.prior_low,
+            "prior_high": model.prior_high,
+            "min_moves": model.min_moves,
+            "clip_cp": c.clip_cp,
+            "phase_edges": list(c.phase_edges),
+            "eval_edges": list(c.eval_edges),
+            "loss_edges": list(c.loss_edges),
+            "move_scores": [round(m, 2) for m in model.move_scores],
+            "bins": [
+                {
+                    "moves_from": b.moves_from,
+                    "intercept": b.intercept,
+                    "slope": b.slope,
+                    "q_low": b.q_low,
+                    "q_high": b.q_high,
+                }
+                for b in model.bins
+            ],
+        }
+    )
+    return out
+
+
+def store_perceived_model(model: PerceivedModel, path: str | Path | None = None) -> Path:
+    """Add ``model`` to the model file, replacing one of the same name."""
+    import tomli_w
+
+    p = Path(path) if path is not None else perceived_path().resolve()
+    kept = [m for m in load_perceived_models(p) if m.name != model.name]
+    kept.append(model)
+    body = tomli_w.dumps({"model": [perceived_model_toml(m) for m in kept]})
+    p.write_text(_PERCEIVED_HEADER + "\n" + body, encoding="utf-8")
+    return p

@@ -66,6 +66,11 @@ class EngineConfig(_Section):
         default=None,
         description="Engine rating r_e for Algorithm 4 (default: shipped calibration)",
     )
+    perceived_model: str | None = Field(
+        default=None,
+        description="Calibrated perceived-rating model file (TOML, [[model]] entries) "
+        "to pick from instead of the shipped one (config/perceived.toml)",
+    )
 
     @model_validator(mode="after")
     def _some_limit(self) -> EngineConfig:
@@ -97,7 +102,8 @@ class MatchConfig(_Section):
     rating_source: Literal["official", "perceived"] = Field(
         default="official",
         description="official: FIDE ratings (feed or rating_a/rating_b); "
-        "perceived: the players' perceived ratings in the live game",
+        "perceived: the players' calibrated perceived ratings in the live game "
+        "(Algorithm 4's when no calibrated model is in use)",
     )
     rating_a: float | None = None
     rating_b: float | None = None

@@ -13,6 +13,11 @@ Everything runs in one asyncio :class:`~asyncio.TaskGroup`:
   each result, publishing the updates it produces;
 - the WebSocket/HTTP server, and the MQTT publisher when enabled.
 
+The calibrated perceived-rating model is picked once at start, for the
+engine's name and search limit (:func:`perceived_model_for`); every board
+then publishes the calibrated estimate (``*_perceived``) beside Algorithm 4
+(``*_algorithm4``). Without a model ``*_perceived`` is null.
+
 A failure while handling one board is caught, logged with the board id and
 counted on that board; the other boards carry on. SIGINT/SIGTERM (see
 ``livegain serve``) set the stop event: tasks are cancelled, the engine
@@ -41,8 +46,9 @@ import structlog
 from livegain.config import MatchConfig, Settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot
-from livegain.core.game import BoardGame, BoardUpdate, EvalRequest, Tournament
+from livegain.core.game import BoardGame, BoardUpdate, Color, EvalRequest, Tournament
 from livegain.core.odds import GameOdds, game_probabilities, match_odds
+from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.engine.pool import EnginePool, SearchLimit
 from livegain.feeds.base import Feed, make_feed
@@ -109,6 +115,28 @@ def engine_rating_for(settings: Settings, engine_name: str, limit: SearchLimit) 
     except Exception as exc:  # a broken calibration file must not stop the service
         log.warning("calibration_unavailable", error=str(exc))
         return PAPER_ENGINE_RATING
+
+
+def perceived_model_for(
+    settings: Settings, engine_name: str | None, limit: SearchLimit | str | None
+) -> tuple[PerceivedModel | None, str]:
+    """The calibrated perceived-rating model for this engine and limit, and
+    a line saying why (``livegain.calibration.find_perceived_model``: the
+    exact model, else the nearest depth's, said so).
+
+    From ``engine.perceived_model`` when that is set, else from the shipped
+    model file. A missing or broken file does not stop the service: it runs
+    with Algorithm 4 only (``perceived: null``) and says why.
+    """
+    from livegain.calibration import find_perceived_model
+
+    path = settings.engine.perceived_model
+    if path is not None and not Path(path).is_file():
+        return None, f"no calibrated model ({path}: no such file)"
+    try:
+        return find_perceived_model("engine", engine_name or None, limit, path=path)
+    except Exception as exc:  # a broken model file must not stop the service
+        return None, f"no calibrated model ({exc})"
 
 
 # --------------------------------------------------------------------------
@@ -189,10 +217,17 @@ class MatchTracker:
         ra: float | None = self.cfg.rating_a if self.cfg.rating_a is not None else a_player.rating
         rb: float | None = self.cfg.rating_b if self.cfg.rating_b is not None else b_player.rating
         if self.cfg.rating_source == "perceived":
-            pa = game.perceived("white" if a_side == "white" else "black")
-            pb = game.perceived("black" if a_side == "white" else "white")
-            if pa is not None and pb is not None:
-                ra, rb = pa.rating, pb.rating
+            a_color: Color = "white" if a_side == "white" else "black"
+            b_color: Color = "black" if a_side == "white" else "white"
+            if game.model is not None:
+                # The calibrated estimate, once neither is "too early".
+                ca, cb = game.calibrated(a_color), game.calibrated(b_color)
+                if ca is not None and cb is not None and not (ca.early or cb.early):
+                    ra, rb = ca.rating, cb.rating
+            else:
+                pa, pb = game.perceived(a_color), game.perceived(b_color)
+                if pa is not None and pb is not None:
+                    ra, rb = pa.rating, pb.rating
         if ra is None or rb is None:
             return 0.0
         return float(ra) - float(rb)
@@ -252,7 +287,12 @@ class _Sink:
 
 
 class Service:
-    """Wire feeds, the game state, the engine and the publishers together."""
+    """Wire feeds, the game state, the engine and the publishers together.
+
+    ``perceived_model``: the calibrated model to use; None (the default)
+    picks one at start for the engine and search limit
+    (:func:`perceived_model_for`).
+    """
 
     def __init__(
         self,
@@ -261,9 +301,14 @@ class Service:
         evaluator: Evaluator | None = None,
         feeds: Sequence[Feed] = (),
         max_inflight: int | None = None,
+        perceived_model: PerceivedModel | None = None,
     ) -> None:
         self.settings = settings
         self._evaluator = evaluator
+        self.perceived_model = perceived_model
+        self.perceived_model_why = (
+            f"model {perceived_model.name} (given)" if perceived_model is not None else "not yet"
+        )
         self._own_pool: EnginePool | None = None
         self.extra_feeds = list(feeds)
         self.feeds: list[Feed] = []
@@ -307,6 +352,12 @@ class Service:
     def url(self) -> str:
         return self.server.url
 
+    def perceived_model_line(self) -> str:
+        """Which calibrated model the perceived ratings come from, for people."""
+        if self.perceived_model is None:
+            return f"Algorithm 4 only: {self.perceived_model_why}"
+        return f"calibrated, {self.perceived_model_why}"
+
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Run until ``stop`` is set (or the task is cancelled); then shut down cleanly."""
         stop = stop or asyncio.Event()
@@ -347,14 +398,27 @@ class Service:
             self._own_pool = pool
             self._evaluator = pool
             rating = engine_rating_for(s, pool.engine_name, limit)
+            engine_name: str | None = pool.engine_name
         else:
             rating = float(s.engine.rating) if s.engine.rating is not None else PAPER_ENGINE_RATING
+            engine_name = getattr(self._evaluator, "engine_name", None) or None
+            limit = getattr(self._evaluator, "limit", None) or SearchLimit(
+                depth=s.engine.depth, nodes=s.engine.nodes
+            )
+        if self.perceived_model is None:
+            model, why = perceived_model_for(s, engine_name, limit)
+            self.perceived_model, self.perceived_model_why = model, why
+        model = self.perceived_model
+        if model is None:
+            log.warning("perceived_model", model=None, why=self.perceived_model_why)
+        else:
+            log.info("perceived_model", model=model.name, why=self.perceived_model_why)
         if self.max_inflight is None:
             workers = getattr(self._evaluator, "workers", None) or s.engine.workers or 2
             self.max_inflight = max(2, 2 * int(workers))
         self.engine_desc = self.evaluator.describe()
         self.engine_key = self.evaluator.engine_key
-        self.tournament = Tournament(engine_rating=rating)
+        self.tournament = Tournament(engine_rating=rating, model=model)
         if s.persist:
             self.store = Store(Path(s.data_dir) / STORE_FILE)
             self._restore()
@@ -625,9 +689,14 @@ class Service:
                     "result": g.result,
                     "errors": g.errors + self.stats.board_failures.get(bid, 0),
                 }
+        model = self.perceived_model
         out: dict[str, Any] = {
             "engine": self.engine_desc,
             "engine_queue": len(self._inflight),
+            "perceived_model": {
+                "model": model.name if model is not None else None,
+                "why": self.perceived_model_why,
+            },
             "service": {
                 "snapshots": self.stats.snapshots,
                 "duplicates": self.stats.duplicates,

@@ -20,6 +20,7 @@ from livegain.cli._common import CliError
 _COMMANDS = (
     "analyze",
     "calibrate",
+    "validate",
     "serve",
     "demo",
     "replay",
@@ -45,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(argv) if argv is not None else sys.argv[1:]
+    args = parser.parse_args(words)
+    args.argv = words  # the command as typed, for provenance records
     try:
         code = args.func(args)
     except CliError as exc:

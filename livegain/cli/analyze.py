@@ -22,6 +22,7 @@ from livegain.analysis import (
     csv_rows,
 )
 from livegain.cli._common import CliError, console, print_json, table
+from livegain.core.perceived import CalibratedRating, PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING, PerceivedRating
 from livegain.pgnio import (
     annotated_games_from_pgn,
@@ -140,6 +141,24 @@ def default_engine_rating(
     return float(entry.rating), f"calibration: {entry.name} {entry.limit}"
 
 
+def perceived_model(
+    args: argparse.Namespace, engine_name: str | None = None
+) -> tuple[PerceivedModel | None, str]:
+    """The calibrated model for these evaluations (as ``livegain serve`` picks
+    it for its engine), and a line saying which and why."""
+    from livegain.calibration import CalibrationError, find_perceived_model
+
+    limit = None
+    if args.evals == "engine":
+        from livegain.engine.pool import SearchLimit
+
+        limit = SearchLimit.of(args.depth, args.nodes)
+    try:
+        return find_perceived_model(args.evals, engine_name, limit)
+    except CalibrationError as exc:  # a broken model file must not stop an analysis
+        return None, f"no calibrated model ({exc})"
+
+
 def run(args: argparse.Namespace) -> int:
     for flag in ("depth", "nodes", "workers"):
         value = getattr(args, flag)
@@ -159,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         annotated, engine_name = _engine_games(args, games)
     engine_rating, source = default_engine_rating(args, engine_name)
+    model, model_why = perceived_model(args, engine_name)
     try:
         report = analyze(
             annotated,
@@ -167,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
             interval=args.interval,
             seed=args.seed,
             engine_name=engine_name,
+            model=model,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from exc
@@ -181,23 +202,25 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         data = report.to_json()
         data["engine"]["source"] = source
+        if data.get("calibration") is not None:
+            data["calibration"]["choice"] = model_why
         print_json(data)
     elif args.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerows(csv_rows(report))
     else:
-        print_report(report, source, trace=args.trace)
+        print_report(report, source, trace=args.trace, model_why=model_why)
     return 0
 
 
-def _interval(p: PerceivedRating) -> str:
+def _interval(p: PerceivedRating | CalibratedRating) -> str:
     return f"{p.low:.0f}-{p.high:.0f}"
 
 
 def _console() -> Any:
     out = console()
     if not out.is_terminal:
-        out.width = max(out.width, 120)
+        out.width = max(out.width, 140)
     return out
 
 
@@ -214,10 +237,29 @@ def _perceived(p: PerceivedRating) -> str:
     return f"{text}*" if p.bounded else text
 
 
-def print_report(report: AnalysisReport, source: str, trace: bool = False) -> None:
+def _calibrated(c: CalibratedRating | None) -> str:
+    """The number the audience sees: "too early" under the model's minimum."""
+    if c is None:
+        return "-"
+    if c.early:
+        return f"too early ({c.moves})"
+    return f"{c.rating:.0f}"
+
+
+def _calibrated_interval(c: CalibratedRating | None) -> str | None:
+    if c is None or c.early:
+        return None
+    return _interval(c)
+
+
+def print_report(
+    report: AnalysisReport, source: str, trace: bool = False, model_why: str | None = None
+) -> None:
     """Readable tables."""
     out = _console()
-    out.print(f"Engine rating r_e = {report.engine_rating:.0f} ({source})")
+    out.print(f"Engine rating r_e = {report.engine_rating:.0f} ({source}), for Algorithm 4")
+    if model_why:
+        out.print(f"Perceived rating: calibrated {model_why} (docs/validity.md)")
     if len(report.games) <= DETAIL_GAMES:
         for g in report.games:
             print_game(g, out)
@@ -231,6 +273,8 @@ def print_report(report: AnalysisReport, source: str, trace: bool = False) -> No
                     g.white.name,
                     g.black.name,
                     g.headers.get("Result", "*"),
+                    _calibrated(g.white.calibrated),
+                    _calibrated(g.black.calibrated),
                     _perceived(g.white.perceived),
                     _perceived(g.black.perceived),
                     f"{h.expected:.3f}",
@@ -239,8 +283,20 @@ def print_report(report: AnalysisReport, source: str, trace: bool = False) -> No
             )
         out.print(
             table(
-                "Games (perceived ratings, Algorithm 4; White's expected score, Algorithm 1)",
-                ["#", "White", "Black", "Result", "White r'", "Black r'", "p(W)", "d(W)"],
+                "Games (perceived ratings: calibrated and Algorithm 4; White's expected score, "
+                "Algorithm 1)",
+                [
+                    "#",
+                    "White",
+                    "Black",
+                    "Result",
+                    "White",
+                    "Black",
+                    "White Alg. 4",
+                    "Black Alg. 4",
+                    "p(W)",
+                    "d(W)",
+                ],
                 rows,
             )
         )
@@ -256,7 +312,8 @@ def print_report(report: AnalysisReport, source: str, trace: bool = False) -> No
                 None if p.elo is None else f"{p.elo:.0f}",
                 p.games,
                 pr.moves,
-                None if p.mean_gain is None else f"{p.mean_gain / 100:+.2f}",
+                _calibrated(p.calibrated),
+                _calibrated_interval(p.calibrated),
                 f"{pr.expected:.3f}",
                 f"{pr.difference:+.0f}",
                 _perceived(pr),
@@ -266,17 +323,19 @@ def print_report(report: AnalysisReport, source: str, trace: bool = False) -> No
         )
     out.print(
         table(
-            "Players, all games pooled (Algorithm 4; Alg. 2 = tournament estimate, 95% jackknife)",
+            "Players, all games pooled (perceived: calibrated; Algorithm 4; "
+            "Alg. 2 = tournament estimate, 95% jackknife)",
             [
                 "Player",
                 "Elo",
                 "Games",
                 "Moves",
-                "Mean gain",
-                "p vs engine",
-                "d",
                 "Perceived",
                 "95% interval",
+                "p vs engine",
+                "d",
+                "Alg. 4",
+                "Alg. 4 95%",
                 "Alg. 2",
             ],
             rows,
@@ -292,13 +351,13 @@ def print_report(report: AnalysisReport, source: str, trace: bool = False) -> No
     used = {p.interval_method for p in report.players} & {"games-cluster", "bootstrap-games"}
     if used:
         out.print(
-            "g: interval over the player's games (cluster-robust t joined with Wilson); "
-            "b: bootstrap over games; else Wilson (docs/maths.md)"
+            "g: Algorithm 4 interval over the player's games (cluster-robust t joined with "
+            "Wilson); b: bootstrap over games; else Wilson (docs/maths.md)"
         )
     if any(p.perceived.bounded for p in report.players) or any(
         g.white.perceived.bounded or g.black.perceived.bounded for g in report.games
     ):
-        out.print("* p was 0 or 1 (or nearly): the difference is clamped at +/-800")
+        out.print("* Algorithm 4: p was 0 or 1 (or nearly): the difference is clamped at +/-800")
 
 
 def print_game(g: GameReport, out: Any) -> None:
@@ -310,6 +369,8 @@ def print_game(g: GameReport, out: Any) -> None:
                 pg.name,
                 pg.elo,
                 pr.moves,
+                _calibrated(pg.calibrated),
+                _calibrated_interval(pg.calibrated),
                 None if pg.mean_gain is None else f"{pg.mean_gain / 100:+.2f}",
                 f"{pr.expected:.3f}",
                 f"{pr.difference:+.0f}",
@@ -326,11 +387,13 @@ def print_game(g: GameReport, out: Any) -> None:
                 "Player",
                 "Elo",
                 "Moves",
+                "Perceived",
+                "95% interval",
                 "Mean gain",
                 "p vs engine",
                 "d",
-                "Perceived",
-                "95% interval",
+                "Alg. 4",
+                "Alg. 4 95%",
             ],
             rows,
         )
@@ -361,6 +424,8 @@ def print_trace(g: GameReport, out: Any) -> None:
                         pg.name,
                         f"{t.gain / 100:+.2f}",
                         pr.moves,
+                        _calibrated(t.calibrated),
+                        _calibrated_interval(t.calibrated),
                         f"{pr.expected:.3f}",
                         f"{pr.difference:+.0f}",
                         _perceived(pr),
@@ -371,8 +436,19 @@ def print_trace(g: GameReport, out: Any) -> None:
     rows = [row for _, row in sorted(keyed, key=lambda item: item[0])]
     out.print(
         table(
-            f"Game {g.number}: move by move (Algorithm 4)",
-            ["Move", "Player", "Gain", "Moves", "p", "d", "Perceived", "95% interval"],
+            f"Game {g.number}: move by move (perceived: calibrated; Algorithm 4)",
+            [
+                "Move",
+                "Player",
+                "Gain",
+                "Moves",
+                "Perceived",
+                "95% interval",
+                "p",
+                "d",
+                "Alg. 4",
+                "Alg. 4 95%",
+            ],
             rows,
         )
     )

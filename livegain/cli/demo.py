@@ -6,7 +6,9 @@ engine games, ``livegain/data/``) are replayed as a live PGN relay on
 WebSocket, overlays) follows them as it would a real broadcast. No broker is
 needed; ``--mqtt URL`` replays over MQTT instead and publishes the results
 there too. ``--batch`` prints the offline analysis of the game of the century
-from its shipped evaluations (the paper's Figure 1) and exits.
+from its shipped evaluations (the paper's Figure 1) and exits. Perceived
+ratings are the calibrated estimate of the shipped model nearest to the
+engine and depth (said at start), with Algorithm 4 beside them.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_batch(args: argparse.Namespace) -> int:
     from livegain.analysis import analyze
+    from livegain.calibration import CalibrationError, find_perceived_model
     from livegain.cli.analyze import print_report
     from livegain.core.rating import PAPER_ENGINE_RATING
     from livegain.pgnio import PgnError, annotated_games_from_pgn, read_pgn_games
@@ -94,11 +97,15 @@ def run_batch(args: argparse.Namespace) -> int:
         games, _ = annotated_games_from_pgn(read_pgn_games(game_of_the_century_path()))
     except PgnError as exc:
         raise CliError(f"shipped game unreadable: {exc}") from exc
-    report = analyze(games, PAPER_ENGINE_RATING)
+    try:
+        model, why = find_perceived_model("pgn")
+    except CalibrationError as exc:
+        model, why = None, f"no calibrated model ({exc})"  # Algorithm 4 alone
+    report = analyze(games, PAPER_ENGINE_RATING, model=model)
     if args.json:
         print_json(report.to_json())
     else:
-        print_report(report, "the paper's Houdini 1.5a depth 20", trace=args.trace)
+        print_report(report, "the paper's Houdini 1.5a depth 20", trace=args.trace, model_why=why)
     return 0
 
 
@@ -184,6 +191,7 @@ def run_live(args: argparse.Namespace) -> int:
                         f"livegain demo: {games} boards replayed live at {args.speed:g}x "
                         f"({'MQTT ' + args.mqtt if args.mqtt else 'PGN relay ' + replay.pgn_url})"
                     )
+                    print(f"Perceived ratings: {service.perceived_model_line()}")
                     print(f"Open {service.url}  (Ctrl-C to stop)", flush=True)
                 await task
         finally:

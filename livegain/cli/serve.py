@@ -66,6 +66,7 @@ def run_service(settings: Any, feeds: list[Any] | None = None, banner: str = "")
         if service.ready.is_set():
             print(f"{banner}livegain is live at {service.url}", flush=True)
             print(f"  WebSocket: ws{service.url[4:]}ws   health: {service.url}healthz", flush=True)
+            print(f"  perceived ratings: {service.perceived_model_line()}", flush=True)
             print("  Ctrl-C to stop", flush=True)
         ready.cancel()
         await task

@@ -27,8 +27,14 @@ The whole API::
     g.white, g.black, g.event, g.round, g.board, g.result, g.status, g.clocks
     g.start_fen, g.fen, g.plies, g.moves()      # list[PlyInfo]: san, uci, clock, eval, wdl, gain
     g.current_eval, g.current_wdl, g.start_eval, g.evaluated_plies
-    g.perceived("white"), g.trace("black"), g.head_to_head()
+    g.perceived("white"), g.calibrated("white"), g.trace("black"), g.head_to_head()
     g.seq, g.errors, g.last_errors
+
+``perceived`` is Algorithm 4 (:mod:`livegain.core.rating`); ``calibrated``
+the calibrated estimate (:mod:`livegain.core.perceived`), present when the
+tournament was given a :class:`~livegain.core.perceived.PerceivedModel`
+(``Tournament(engine_rating, model=model)``). Both come with every update,
+and each trace point carries both.
 
 A :class:`BoardUpdate` has a ``kind``: ``truncate`` (drop plies after
 ``truncate_to``), ``move`` (a new, unevaluated move), ``eval`` (an evaluation
@@ -62,6 +68,7 @@ from livegain.core.evaluation import Evaluation, terminal_evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.histogram import GainHistogram
 from livegain.core.ledger import GameLedger, TracePoint
+from livegain.core.perceived import CalibratedRating, PerceivedModel
 from livegain.core.rating import HeadToHead, PerceivedRating
 from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, position_wdl
 
@@ -148,7 +155,9 @@ class BoardUpdate:
     its eval, no gain; for ply 0 ``ply`` is None), ``ply`` (the contiguous
     prefix grew to ``ply.ply``: gain, perceived ratings and trace points),
     ``result`` / ``clock`` (nothing else changed). Every update carries the
-    board's values at that moment: current position, its eval, result, clocks.
+    board's values at that moment: current position, its eval, result, clocks,
+    both ratings of each player: ``*_perceived`` (Algorithm 4) and
+    ``*_calibrated`` (the calibrated estimate; None without a model).
     """
 
     board_id: str
@@ -164,6 +173,8 @@ class BoardUpdate:
     wdl: Wdl | None = None
     white_perceived: PerceivedRating | None = None
     black_perceived: PerceivedRating | None = None
+    white_calibrated: CalibratedRating | None = None
+    black_calibrated: CalibratedRating | None = None
     white_points: tuple[TracePoint, ...] = ()
     black_points: tuple[TracePoint, ...] = ()
     head_to_head: HeadToHead | None = None
@@ -368,6 +379,8 @@ class _Ratings:
     white: PerceivedRating | None
     black: PerceivedRating | None
     head_to_head: HeadToHead | None
+    white_calibrated: CalibratedRating | None
+    black_calibrated: CalibratedRating | None
 
 
 @dataclass
@@ -385,6 +398,7 @@ class BoardGame:
     """One board's game: moves, clocks, result, evaluations and the ledger.
 
     Read it through its properties; change it only through :class:`Tournament`.
+    With a ``model`` every ledger it keeps also gives the calibrated estimate.
     """
 
     def __init__(
@@ -395,11 +409,13 @@ class BoardGame:
         engine: GainHistogram | None = None,
         draw_share: float = DEFAULT_DRAW_SHARE,
         max_errors_kept: int = 20,
+        model: PerceivedModel | None = None,
     ) -> None:
         self.board_id = board_id
         self.source = source
         self.engine_rating = float(engine_rating)
         self._engine = engine
+        self.model = model
         self._draw_share = draw_share
         self.white = PlayerInfo(name="?")
         self.black = PlayerInfo(name="?")
@@ -416,7 +432,7 @@ class BoardGame:
         self.chess960 = False
         self._plies: list[_Ply] = []
         self._evals: dict[int, Evaluation] = {}
-        self._ledger = GameLedger(engine_rating, engine, first_mover_is_white=True)
+        self._ledger = self._new_ledger(first_mover_is_white=True)
         self._ledger_plies = -1  # -1: start score not set
         self._clock_white: int | None = None
         self._clock_black: int | None = None
@@ -537,6 +553,12 @@ class BoardGame:
         r = self._ratings()
         return r.white if color == "white" else r.black
 
+    def calibrated(self, color: Color) -> CalibratedRating | None:
+        """The calibrated estimate over the contiguous evaluated prefix; None
+        without a model or before the player's first move."""
+        r = self._ratings()
+        return r.white_calibrated if color == "white" else r.black_calibrated
+
     def trace(self, color: Color) -> list[TracePoint]:
         return self._ledger.trace(color)
 
@@ -619,6 +641,8 @@ class BoardGame:
             wdl=self.current_wdl,
             white_perceived=self.perceived("white"),
             black_perceived=self.perceived("black"),
+            white_calibrated=self.calibrated("white"),
+            black_calibrated=self.calibrated("black"),
             white_points=white_points,
             black_points=black_points,
             head_to_head=self.head_to_head(),
@@ -672,13 +696,17 @@ class BoardGame:
             self._board_result = "*"
 
     def _ratings(self) -> _Ratings:
-        """Perceived ratings and head-to-head, recomputed only when the ledger changed."""
+        """Both perceived ratings (Algorithm 4 and calibrated) and head-to-head,
+        recomputed only when the ledger changed."""
         if self._ratings_cache is None or self._ratings_cache[0] != self._ledger_version:
             led = self._ledger
+            white, black = led.white.n > 0, led.black.n > 0
             value = _Ratings(
-                led.perceived("white") if led.white.n else None,
-                led.perceived("black") if led.black.n else None,
-                led.head_to_head() if led.white.n and led.black.n else None,
+                led.perceived("white") if white else None,
+                led.perceived("black") if black else None,
+                led.head_to_head() if white and black else None,
+                led.calibrated("white") if white else None,
+                led.calibrated("black") if black else None,
             )
             self._ratings_cache = (self._ledger_version, value)
         return self._ratings_cache[1]
@@ -701,10 +729,22 @@ class BoardGame:
         self._start_fen = start_fen
         self.chess960 = chess960
         turn_white = start_fen.split()[1] == "w"
-        self._ledger = GameLedger(self.engine_rating, self._engine, first_mover_is_white=turn_white)
+        self._ledger = self._new_ledger(first_mover_is_white=turn_white)
         self._ledger_plies = -1
         self._ledger_version += 1
         self._settle_position()
+
+    def _new_ledger(self, first_mover_is_white: bool) -> GameLedger:
+        # The ledger starts at the start position (ply 0), so its first ply is
+        # the board's ply 1: plies count from the first move of the move list,
+        # as in ``livegain analyze`` (whose figures the live ones must equal).
+        return GameLedger(
+            self.engine_rating,
+            self._engine,
+            first_mover_is_white=first_mover_is_white,
+            model=self.model,
+            first_ply=1,
+        )
 
     def _advance(self) -> list[BoardUpdate]:
         """Push every newly contiguous evaluation into the ledger."""
@@ -721,7 +761,7 @@ class BoardGame:
             lp = self._ledger.push(self._evals[k].cp)
             self._ledger_plies = k
             self._ledger_version += 1
-            point = TracePoint(k, lp.perceived)
+            point = TracePoint(k, lp.perceived, lp.calibrated)
             out.append(
                 self._update(
                     "ply",
@@ -968,7 +1008,8 @@ class Tournament:
 
     ``engine_rating`` is r_e for Algorithm 4; ``engine`` the engine's gain
     histogram (None: a single peak at 0); ``draw_share`` the draw split of the
-    win-chance model (:mod:`livegain.core.wdl`).
+    win-chance model (:mod:`livegain.core.wdl`); ``model`` the calibrated
+    perceived-rating model every board uses (None: Algorithm 4 only).
     """
 
     def __init__(
@@ -978,9 +1019,11 @@ class Tournament:
         *,
         draw_share: float = DEFAULT_DRAW_SHARE,
         max_errors_kept: int = 20,
+        model: PerceivedModel | None = None,
     ) -> None:
         self.engine_rating = float(engine_rating)
         self.engine = engine
+        self.model = model
         self.draw_share = draw_share
         self.max_errors_kept = max_errors_kept
         self.boards: dict[str, BoardGame] = {}
@@ -1102,6 +1145,7 @@ class Tournament:
                 self.engine,
                 self.draw_share,
                 self.max_errors_kept,
+                model=self.model,
             )
             new = True
         game = self.boards[bid]

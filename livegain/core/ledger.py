@@ -19,6 +19,7 @@ from typing import Literal
 
 from livegain.core.evaluation import clip
 from livegain.core.histogram import GainHistogram
+from livegain.core.perceived import CalibratedRating, MoveProfile, PerceivedModel
 from livegain.core.rating import (
     HeadToHead,
     PerceivedRating,
@@ -45,10 +46,12 @@ def color_name(color: bool | str) -> Color:
 
 @dataclass(frozen=True)
 class TracePoint:
-    """The mover's perceived rating right after ``ply`` (1-based)."""
+    """The mover's ratings right after ``ply`` (1-based): ``perceived`` is
+    Algorithm 4's, ``calibrated`` the calibrated estimate (None without a model)."""
 
     ply: int
     perceived: PerceivedRating
+    calibrated: CalibratedRating | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class LedgerPly:
     score_after: int
     gain: int
     perceived: PerceivedRating
+    calibrated: CalibratedRating | None = None
 
     @property
     def white(self) -> bool:
@@ -70,10 +74,11 @@ class LedgerPly:
 class _Side:
     """One player's histogram, per-move scores (scaled to integers) and trace."""
 
-    __slots__ = ("hist", "lag", "s1", "s2", "scores", "trace")
+    __slots__ = ("hist", "lag", "profile", "s1", "s2", "scores", "trace")
 
-    def __init__(self) -> None:
+    def __init__(self, model: PerceivedModel | None) -> None:
         self.hist = GainHistogram()
+        self.profile = MoveProfile(model) if model is not None else None
         self.scores: list[int] = []
         self.s1 = 0
         self.s2 = 0
@@ -96,28 +101,52 @@ class _Side:
         self.s1 -= x
         self.s2 -= x * x
         self.trace.pop()
+        if self.profile is not None:
+            self.profile.pop()
 
     def state(self) -> tuple[object, ...]:
-        return (self.hist.counts(), tuple(self.scores), self.s1, self.s2, self.lag, self.trace)
+        profile = self.profile.state() if self.profile is not None else None
+        return (
+            self.hist.counts(),
+            tuple(self.scores),
+            self.s1,
+            self.s2,
+            self.lag,
+            self.trace,
+            profile,
+        )
 
 
 class GameLedger:
-    """Scores ``s_0..s_n`` of one game and everything derived from them."""
+    """Scores ``s_0..s_n`` of one game and everything derived from them.
+
+    With a ``model`` (:class:`~livegain.core.perceived.PerceivedModel`) each
+    side also gets the calibrated perceived rating, move by move.
+    ``first_ply`` is the game's ply number of the ledger's first ply (a
+    ledger started after an unevaluated first move starts at 2); the
+    calibrated model classes moves by the game's ply.
+    """
 
     def __init__(
         self,
         engine_rating: float,
         engine: GainHistogram | None = None,
         first_mover_is_white: bool = True,
+        model: PerceivedModel | None = None,
+        first_ply: int = 1,
     ) -> None:
         if engine is not None and engine.n == 0:
             raise ValueError("engine histogram is empty")
+        if first_ply < 1:
+            raise ValueError("plies are numbered from 1")
         self.engine_rating = float(engine_rating)
         self.engine = engine.copy() if engine is not None else None
         self.first_mover_is_white = first_mover_is_white
+        self.model = model
+        self.first_ply = first_ply
         self._scores: list[int] = []
         self._gains: list[int] = []
-        self._sides: dict[Color, _Side] = {"white": _Side(), "black": _Side()}
+        self._sides: dict[Color, _Side] = {"white": _Side(model), "black": _Side(model)}
         # per-move score x against the engine is x/denom
         self._denom = 2 if self.engine is None else 2 * self.engine.n
 
@@ -151,11 +180,16 @@ class GameLedger:
         g = delta if mover == "white" else -delta
         side = self._sides[mover]
         side.add(g, self._score2(g))
+        calibrated = None
+        if side.profile is not None:
+            sign = 1 if mover == "white" else -1
+            side.profile.push(self.first_ply + ply - 1, sign * before, sign * after)
+            calibrated = side.profile.estimate()
         self._scores.append(after)
         self._gains.append(g)
         perceived = self._perceived(side)
-        side.trace.append(TracePoint(ply, perceived))
-        return LedgerPly(ply, mover, before, after, g, perceived)
+        side.trace.append(TracePoint(ply, perceived, calibrated))
+        return LedgerPly(ply, mover, before, after, g, perceived, calibrated)
 
     def pop(self) -> LedgerPly:
         """Undo the last ply; returns what it had been."""
@@ -164,11 +198,11 @@ class GameLedger:
         ply = len(self._gains)
         mover = self.mover_of(ply)
         side = self._sides[mover]
-        perceived = side.trace[-1].perceived
+        last = side.trace[-1]
         g = self._gains.pop()
         after = self._scores.pop()
         side.remove(g)
-        return LedgerPly(ply, mover, self._scores[-1], after, g, perceived)
+        return LedgerPly(ply, mover, self._scores[-1], after, g, last.perceived, last.calibrated)
 
     def truncate(self, plies: int) -> None:
         """Keep the first ``plies`` plies (0 keeps only the start score)."""
@@ -221,6 +255,16 @@ class GameLedger:
         """The player's current perceived rating (Algorithm 4)."""
         return self._perceived(self._sides[color_name(color)])
 
+    def calibrated(self, color: bool | str) -> CalibratedRating | None:
+        """The player's calibrated perceived rating (None without a model)."""
+        profile = self._sides[color_name(color)].profile
+        return profile.estimate() if profile is not None else None
+
+    def move_classes(self, color: bool | str) -> list[int]:
+        """The classes of the player's moves (empty without a model)."""
+        profile = self._sides[color_name(color)].profile
+        return profile.classes if profile is not None else []
+
     def score_sum(self, color: bool | str) -> tuple[int, int]:
         """(sum of per-move scores scaled by ``denom``, denom) of one player."""
         return self._sides[color_name(color)].s1, self._denom
@@ -238,6 +282,7 @@ class GameLedger:
         return (
             self.engine_rating,
             self.first_mover_is_white,
+            self.first_ply,
             tuple(self._scores),
             tuple(self._gains),
             self._sides["white"].state(),

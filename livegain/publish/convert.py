@@ -12,6 +12,10 @@ kept per board by the core: ``Update.seq`` is the update's, ``BoardState.seq``
 is the last one the board emitted, so a client that took a snapshot applies
 only updates with a larger ``seq``. The engine's best move (UCI) is turned into
 SAN in the position it was searched from.
+
+Names: the core calls Algorithm 4 ``perceived`` and the calibrated estimate
+``calibrated``; on the wire the calibrated estimate is ``*_perceived`` (what
+an audience is shown) and Algorithm 4 is ``*_algorithm4``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from livegain.core.evaluation import Evaluation
 from livegain.core.events import PlayerInfo
 from livegain.core.game import BoardGame, BoardUpdate, Clocks, PlyInfo
 from livegain.core.ledger import TracePoint
+from livegain.core.perceived import CalibratedRating
 from livegain.core.rating import HeadToHead, PerceivedRating
 from livegain.core.wdl import Wdl
 from livegain.publish import schema
@@ -71,10 +76,25 @@ def eval_info(
     )
 
 
-def perceived(pr: PerceivedRating | None) -> schema.Perceived | None:
-    if pr is None:
+def perceived(c: CalibratedRating | None) -> schema.Perceived | None:
+    """The calibrated estimate (the wire's ``*_perceived``)."""
+    if c is None:
         return None
     return schema.Perceived(
+        rating=c.rating,
+        low=c.low,
+        high=c.high,
+        moves=c.moves,
+        early=c.early,
+        model=c.model,
+    )
+
+
+def algorithm4(pr: PerceivedRating | None) -> schema.Algorithm4 | None:
+    """Algorithm 4's perceived rating (the wire's ``*_algorithm4``)."""
+    if pr is None:
+        return None
+    return schema.Algorithm4(
         rating=pr.rating,
         low=pr.low,
         high=pr.high,
@@ -86,14 +106,22 @@ def perceived(pr: PerceivedRating | None) -> schema.Perceived | None:
 
 
 def trace_point(tp: TracePoint) -> schema.TracePoint:
-    pr = tp.perceived
+    """Both ratings after one move: the calibrated estimate at the top level
+    (null, and ``early``, without a model), Algorithm 4 nested."""
+    pr, c = tp.perceived, tp.calibrated
     return schema.TracePoint(
         ply=tp.ply,
-        rating=pr.rating,
-        low=pr.low,
-        high=pr.high,
-        difference=pr.difference,
-        bounded=pr.bounded,
+        rating=None if c is None else c.rating,
+        low=None if c is None else c.low,
+        high=None if c is None else c.high,
+        early=True if c is None else c.early,
+        algorithm4=schema.TraceAlgorithm4(
+            rating=pr.rating,
+            low=pr.low,
+            high=pr.high,
+            difference=pr.difference,
+            bounded=pr.bounded,
+        ),
     )
 
 
@@ -154,8 +182,10 @@ def board_state(
             game.start_fen,
             c960,
         ),
-        white_perceived=perceived(game.perceived("white")),
-        black_perceived=perceived(game.perceived("black")),
+        white_perceived=perceived(game.calibrated("white")),
+        black_perceived=perceived(game.calibrated("black")),
+        white_algorithm4=algorithm4(game.perceived("white")),
+        black_algorithm4=algorithm4(game.perceived("black")),
         white_trace=[trace_point(tp) for tp in game.trace("white")],
         black_trace=[trace_point(tp) for tp in game.trace("black")],
         head_to_head=head_to_head(game.head_to_head()),
@@ -180,8 +210,10 @@ def board_summary(game: BoardGame) -> schema.BoardSummary:
         result=game.result,
         plies=game.plies,
         eval=eval_info(game.current_eval, game.current_wdl, game.fen, game.chess960),
-        white_perceived=perceived(game.perceived("white")),
-        black_perceived=perceived(game.perceived("black")),
+        white_perceived=perceived(game.calibrated("white")),
+        black_perceived=perceived(game.calibrated("black")),
+        white_algorithm4=algorithm4(game.perceived("white")),
+        black_algorithm4=algorithm4(game.perceived("black")),
     )
 
 
@@ -195,8 +227,10 @@ def update(u: BoardUpdate, *, match: schema.MatchOdds | None = None) -> schema.U
         ply=None if u.ply is None else ply(u.ply, chess960),
         fen=u.fen,
         eval=eval_info(u.eval, u.wdl, u.fen, chess960),
-        white_perceived=perceived(u.white_perceived),
-        black_perceived=perceived(u.black_perceived),
+        white_perceived=perceived(u.white_calibrated),
+        black_perceived=perceived(u.black_calibrated),
+        white_algorithm4=algorithm4(u.white_perceived),
+        black_algorithm4=algorithm4(u.black_perceived),
         white_points=[trace_point(tp) for tp in u.white_points],
         black_points=[trace_point(tp) for tp in u.black_points],
         head_to_head=head_to_head(u.head_to_head),

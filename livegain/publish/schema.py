@@ -11,6 +11,12 @@ Conventions: scores are centipawns from White's point of view, clipped to
 +/-3900; WDL is per mille from White's point of view; ratings are Elo points;
 times are seconds (clocks) or epoch milliseconds (``*_ms``); plies count from 1
 (ply 1 is the first move of the game).
+
+Each player has two ratings: ``*_perceived`` is the calibrated estimate
+(:class:`Perceived`, what an audience is shown; null without a calibrated
+model) and ``*_algorithm4`` the paper's Algorithm 4 (:class:`Algorithm4`),
+kept beside it. Protocol 2 introduced this split (protocol 1's ``Perceived``
+was Algorithm 4's).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 Color = Literal["white", "black"]
 
@@ -57,7 +63,26 @@ class EvalInfo(_Model):
 
 
 class Perceived(_Model):
-    """A perceived rating (Algorithm 4) with its 95 % interval."""
+    """The calibrated perceived rating: the strength a player is showing in
+    this game, with its 95 % interval (docs/maths.md)."""
+
+    rating: float = Field(description="the estimate, Elo points")
+    low: float = Field(
+        description="lower end of the 95 % interval (from the model's held-out residuals)"
+    )
+    high: float = Field(
+        description="upper end of the 95 % interval (from the model's held-out residuals)"
+    )
+    moves: int = Field(description="moves of this player counted so far")
+    early: bool = Field(
+        description="fewer moves than the model's minimum: show 'too early', not the number"
+    )
+    model: str = Field(description="name of the calibrated model that made the estimate")
+
+
+class Algorithm4(_Model):
+    """The paper's Algorithm 4 perceived rating (against the engine), with its
+    95 % interval; biased on real games, kept beside the calibrated one."""
 
     rating: float
     low: float
@@ -68,15 +93,27 @@ class Perceived(_Model):
     bounded: bool = Field(description="p was 0 or 1: the difference is clamped at +/-800")
 
 
-class TracePoint(_Model):
-    """One point of a player's perceived-rating trace (the paper's Figure 6)."""
+class TraceAlgorithm4(_Model):
+    """Algorithm 4's rating at one point of a trace."""
 
-    ply: int
     rating: float
     low: float
     high: float
-    difference: float
-    bounded: bool
+    difference: float = Field(description="rating difference to the engine, d_i")
+    bounded: bool = Field(description="p was 0 or 1: the difference is clamped at +/-800")
+
+
+class TracePoint(_Model):
+    """One point of a player's rating trace (the paper's Figure 6), right after
+    his move ``ply``: the calibrated estimate (null rating, low and high, and
+    ``early`` true, without a calibrated model) and Algorithm 4's."""
+
+    ply: int
+    rating: float | None = Field(description="calibrated estimate (null without a model)")
+    low: float | None = Field(description="lower end of its 95 % interval")
+    high: float | None = Field(description="upper end of its 95 % interval")
+    early: bool = Field(description="too few moves yet: not a measurement")
+    algorithm4: TraceAlgorithm4
 
 
 class HeadToHead(_Model):
@@ -135,6 +172,8 @@ class BoardSummary(_Model):
     eval: EvalInfo | None = None
     white_perceived: Perceived | None = None
     black_perceived: Perceived | None = None
+    white_algorithm4: Algorithm4 | None = None
+    black_algorithm4: Algorithm4 | None = None
 
 
 class BoardState(_Model):
@@ -153,8 +192,18 @@ class BoardState(_Model):
     moves: list[Ply]
     eval: EvalInfo | None = Field(default=None, description="evaluation of the current position")
     start_eval: EvalInfo | None = None
-    white_perceived: Perceived | None = None
-    black_perceived: Perceived | None = None
+    white_perceived: Perceived | None = Field(
+        default=None,
+        description="calibrated perceived rating (null before White's first counted "
+        "move, or without a calibrated model)",
+    )
+    black_perceived: Perceived | None = Field(
+        default=None, description="calibrated perceived rating of Black"
+    )
+    white_algorithm4: Algorithm4 | None = Field(
+        default=None, description="Algorithm 4 (null before White's first counted move)"
+    )
+    black_algorithm4: Algorithm4 | None = Field(default=None, description="Algorithm 4 of Black")
     white_trace: list[TracePoint]
     black_trace: list[TracePoint]
     head_to_head: HeadToHead | None = None
@@ -203,6 +252,8 @@ class Update(_Model):
     eval: EvalInfo | None = None
     white_perceived: Perceived | None = None
     black_perceived: Perceived | None = None
+    white_algorithm4: Algorithm4 | None = None
+    black_algorithm4: Algorithm4 | None = None
     white_points: list[TracePoint] = Field(
         default_factory=list, description="points to append to White's trace"
     )

@@ -243,6 +243,8 @@ def summary_of(state: BoardState) -> BoardSummary:
         eval=state.eval,
         white_perceived=state.white_perceived,
         black_perceived=state.black_perceived,
+        white_algorithm4=state.white_algorithm4,
+        black_algorithm4=state.black_algorithm4,
     )
 
 

@@ -83,7 +83,7 @@ def test_json_game_of_the_century(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(["analyze", GOTC, "--evals", "pgn", "--json"], capsys)
     assert code == 0, err
     data = json.loads(out)
-    assert set(data) == {"engine", "games", "players", "tournament", "skipped"}
+    assert set(data) >= {"engine", "calibration", "games", "players", "tournament", "skipped"}
     assert data["engine"]["rating"] == 2860.0
     game = data["games"][0]
     assert game["start_score"] == 13
@@ -109,7 +109,7 @@ def test_engine_rating_option(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert code == 0
     game = json.loads(out)["games"][0]
-    assert round(game["black"]["perceived"]["rating"]) == 3000 - 43
+    assert round(game["black"]["algorithm4"]["rating"]) == 3000 - 43
 
 
 def test_human_output(capsys: pytest.CaptureFixture[str]) -> None:
@@ -125,6 +125,8 @@ def test_csv(capsys: pytest.CaptureFixture[str]) -> None:
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["player"] for r in rows] == ["Fischer, Robert James", "Byrne, Donald"]
     assert rows[1]["difference"] == "-185.4" and rows[1]["moves"] == "41"
+    a4 = [float(rows[0][k]) for k in ("algorithm4_low", "algorithm4", "algorithm4_high")]
+    assert a4[0] < a4[1] < a4[2]
     assert float(rows[0]["low"]) < float(rows[0]["perceived"]) < float(rows[0]["high"])
 
 
@@ -152,8 +154,9 @@ def test_tournament_file(tournament_pgn: Path, capsys: pytest.CaptureFixture[str
     for p in players.values():
         assert p["games"] == 6
         assert p["interval_method"] == "games-cluster"
-        pr = p["perceived"]
-        assert pr["low"] <= pr["rating"] <= pr["high"]
+        for key in ("perceived", "algorithm4"):
+            pr = p[key]
+            assert pr["low"] <= pr["rating"] <= pr["high"]
     t = data["tournament"]
     assert t["pairing"] == "aggregate" and len(t["pairs"]) == 6 and t["converged"]
     estimated = [t["ratings"][n]["estimated"] for n in players]
@@ -162,7 +165,7 @@ def test_tournament_file(tournament_pgn: Path, capsys: pytest.CaptureFixture[str
     e = t["engine_by_elo"]
     assert e["players"] == 4 and e["low"] < e["rating"] < e["high"]
     # Algorithm 3 by hand from the players' Elo and d_i
-    by_hand = sum(p["elo"] - p["perceived"]["difference"] for p in players.values()) / 4
+    by_hand = sum(p["elo"] - p["algorithm4"]["difference"] for p in players.values()) / 4
     assert e["rating"] == pytest.approx(by_hand, abs=0.2)
     # the pair method gives other d_ij but the same normalisation
     code, out, _ = run_cli(
@@ -173,7 +176,7 @@ def test_tournament_file(tournament_pgn: Path, capsys: pytest.CaptureFixture[str
     assert sum(pair["ratings"][n]["estimated"] for n in players) / 4 == pytest.approx(2550, abs=0.2)
     # readable output for many games: one row per game
     code, out, _ = run_cli(["analyze", str(tournament_pgn), "--evals", "pgn"], capsys)
-    assert code == 0 and "Algorithm 3" in out and "White r'" in out
+    assert code == 0 and "Algorithm 3" in out and "White Alg. 4" in out
 
 
 def test_bootstrap_is_reproducible(
@@ -190,7 +193,7 @@ def test_bootstrap_is_reproducible(
         )
         players = json.loads(out)["players"]
         assert {p["interval_method"] for p in players} == {"bootstrap-games"}
-        runs.append([p["perceived"] for p in players])
+        runs.append([p["algorithm4"] for p in players])
     assert runs[0] == runs[1]
     assert runs[0] != runs[2]
 

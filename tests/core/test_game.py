@@ -11,13 +11,15 @@ from livegain.core.evaluation import Evaluation, gains
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.game import (
     BoardUpdate,
+    Color,
     Tournament,
     board_slug,
     dgt_signal_result,
 )
 from livegain.core.ledger import GameLedger
+from livegain.core.perceived import MoveBin, MoveClasses, PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
-from livegain.publish import convert
+from livegain.publish import convert, schema
 
 OPERA = [
     "e4",
@@ -59,6 +61,27 @@ BLACK = PlayerInfo("Duke Karl / Count Isouard", rating=2100)
 ENGINE = "Stockfish test depth 6"
 
 
+def toy_model() -> PerceivedModel:
+    """A small calibrated model: a move scores lower the more it loses."""
+    classes = MoveClasses()
+    bands = len(classes.loss_edges) + 1
+    scores = tuple(
+        2700.0 - 150.0 * (c % bands) + 3.0 * (c // bands % 7) for c in range(classes.count)
+    )
+    bins = (
+        MoveBin(1, 1500.0, 0.25, -700.0, 650.0),
+        MoveBin(5, 400.0, 0.8, -450.0, 420.0),
+        MoveBin(10, 0.0, 1.0, -320.0, 300.0),
+    )
+    return PerceivedModel(
+        "toy", classes, scores, bins, prior=2000.0, prior_low=1400.0, prior_high=2600.0
+    )
+
+
+MODEL = toy_model()
+COLORS: tuple[Color, ...] = ("white", "black")
+
+
 def score_of(fen: str) -> int:
     """A deterministic stand-in score for a position (the core never sees an engine)."""
     return zlib.crc32(fen.encode()) % 401 - 200
@@ -98,8 +121,10 @@ def state_json(t: Tournament, board_id: str) -> dict[str, object]:
     return state.model_dump(mode="json", exclude={"seq"})
 
 
-def clean_replay(final: GameSnapshot) -> tuple[Tournament, str]:
-    t = Tournament(PAPER_ENGINE_RATING)
+def clean_replay(
+    final: GameSnapshot, model: PerceivedModel | None = None
+) -> tuple[Tournament, str]:
+    t = Tournament(PAPER_ENGINE_RATING, model=model)
     bid = t.apply(final).board_id
     assert bid is not None
     evaluate_all(t)
@@ -155,6 +180,97 @@ def test_gains_and_perceived_follow_the_ledger() -> None:
     assert g.perceived("black") == ledger.perceived("black")
     assert g.trace("black") == ledger.black_trace
     assert g.head_to_head() == ledger.head_to_head()
+
+
+def test_calibrated_beside_algorithm4_follows_the_ledger() -> None:
+    t = Tournament(PAPER_ENGINE_RATING, model=MODEL)
+    bid = t.apply(snap(OPERA[:20])).board_id
+    assert bid is not None
+    ups = evaluate_all(t)
+    g = t.board(bid)
+    scores = [score_of(f) for f in fens_of(OPERA[:20])]
+    ledger = GameLedger(PAPER_ENGINE_RATING, model=MODEL, first_ply=1)
+    ledger.set_start(scores[0])
+    for sc in scores[1:]:
+        ledger.push(sc)
+    for color in COLORS:
+        assert g.perceived(color) == ledger.perceived(color)  # Algorithm 4, unchanged
+        assert g.calibrated(color) == ledger.calibrated(color)
+        assert g.trace(color) == ledger.trace(color)
+    # The calibrated estimate by hand: each move's class, from the mover's side.
+    classes: dict[str, list[int]] = {"white": [], "black": []}
+    for ply in range(1, 21):
+        sign = 1 if ply % 2 else -1
+        c = MODEL.classes.of(ply, sign * scores[ply - 1], sign * scores[ply])
+        classes["white" if ply % 2 else "black"].append(c)
+    assert g.calibrated("white") == MODEL.estimate_moves(classes["white"])
+    assert g.calibrated("black") == MODEL.estimate_moves(classes["black"])
+    # "Too early" for each player's first four moves, a measurement from the fifth.
+    for color in COLORS:
+        early = [tp.calibrated.early for tp in g.trace(color) if tp.calibrated is not None]
+        assert early == [True] * 4 + [False] * 6
+    # Every ply update carries both ratings of both players, as they stood then.
+    plies = [u for u in ups if u.kind == "ply"]
+    assert len(plies) == 20
+    last = plies[-1]
+    assert last.white_calibrated == g.calibrated("white")
+    assert last.black_perceived == g.perceived("black")
+    first_black = next(u for u in plies if u.black_points)
+    assert first_black.black_points[0].calibrated == MODEL.estimate_moves(classes["black"][:1])
+    # On the wire: the calibrated estimate is `perceived`, Algorithm 4 `algorithm4`.
+    state = convert.board_state(g, engine=ENGINE)
+    white_c, white_a4 = ledger.calibrated("white"), ledger.perceived("white")
+    assert white_c is not None
+    assert state.white_perceived == schema.Perceived(
+        rating=white_c.rating,
+        low=white_c.low,
+        high=white_c.high,
+        moves=10,
+        early=False,
+        model="toy",
+    )
+    assert state.white_algorithm4 == schema.Algorithm4(
+        rating=white_a4.rating,
+        low=white_a4.low,
+        high=white_a4.high,
+        difference=white_a4.difference,
+        expected=white_a4.expected,
+        moves=10,
+        bounded=white_a4.bounded,
+    )
+    first = state.black_trace[0]
+    tp = ledger.black_trace[0]
+    assert tp.calibrated is not None and first.early
+    assert (first.ply, first.rating, first.low, first.high) == (
+        2,
+        tp.calibrated.rating,
+        tp.calibrated.low,
+        tp.calibrated.high,
+    )
+    assert first.algorithm4 == schema.TraceAlgorithm4(
+        rating=tp.perceived.rating,
+        low=tp.perceived.low,
+        high=tp.perceived.high,
+        difference=tp.perceived.difference,
+        bounded=tp.perceived.bounded,
+    )
+    summary = convert.board_summary(g)
+    assert summary.black_perceived == state.black_perceived
+    assert summary.black_algorithm4 == state.black_algorithm4
+
+
+def test_without_a_model_only_algorithm4() -> None:
+    t = Tournament(PAPER_ENGINE_RATING)
+    bid = t.apply(snap(OPERA[:6])).board_id
+    assert bid is not None
+    evaluate_all(t)
+    g = t.board(bid)
+    assert g.calibrated("white") is None and g.perceived("white") is not None
+    state = convert.board_state(g, engine=ENGINE)
+    assert state.white_perceived is None and state.white_algorithm4 is not None
+    point = state.white_trace[-1]
+    assert (point.rating, point.low, point.high, point.early) == (None, None, None, True)
+    assert point.algorithm4.rating == state.white_algorithm4.rating
 
 
 def test_latest_eval_first_then_backfill_advances_contiguous_prefix() -> None:
@@ -225,6 +341,42 @@ def test_correction_mid_game_equals_clean_replay() -> None:
     assert ref_bid == bid
     assert state_json(t, bid) == state_json(ref, ref_bid)
     assert g.state() == ref.board(ref_bid).state()
+
+
+def test_calibrated_ratings_roll_back_exactly() -> None:
+    """Takebacks and corrections leave the calibrated estimate and its trace
+    as a clean replay of the final moves would."""
+    t = Tournament(PAPER_ENGINE_RATING, model=MODEL)
+    bid = t.apply(snap(OPERA[:16])).board_id
+    assert bid is not None
+    evaluate_all(t)
+    g = t.board(bid)
+    before = g.calibrated("white")
+    # Take back to ply 9 (White has played five moves, Black four).
+    a = t.apply(snap(OPERA[:9]))
+    assert [(u.kind, u.truncate_to) for u in a.updates] == [("truncate", 9)]
+    truncate = a.updates[0]
+    ref, _ = clean_replay(snap(OPERA[:9]), MODEL)
+    r = ref.board(bid)
+    assert truncate.white_calibrated == r.calibrated("white") != before
+    assert truncate.black_calibrated == r.calibrated("black")
+    black = g.calibrated("black")
+    assert black is not None and black.early and black.moves == 4
+    assert g.trace("white") == r.trace("white") and g.trace("black") == r.trace("black")
+    assert state_json(t, bid) == state_json(ref, bid)
+    assert g.state() == r.state()
+    # Other moves from there on (a correction), then back to the real game.
+    t.apply(snap([*OPERA[:9], "Nc6", "Bb5", "a6"]))
+    evaluate_all(t)
+    t.apply(snap(OPERA[:20]))
+    evaluate_all(t)
+    ref, _ = clean_replay(snap(OPERA[:20]), MODEL)
+    assert state_json(t, bid) == state_json(ref, bid)
+    assert g.state() == ref.board(bid).state()
+    # Back to the start: no rating at all.
+    t.apply(snap([]))
+    assert g.calibrated("white") is None and g.calibrated("black") is None
+    assert convert.board_state(g, engine=ENGINE).white_trace == []
 
 
 def test_takeback_of_last_moves() -> None:

@@ -112,11 +112,11 @@ def _paper_trace(gains: list[float]) -> list[tuple[float, bool]]:
 def test_algorithm4_final_values(report: dict[str, Any]) -> None:
     game = report["games"][0]
     assert game["white"]["name"] == "Byrne, Donald"
-    assert round(game["white"]["perceived"]["difference"]) == -185
-    assert round(game["black"]["perceived"]["difference"]) == -43
-    assert round(game["white"]["perceived"]["rating"]) == 2860 - 185
-    assert round(game["black"]["perceived"]["rating"]) == 2860 - 43
-    assert game["white"]["perceived"]["moves"] == 41 == game["black"]["perceived"]["moves"]
+    assert round(game["white"]["algorithm4"]["difference"]) == -185
+    assert round(game["black"]["algorithm4"]["difference"]) == -43
+    assert round(game["white"]["algorithm4"]["rating"]) == 2860 - 185
+    assert round(game["black"]["algorithm4"]["rating"]) == 2860 - 43
+    assert game["white"]["algorithm4"]["moves"] == 41 == game["black"]["algorithm4"]["moves"]
     # section 3: mean gains -0.86 and ~0.10
     assert game["white"]["mean_gain"] == pytest.approx(-86.0, abs=0.5)
     assert game["black"]["mean_gain"] == pytest.approx(9.4, abs=0.1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import zlib
 
 import chess
+import pytest
 
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
@@ -12,6 +13,8 @@ from livegain.core.game import BoardUpdate, Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.core.wdl import wdl_from_cp
 from livegain.publish import convert, schema
+
+from .helpers import toy_model
 
 MOVES = [
     "d4",
@@ -86,6 +89,8 @@ def fold(state: schema.BoardState, updates: list[schema.Update]) -> dict[str, ob
             "eval": u.eval,
             "white_perceived": u.white_perceived,
             "black_perceived": u.black_perceived,
+            "white_algorithm4": u.white_algorithm4,
+            "black_algorithm4": u.black_algorithm4,
             "head_to_head": u.head_to_head,
             "clocks": u.clocks,
             "result": u.result,
@@ -106,6 +111,8 @@ def expect(state: schema.BoardState) -> dict[str, object]:
             "eval",
             "white_perceived",
             "black_perceived",
+            "white_algorithm4",
+            "black_algorithm4",
             "head_to_head",
             "clocks",
             "result",
@@ -114,8 +121,9 @@ def expect(state: schema.BoardState) -> dict[str, object]:
     }
 
 
-def test_updates_folded_by_a_client_give_the_snapshot() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+@pytest.mark.parametrize("calibrated", [False, True], ids=["algorithm4-only", "calibrated"])
+def test_updates_folded_by_a_client_give_the_snapshot(calibrated: bool) -> None:
+    t = Tournament(PAPER_ENGINE_RATING, model=toy_model() if calibrated else None)
     first = t.apply(snap(MOVES[:4]))
     bid = first.board_id
     assert bid is not None
@@ -153,6 +161,15 @@ def test_updates_folded_by_a_client_give_the_snapshot() -> None:
     assert any(u.truncate_to == 7 for u in wire)
     assert final.status == "finished" and final.result == "1-0"
     assert all(p.gain is not None and p.eval is not None for p in final.moves)
+    assert final.white_algorithm4 is not None and final.white_algorithm4.moves == 10
+    assert all(p.algorithm4 is not None for p in final.white_trace)
+    if calibrated:
+        assert final.white_perceived is not None and final.white_perceived.model == "toy"
+        assert [p.early for p in final.black_trace] == [True] * 4 + [False] * 6
+        assert all(p.rating is not None for p in final.black_trace)
+    else:
+        assert final.white_perceived is None
+        assert all(p.rating is None and p.early for p in final.black_trace)
 
 
 def test_board_state_fields() -> None:
@@ -183,7 +200,8 @@ def test_board_state_fields() -> None:
     uci = sorted(m.uci() for m in board.legal_moves)[0]
     assert m1.best == board.san(chess.Move.from_uci(uci))
     assert len(state.white_trace) == 3 and len(state.black_trace) == 3
-    assert state.white_perceived is not None and state.white_perceived.moves == 3
+    assert state.white_algorithm4 is not None and state.white_algorithm4.moves == 3
+    assert state.white_perceived is None  # no calibrated model given
     assert state.head_to_head is not None
     assert state.head_to_head.white_expected + state.head_to_head.black_expected == 1.0
     # Round trip through JSON, as the server sends it.
@@ -199,10 +217,46 @@ def test_summary_and_custom_start() -> None:
     game = t.board(bid)
     summary = convert.board_summary(game)
     assert summary.plies == 2 and summary.eval is None and summary.white_perceived is None
+    assert summary.white_algorithm4 is None
     state = convert.board_state(game, engine=ENGINE)
     assert state.start_fen == fen and state.clocks.white is None
     assert convert.best_san("e2e5", fen) is None  # not legal there: dropped, no crash
     assert convert.best_san(None, fen) is None
+
+
+def test_wire_json_of_both_ratings() -> None:
+    """The JSON a client gets: `perceived` (calibrated) beside `algorithm4`."""
+    t = Tournament(PAPER_ENGINE_RATING, model=toy_model())
+    bid = t.apply(snap(MOVES[:12])).board_id
+    assert bid is not None
+    core: list[BoardUpdate] = []
+    for r in t.pending():
+        core.extend(t.record_eval(r.board_id, r.ply, r.fen, ev_of(r.fen)))
+    game = t.board(bid)
+    state = convert.board_state(game, engine=ENGINE).model_dump(mode="json")
+    assert set(state["white_perceived"]) == {"rating", "low", "high", "moves", "early", "model"}
+    assert set(state["white_algorithm4"]) == {
+        "rating",
+        "low",
+        "high",
+        "difference",
+        "expected",
+        "moves",
+        "bounded",
+    }
+    point = state["white_trace"][-1]
+    assert set(point) == {"ply", "rating", "low", "high", "early", "algorithm4"}
+    assert set(point["algorithm4"]) == {"rating", "low", "high", "difference", "bounded"}
+    a4 = game.perceived("white")
+    assert a4 is not None and point["algorithm4"]["rating"] == a4.rating
+    assert state["white_perceived"]["rating"] == point["rating"]
+    upd = convert.update(core[-1]).model_dump(mode="json")
+    for key in ("white_perceived", "black_perceived", "white_algorithm4", "black_algorithm4"):
+        assert upd[key] == state[key]
+    assert upd["white_points"] + upd["black_points"] == [state["black_trace"][-1]]
+    summary = convert.board_summary(game).model_dump(mode="json")
+    assert summary["black_perceived"] == state["black_perceived"]
+    assert summary["black_algorithm4"] == state["black_algorithm4"]
 
 
 def test_error_count_reaches_the_wire() -> None:

@@ -11,6 +11,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from livegain.publish.schema import PROTOCOL_VERSION
 from livegain.publish.server import LiveServer, ServerLimits, safe_join, text_frame
 
 from .helpers import board_state, http_get, recv_json, recv_until, update_for
@@ -49,7 +50,7 @@ async def test_hello_subscribe_snapshot_then_updates(server: LiveServer) -> None
     async with connect(ws_url(server)) as ws:
         hello = await recv_json(ws)
         assert hello["type"] == "hello"
-        assert hello["protocol"] == 1
+        assert hello["protocol"] == PROTOCOL_VERSION == 2
         assert [b["board_id"] for b in hello["boards"]] == ["b1", "b2"]
         await ws.send(json.dumps({"type": "subscribe", "boards": ["b1"]}))
         snap = await recv_json(ws)

@@ -5,9 +5,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from publish.helpers import toy_model
 
 from livegain.config import Settings, load_settings
 from livegain.engine.pool import EnginePool, SearchLimit
+
+__all__ = ["DEPTH", "settings_for", "toy_model"]
 
 DEPTH = 6
 

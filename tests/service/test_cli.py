@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from .conftest import DEPTH
+from livegain.calibration import store_perceived_model
+
+from .conftest import DEPTH, toy_model
 
 pytestmark = pytest.mark.engine
 
@@ -80,10 +82,11 @@ def test_serve_with_config_env_and_flags(tmp_path: Path) -> None:
         '[Event "T"]\n[Round "1.1"]\n[White "Alpha, Ann"]\n[Black "Beta, Bob"]\n'
         '[Result "*"]\n\n1. d4 d5 2. c4 e6 *\n'
     )
+    models = store_perceived_model(toy_model("toy-cli"), tmp_path / "models.toml")
     cfg = tmp_path / "livegain.toml"
     cfg.write_text(
         f'data_dir = "{tmp_path / "data"}"\n[server]\nport = 1\n'
-        f"[engine]\ndepth = {DEPTH}\nworkers = 1\n"
+        f'[engine]\ndepth = {DEPTH}\nworkers = 1\nperceived_model = "{models}"\n'
         f'[[feeds]]\ntype = "file"\npath = "{pgn}"\ninterval = 0.2\n'
     )
     # The env overrides the file (depth), the flag overrides both (port 1 -> 0).
@@ -98,8 +101,15 @@ def test_serve_with_config_env_and_flags(tmp_path: Path) -> None:
             ),
         )
         assert health["engine"].endswith("depth 7")
+        # The model file of the configuration, picked for this engine and depth.
+        assert health["perceived_model"]["model"] == "toy-cli"
+        assert "toy-cli" in health["perceived_model"]["why"]
         boards = get_json(url + "api/boards")
         assert boards[0]["white"]["name"] == "Alpha, Ann"
+        # Both ratings on the wire: calibrated (two moves: too early) and Algorithm 4.
+        white = boards[0]["white_perceived"]
+        assert (white["model"], white["moves"], white["early"]) == ("toy-cli", 2, True)
+        assert boards[0]["white_algorithm4"]["moves"] == 2
         assert engine_children(proc.pid)
     finally:
         err = stop(proc)
@@ -107,6 +117,7 @@ def test_serve_with_config_env_and_flags(tmp_path: Path) -> None:
     # JSON log lines on stderr, with the board id bound.
     events = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
     assert any(e.get("event") == "board_added" and e.get("board_id") for e in events)
+    assert any(e.get("event") == "perceived_model" and e.get("model") == "toy-cli" for e in events)
     assert any(e.get("event") == "service_stopped" for e in events)
     assert (tmp_path / "data" / "livegain.sqlite3").exists()
 
@@ -133,6 +144,16 @@ def test_demo_replays_a_live_round() -> None:
             ),
         )
         assert health["engine"].endswith(f"depth {DEPTH}")
+        # The shipped model nearest to this engine and depth, or none (said why).
+        picked = health["perceived_model"]
+        assert picked["why"]
+        boards = get_json(url + "api/boards")
+        shown = [b["white_perceived"] for b in boards if b["white_perceived"] is not None]
+        if picked["model"] is None:
+            assert shown == []
+        else:
+            assert shown and all(p["model"] == picked["model"] for p in shown)
+        assert any(b["white_algorithm4"] is not None for b in boards)
         with urllib.request.urlopen(url, timeout=10) as resp:
             assert resp.status == 200
             assert "text/html" in resp.headers["Content-Type"]

@@ -19,7 +19,7 @@ from livegain.feeds.base import PgnHttpFeedConfig, PgnStreamFeedConfig
 from livegain.feeds.replay import Replay
 from livegain.service import Service
 
-from .conftest import DEPTH, settings_for
+from .conftest import DEPTH, settings_for, toy_model
 from .mirror import Mirror, comparable, evaluated, fully_evaluated
 
 pytestmark = pytest.mark.engine
@@ -100,7 +100,10 @@ async def test_replayed_game_matches_batch_analysis(
 ) -> None:
     """Every ply arrives evaluated; perceived ratings equal `analyze` at the same depth.
 
-    Polled (``pgn-http``) or streamed (``pgn-stream``, the Lichess broadcast format)."""
+    Polled (``pgn-http``) or streamed (``pgn-stream``, the Lichess broadcast format).
+    Both sides use the same calibrated model: the calibrated estimates
+    (``perceived``) and Algorithm 4's (``algorithm4``) must both agree."""
+    model = toy_model()
     async with Replay.from_file(GOTC, speed=1000, mode="pgn-http") as replay:
         feed: PgnHttpFeedConfig | PgnStreamFeedConfig
         if kind == "pgn-http":
@@ -108,7 +111,7 @@ async def test_replayed_game_matches_batch_analysis(
         else:
             feed = PgnStreamFeedConfig(name="relay", url=replay.stream_url)
         settings = settings_for(tmp_path, feeds=[feed.model_dump()])
-        service = Service(settings, evaluator=pool)
+        service = Service(settings, evaluator=pool, perceived_model=model)
         async with running(service), Mirror(ws_url(service)) as mirror:
             plies = replay.total_plies
             while not replay.finished:
@@ -132,17 +135,46 @@ async def test_replayed_game_matches_batch_analysis(
         game = chess.pgn.read_game(fh)
     assert game is not None
     annotated, _ = await run_engine_analysis_async([game], depth=DEPTH, workers=1)
-    report = analyze(annotated, 2860.0)
+    report = analyze(annotated, 2860.0, model=model)
     g = report.games[0]
     assert [m["eval"]["cp"] for m in state["moves"]] == annotated[0].scores[1:]
-    assert state["white_perceived"]["rating"] == pytest.approx(g.white.perceived.rating)
-    assert state["black_perceived"]["rating"] == pytest.approx(g.black.perceived.rating)
-    assert [p["rating"] for p in state["white_trace"]] == pytest.approx(
-        [t.perceived.rating for t in g.white.trace]
-    )
-    assert [p["rating"] for p in state["black_trace"]] == pytest.approx(
-        [t.perceived.rating for t in g.black.trace]
-    )
+    for color, pg in (("white", g.white), ("black", g.black)):
+        # Algorithm 4: the same numbers as analyze's (`PlayerGame.perceived`).
+        a4 = state[f"{color}_algorithm4"]
+        assert a4["rating"] == pytest.approx(pg.perceived.rating)
+        assert (a4["low"], a4["high"]) == pytest.approx((pg.perceived.low, pg.perceived.high))
+        assert (a4["moves"], a4["bounded"]) == (pg.perceived.moves, pg.perceived.bounded)
+        assert [p["algorithm4"]["rating"] for p in state[f"{color}_trace"]] == pytest.approx(
+            [t.perceived.rating for t in pg.trace]
+        )
+        # The calibrated estimate: the same as analyze's (`PlayerGame.calibrated`).
+        cal = state[f"{color}_perceived"]
+        assert pg.calibrated is not None
+        assert (cal["rating"], cal["low"], cal["high"]) == pytest.approx(
+            (pg.calibrated.rating, pg.calibrated.low, pg.calibrated.high)
+        )
+        assert (cal["moves"], cal["early"], cal["model"]) == (pg.calibrated.moves, False, "toy")
+        trace = state[f"{color}_trace"]
+        assert [p["ply"] for p in trace] == [t.ply for t in pg.trace]
+        assert [p["rating"] for p in trace] == pytest.approx(
+            [t.calibrated.rating for t in pg.trace if t.calibrated is not None]
+        )
+        assert [p["early"] for p in trace] == [
+            t.calibrated is not None and t.calibrated.early for t in pg.trace
+        ]
+    # And as `livegain analyze --json` writes them (figures rounded to 0.1).
+    js = report.to_json()["games"][0]
+    for color in ("white", "black"):
+        for key in ("perceived", "algorithm4"):
+            wire = state[f"{color}_{key}"]
+            assert js[color][key]["rating"] == pytest.approx(wire["rating"], abs=0.051)
+        entries = js[color]["trace"]
+        assert [e["perceived"]["rating"] for e in entries] == pytest.approx(
+            [p["rating"] for p in state[f"{color}_trace"]], abs=0.051
+        )
+        assert [e["algorithm4"]["rating"] for e in entries] == pytest.approx(
+            [p["algorithm4"]["rating"] for p in state[f"{color}_trace"]], abs=0.051
+        )
 
 
 MAIN = "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6"
@@ -153,7 +185,10 @@ async def test_correction_mid_game_equals_clean_replay(tmp_path: Path, pool: Eng
     pgn = tmp_path / "round.pgn"
     write_pgn(pgn, [(headers(1, "Alpha, Ann", "Beta, Bob"), MAIN)])
     feed = {"type": "file", "name": "arbiter", "path": str(pgn), "interval": 0.1}
-    service = Service(settings_for(tmp_path / "a", feeds=[feed]), evaluator=pool)
+    model = toy_model()
+    service = Service(
+        settings_for(tmp_path / "a", feeds=[feed]), evaluator=pool, perceived_model=model
+    )
     async with running(service), Mirror(ws_url(service)) as mirror:
         await mirror.wait(lambda m: any(fully_evaluated(s, 14) for s in m.boards.values()))
         # The operator rewrites the game from ply 7 on (4. Bxc6 instead of 4. Ba4).
@@ -172,10 +207,14 @@ async def test_correction_mid_game_equals_clean_replay(tmp_path: Path, pool: Eng
     clean_pgn = tmp_path / "clean.pgn"
     write_pgn(clean_pgn, [(headers(1, "Alpha, Ann", "Beta, Bob"), CORRECTED)])
     feed = {"type": "file", "name": "arbiter", "path": str(clean_pgn), "interval": 0.1}
-    clean = Service(settings_for(tmp_path / "b", feeds=[feed]), evaluator=pool)
+    clean = Service(
+        settings_for(tmp_path / "b", feeds=[feed]), evaluator=pool, perceived_model=model
+    )
     async with running(clean), Mirror(ws_url(clean)) as mirror2:
         await mirror2.wait(lambda m: any(fully_evaluated(s, 12) for s in m.boards.values()))
         reference = next(iter(mirror2.boards.values()))
+    assert corrected["white_perceived"]["model"] == "toy"
+    assert all(p["rating"] is not None for p in corrected["black_trace"])
     a, b = comparable(corrected), comparable(reference)
     for key in a:
         if a[key] != b[key]:
@@ -194,7 +233,10 @@ async def test_duplicates_and_bad_board_do_not_disturb(tmp_path: Path, pool: Eng
     xss = (headers(3, "<img src=x onerror=alert(1)>", 'Robert "); DROP TABLE--'), "1. c4 e5")
     write_pgn(pgn, [good, bad, good, xss])
     feed = {"type": "file", "name": "arbiter", "path": str(pgn), "interval": 0.1}
-    service = Service(settings_for(tmp_path, feeds=[feed]), evaluator=pool)
+    # No calibrated model to be found: Algorithm 4 alone, `perceived` null.
+    missing = tmp_path / "no-models.toml"
+    settings = settings_for(tmp_path, feeds=[feed], engine={"perceived_model": str(missing)})
+    service = Service(settings, evaluator=pool)
     async with running(service), Mirror(ws_url(service)) as mirror:
         await mirror.wait(
             lambda m: (
@@ -210,6 +252,14 @@ async def test_duplicates_and_bad_board_do_not_disturb(tmp_path: Path, pool: Eng
         assert set(by_white) == {"Alpha, Ann", "Gamma, Gil", "<img src=x onerror=alert(1)>"}
         bad_state = by_white["Gamma, Gil"]
         assert [m["san"] for m in bad_state["moves"]] == ["d4", "d5", "c4"]
+        good_state = by_white["Alpha, Ann"]
+        assert good_state["white_perceived"] is None and good_state["black_perceived"] is None
+        assert good_state["white_algorithm4"]["moves"] == 7
+        assert all(p["rating"] is None and p["early"] for p in good_state["white_trace"])
+        assert service.health()["perceived_model"] == {
+            "model": None,
+            "why": f"no calibrated model ({missing}: no such file)",
+        }
         seq_before = {b: s["seq"] for b, s in mirror.boards.items()}
         # Deliver the very same file again (new mtime): nothing changes.
         write_pgn(pgn, [good, bad, good, xss])
@@ -240,7 +290,8 @@ async def test_restart_mid_game_loses_nothing_and_reanalyses_nothing(
     feed = {"type": "file", "name": "arbiter", "path": str(pgn), "interval": 0.1}
     settings = settings_for(tmp_path, feeds=[feed])
     before = CountingEvaluator(pool)
-    service = Service(settings, evaluator=before)
+    model = toy_model()
+    service = Service(settings, evaluator=before, perceived_model=model)
     async with running(service), Mirror(ws_url(service)) as mirror:
         await mirror.wait(lambda m: any(fully_evaluated(s, 8) for s in m.boards.values()))
         state_before = next(iter(mirror.boards.values()))
@@ -248,7 +299,7 @@ async def test_restart_mid_game_loses_nothing_and_reanalyses_nothing(
     # While the service is down the game goes on.
     write_pgn(pgn, [(headers(1, "Alpha, Ann", "Beta, Bob"), full)])
     after = CountingEvaluator(pool)
-    service2 = Service(settings, evaluator=after)
+    service2 = Service(settings, evaluator=after, perceived_model=model)
     async with running(service2):
         assert service2.stats.restored_boards == 1
         assert service2.stats.restored_evals == 9
@@ -262,6 +313,7 @@ async def test_restart_mid_game_loses_nothing_and_reanalyses_nothing(
     assert state_after["moves"][:8] == state_before["moves"]
     assert state_after["white_trace"][:4] == state_before["white_trace"]
     assert state_after["black_trace"][:4] == state_before["black_trace"]
+    assert state_before["white_trace"][-1]["rating"] is not None  # calibrated, restored too
 
 
 async def test_match_odds_follow_the_game(tmp_path: Path, pool: EnginePool) -> None:

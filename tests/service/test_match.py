@@ -11,6 +11,8 @@ from livegain.core.game import Tournament
 from livegain.core.odds import GameOdds, game_probabilities, match_odds
 from livegain.service import MatchTracker, same_name
 
+from .conftest import toy_model
+
 
 def test_same_name() -> None:
     assert same_name("Carlsen", "Carlsen, Magnus")
@@ -80,3 +82,34 @@ def test_perceived_ratings_replace_official_ones_once_known() -> None:
     assert pw is not None and pb is not None and pw.rating < pb.rating
     # Officially A is 100 points stronger; perceived, A played worse than B.
     assert o.a_wins > p.a_wins
+
+
+def test_perceived_odds_use_the_calibrated_estimate_once_not_early() -> None:
+    t = Tournament(engine_rating=2860.0, model=toy_model())
+    moves = ("e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7", "Re1", "b5")
+    bid = t.apply(snap(1, "Alpha, Ann", "Beta, Bob", moves[:8], "*")).board_id
+    assert bid is not None
+    g = t.board(bid)
+    # White (Alpha, player A) loses material with every move; Black holds.
+    cps = [20, -80, -80, -180, -180, -280, -280, -380, -380, -480, -480, -580, -580]
+    for ply in range(9):
+        t.record_eval(bid, ply, g.fen_at(ply), Evaluation(cp=cps[ply], wdl=(300, 400, 300)))
+    official = MatchTracker(MatchConfig(a="Alpha", b="Beta", games=2, draw_rate=0.5))
+    perceived = MatchTracker(
+        MatchConfig(a="Alpha", b="Beta", games=2, draw_rate=0.5, rating_source="perceived")
+    )
+    cw = g.calibrated("white")
+    assert cw is not None and cw.early  # four moves each: too early, official ratings still
+    assert perceived.odds(g, [g]) == official.odds(g, [g])
+    t.apply(snap(1, "Alpha, Ann", "Beta, Bob", moves, "*"))
+    for ply in range(9, 13):
+        t.record_eval(bid, ply, g.fen_at(ply), Evaluation(cp=cps[ply], wdl=(300, 400, 300)))
+    cw, cb = g.calibrated("white"), g.calibrated("black")
+    assert cw is not None and cb is not None and not (cw.early or cb.early)
+    assert cw.rating < cb.rating
+    o, p = official.odds(g, [g]), perceived.odds(g, [g])
+    assert o is not None and p is not None
+    # Officially A is 100 points stronger; calibrated, A played worse than B.
+    assert o.a_wins > p.a_wins
+    diff = perceived._rating_diff(g, "white")
+    assert diff == pytest.approx(cw.rating - cb.rating)

@@ -1,0 +1,504 @@
+"""Fitting and validating the calibrated perceived rating on rated games.
+
+One place for the batch work behind the number the audience sees:
+
+* :func:`split_part` puts every game in the *calibration* part or the
+  *held-out* part, by a hash of its identity (deterministic, no list to keep);
+* :func:`fit_model` fits a :class:`~livegain.core.perceived.PerceivedModel`
+  on player-games of the calibration part;
+* :func:`validate` measures a model, and Algorithm 4 beside it, on player-games
+  it was not fitted to: error, bias, rank correlation, interval coverage and
+  width, overall, by 200-point rating bin and by number of moves.
+
+The method is documented in docs/maths.md; the figures, with the commands
+that made them, in docs/validity.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from livegain.analysis import AnnotatedGame, analyze_game, game_move_classes
+from livegain.core.perceived import (
+    DEFAULT_MOVE_BINS,
+    MoveBin,
+    MoveClasses,
+    PerceivedModel,
+)
+
+Part = Literal["calibration", "held-out"]
+
+#: Share of games held out (hash buckets 0..2 of 10).
+HELD_OUT_BUCKETS = 3
+#: Ridge penalty of the move-score fit (relative to each class's share of moves).
+DEFAULT_RIDGE = 1.0
+#: Prefixes longer than this are not drawn for the per-bin lines.
+MAX_PREFIX = 200
+#: Rating bins of the reports.
+BIN_WIDTH = 200
+
+
+def game_key(headers: dict[str, str]) -> str:
+    """What identifies a game for the split: its Site (lichess's game URL),
+    else players, date and round."""
+    site = headers.get("Site", "").strip()
+    if site and site not in ("?", "-"):
+        return site
+    keys = ("White", "Black", "Date", "Round", "Event")
+    return "|".join(headers.get(k, "?") for k in keys)
+
+
+def _digest(headers: dict[str, str]) -> str:
+    return hashlib.sha1(game_key(headers).encode("utf-8")).hexdigest()
+
+
+def split_part(headers: dict[str, str]) -> Part:
+    """``held-out`` for 30 % of games (by a SHA-1 of :func:`game_key`), else
+    ``calibration``."""
+    return "held-out" if int(_digest(headers)[:8], 16) % 10 < HELD_OUT_BUCKETS else "calibration"
+
+
+def sample_order(headers: dict[str, str]) -> str:
+    """A key that orders games pseudo-randomly (other digits of the same
+    SHA-1): the first N games in this order are a fixed random sample."""
+    return _digest(headers)[8:]
+
+
+@dataclass(frozen=True)
+class PlayerMoves:
+    """One player in one game: rating and the classes of his counted moves."""
+
+    rating: float
+    classes: list[int]
+    game: int
+    color: str
+
+
+def player_moves(games: Iterable[AnnotatedGame], classes: MoveClasses) -> list[PlayerMoves]:
+    """Every rated player-game with at least one counted move."""
+    out: list[PlayerMoves] = []
+    for k, game in enumerate(games):
+        per_side = game_move_classes(game, classes)
+        for color, elo in (("white", game.white_elo), ("black", game.black_elo)):
+            moves = per_side[color]
+            if elo is not None and moves:
+                out.append(PlayerMoves(float(elo), moves, k, color))
+    return out
+
+
+def fit_model(
+    rows: Sequence[PlayerMoves],
+    name: str,
+    classes: MoveClasses | None = None,
+    *,
+    ridge: float = DEFAULT_RIDGE,
+    bins: Sequence[int] = DEFAULT_MOVE_BINS,
+    min_moves: int = 5,
+    seed: int = 0,
+    provenance: dict[str, str] | None = None,
+) -> PerceivedModel:
+    """Fit the two steps of the model (docs/maths.md).
+
+    1. Move scores: ``y_i ~ sum_c f_ic m_c`` with ``f_ic`` the share of player
+       i's moves in class c, by ridge regression toward the median rating (the
+       penalty on class c is ``ridge`` times its share of all moves, so rare
+       classes stay near the median).
+    2. For each move-count bin, every player-game that reached the bin's first
+       move count contributes one prefix, of a length drawn uniformly in the
+       bin (or the whole game if shorter); the line ``y ~ a + b s`` is fitted by
+       least squares and its residuals' 2.5 % and 97.5 % quantiles become the
+       interval. Deterministic for a given ``seed``.
+    """
+    classes = classes or MoveClasses()
+    if len(rows) < 50:
+        raise ValueError(f"need at least 50 rated player-games to fit, got {len(rows)}")
+    k = classes.count
+    y = np.array([r.rating for r in rows], dtype=float)
+    shares = np.zeros((len(rows), k))
+    for i, r in enumerate(rows):
+        shares[i] = np.bincount(r.classes, minlength=k) / len(r.classes)
+    prior = float(np.median(y))
+    weight = shares.sum(axis=0) / shares.sum()
+    lhs = shares.T @ shares + ridge * np.diag(weight) + 1e-6 * np.eye(k)
+    scores = prior + np.linalg.solve(lhs, shares.T @ (y - prior))
+    centi = np.round(scores * 100.0)
+
+    rng = np.random.default_rng(seed)
+    edges = [*bins, math.inf]
+    fitted: list[MoveBin] = []
+    for j, lo in enumerate(bins):
+        hi = min(edges[j + 1] - 1, MAX_PREFIX)
+        xs: list[float] = []
+        ys: list[float] = []
+        for r in rows:
+            n = len(r.classes)
+            if n < lo:
+                continue
+            length = min(n, int(rng.integers(lo, int(max(lo, hi)) + 1)))
+            xs.append(float(centi[r.classes[:length]].sum()) / (100.0 * length))
+            ys.append(r.rating)
+        if len(xs) < 30:  # too few games this long: reuse the previous bin's line
+            prev = fitted[-1]
+            fitted.append(MoveBin(lo, prev.intercept, prev.slope, prev.q_low, prev.q_high))
+            continue
+        x = np.array(xs)
+        yy = np.array(ys)
+        slope, intercept = np.polyfit(x, yy, 1) if np.ptp(x) > 0 else (0.0, float(yy.mean()))
+        resid = yy - (intercept + slope * x)
+        q_low, q_high = np.quantile(resid, [0.025, 0.975])
+        fitted.append(
+            MoveBin(
+                lo,
+                round(float(intercept), 2),
+                round(float(slope), 5),
+                round(float(q_low), 1),
+                round(float(q_high), 1),
+            )
+        )
+    q_lo, q_hi = np.quantile(y, [0.025, 0.975])
+    return PerceivedModel(
+        name=name,
+        classes=classes,
+        move_scores=tuple(float(c) / 100.0 for c in centi),
+        bins=tuple(fitted),
+        prior=round(prior, 1),
+        prior_low=round(float(q_lo), 1),
+        prior_high=round(float(q_hi), 1),
+        min_moves=min_moves,
+        provenance=dict(provenance or {}),
+    )
+
+
+# ---------------------------------------------------------------------------
+# validation
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One estimator's value and 95 % interval for one player-game."""
+
+    rating: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class ValidityRow:
+    """One player-game: the truth and both estimators."""
+
+    rating: float
+    moves: int
+    calibrated: Estimate
+    algorithm4: Estimate
+    early: bool
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The figures of one estimator over a set of player-games."""
+
+    count: int
+    mae: float
+    bias: float
+    spearman: float | None
+    coverage: float
+    width: float
+    baseline_mae: float
+
+    @property
+    def mae_ratio(self) -> float:
+        return self.mae / self.baseline_mae if self.baseline_mae > 0 else math.nan
+
+    def to_json(self) -> dict[str, Any]:
+        def r(x: float | None, d: int = 1) -> float | None:
+            return None if x is None or math.isnan(x) else round(x, d)
+
+        return {
+            "count": self.count,
+            "mae": r(self.mae),
+            "baseline_mae": r(self.baseline_mae),
+            "mae_ratio": r(self.mae_ratio, 3),
+            "bias": r(self.bias),
+            "spearman": r(self.spearman, 3),
+            "coverage": r(self.coverage, 4),
+            "median_width": r(self.width),
+        }
+
+
+@dataclass
+class ValidityReport:
+    """Both estimators, overall, by rating bin and by number of moves."""
+
+    baseline: float
+    rows: list[ValidityRow]
+    overall: dict[str, Figures] = field(default_factory=dict)
+    by_rating: list[tuple[int, dict[str, Figures]]] = field(default_factory=list)
+    by_moves: list[tuple[int, dict[str, Figures]]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "baseline": round(self.baseline, 1),
+            "player_games": len(self.rows),
+            "overall": {k: v.to_json() for k, v in self.overall.items()},
+            "by_rating": [
+                {"from": lo, **{k: v.to_json() for k, v in f.items()}} for lo, f in self.by_rating
+            ],
+            "by_moves": [
+                {"from": lo, **{k: v.to_json() for k, v in f.items()}} for lo, f in self.by_moves
+            ],
+        }
+
+
+ESTIMATORS: tuple[str, ...] = ("calibrated", "algorithm4")
+
+
+def figures(rows: Sequence[ValidityRow], which: str, baseline: float) -> Figures:
+    """Error, bias, Spearman, coverage and median width of one estimator."""
+    truth = np.array([r.rating for r in rows], dtype=float)
+    est = [getattr(r, which) for r in rows]
+    value = np.array([e.rating for e in est], dtype=float)
+    low = np.array([e.low for e in est], dtype=float)
+    high = np.array([e.high for e in est], dtype=float)
+    rho: float | None = None
+    if len(rows) >= 3 and np.ptp(value) > 0 and np.ptp(truth) > 0:
+        rho = float(spearmanr(value, truth).statistic)
+    return Figures(
+        count=len(rows),
+        mae=float(np.abs(value - truth).mean()),
+        bias=float((value - truth).mean()),
+        spearman=rho,
+        coverage=float(((low <= truth) & (truth <= high)).mean()),
+        width=float(np.median(high - low)),
+        baseline_mae=float(np.abs(baseline - truth).mean()),
+    )
+
+
+MOVE_BINS_REPORT: tuple[int, ...] = (1, 5, 10, 15, 20, 30, 40, 60)
+
+
+def validity_rows(
+    games: Iterable[AnnotatedGame],
+    model: PerceivedModel,
+    engine_rating: float,
+    on_game: Callable[[], None] | None = None,
+) -> list[ValidityRow]:
+    """Both estimators at the end of each rated player-game."""
+    rows: list[ValidityRow] = []
+    for game in games:
+        report = analyze_game(game, engine_rating, model=model)
+        for pg in (report.white, report.black):
+            cal = pg.calibrated
+            if pg.elo is None or cal is None or cal.moves == 0:
+                continue
+            a4 = pg.perceived
+            rows.append(
+                ValidityRow(
+                    rating=float(pg.elo),
+                    moves=cal.moves,
+                    calibrated=Estimate(cal.rating, cal.low, cal.high),
+                    algorithm4=Estimate(a4.rating, a4.low, a4.high),
+                    early=cal.early,
+                )
+            )
+        if on_game is not None:
+            on_game()
+    return rows
+
+
+def validate(rows: list[ValidityRow], baseline: float) -> ValidityReport:
+    """Figures of both estimators against ``baseline`` (a constant guess: the
+    calibration part's median rating)."""
+    if not rows:
+        raise ValueError("no rated player-game with moves to validate")
+    report = ValidityReport(baseline=baseline, rows=rows)
+    report.overall = {w: figures(rows, w, baseline) for w in ESTIMATORS}
+    lows = sorted({int(r.rating // BIN_WIDTH) * BIN_WIDTH for r in rows})
+    for lo in lows:
+        sel = [r for r in rows if lo <= r.rating < lo + BIN_WIDTH]
+        report.by_rating.append((lo, {w: figures(sel, w, baseline) for w in ESTIMATORS}))
+    edges = [*MOVE_BINS_REPORT, math.inf]
+    for j, lo in enumerate(MOVE_BINS_REPORT):
+        sel = [r for r in rows if lo <= r.moves < edges[j + 1]]
+        if sel:
+            report.by_moves.append((lo, {w: figures(sel, w, baseline) for w in ESTIMATORS}))
+    return report
+
+
+def write_plots(report: ValidityReport, directory: str, title: str) -> list[str]:
+    """Three PNG plots (matplotlib): estimate against rating, coverage by
+    rating bin, interval width against moves played. Returns the paths."""
+    from pathlib import Path
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = report.rows
+    truth = np.array([r.rating for r in rows])
+    paths: list[str] = []
+    colours = {"calibrated": "#1f77b4", "algorithm4": "#d62728"}
+    labels = {"calibrated": "calibrated (shown)", "algorithm4": "Algorithm 4 (paper)"}
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharey=True)
+    for ax, which in zip(axes, ESTIMATORS, strict=True):
+        est = np.array([getattr(r, which).rating for r in rows])
+        ax.scatter(truth, est, s=3, alpha=0.25, color=colours[which], linewidths=0)
+        lo, hi = float(truth.min()), float(truth.max())
+        ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="estimate = rating")
+        f = report.overall[which]
+        ax.set_title(
+            f"{labels[which]}\nMAE {f.mae:.0f} (median guess {f.baseline_mae:.0f}), "
+            f"bias {f.bias:+.0f}, Spearman {f.spearman or 0:.2f}",
+            fontsize=9,
+        )
+        ax.set_xlabel("player's rating")
+        ax.legend(loc="upper left", fontsize=8)
+    axes[0].set_ylabel("perceived rating at the end of the game")
+    fig.suptitle(f"{title}: estimate against rating ({len(rows)} player-games)", fontsize=10)
+    fig.tight_layout()
+    path = out / "estimate-vs-rating.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    paths.append(str(path))
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    xs = [lo + BIN_WIDTH / 2 for lo, _ in report.by_rating]
+    for which in ESTIMATORS:
+        ys = [f[which].coverage * 100 for _, f in report.by_rating]
+        ax.plot(xs, ys, marker="o", color=colours[which], label=labels[which])
+    ax.axhline(95, color="black", lw=1, ls="--", label="95 %")
+    ax.set_ylim(-2, 102)
+    ax.set_xlabel("player's rating (200-point bins)")
+    ax.set_ylabel("95 % interval contains the rating (%)")
+    ax.set_title(f"{title}: coverage by rating bin", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out / "coverage-by-rating.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    paths.append(str(path))
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    moves = np.array([r.moves for r in rows])
+    for which in ESTIMATORS:
+        width = np.array([getattr(r, which).high - getattr(r, which).low for r in rows])
+        ax.scatter(moves, width, s=3, alpha=0.2, color=colours[which], linewidths=0)
+        top = int(moves.max())
+        centres = [m for m in range(1, top + 1) if (moves == m).sum() >= 20]
+        med = [float(np.median(width[moves == m])) for m in centres]
+        ax.plot(centres, med, color=colours[which], lw=2, label=f"{labels[which]}: median")
+    ax.set_xlabel("moves played by the player")
+    ax.set_ylabel("width of the 95 % interval (rating points)")
+    ax.set_title(f"{title}: interval width against moves played", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out / "width-vs-moves.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    paths.append(str(path))
+    return paths
+
+
+# ---------------------------------------------------------------------------
+# per player, over a whole event (e.g. a round robin)
+
+
+@dataclass(frozen=True)
+class PlayerFigures:
+    """One player of an event: official rating, results-based performance,
+    and both estimators over all his moves."""
+
+    name: str
+    rating: float
+    performance: float | None
+    games: int
+    moves: int
+    calibrated: Estimate
+    algorithm4: Estimate
+
+
+_SCORES = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
+
+
+def by_player(games: Sequence[AnnotatedGame], report: Any) -> list[PlayerFigures]:
+    """Each rated player of an :class:`~livegain.analysis.AnalysisReport`
+    (made with a model) with his FIDE performance rating from the results
+    (seed 003's table; needs rated opponents and finished games)."""
+    from livegain.core.elo import performance_rating
+
+    results: dict[str, tuple[list[float], list[float]]] = {}
+    for g in games:
+        scores = _SCORES.get(g.headers.get("Result", "*"))
+        if scores is None or g.white_elo is None or g.black_elo is None:
+            continue
+        for name, opp, score in (
+            (g.white, g.black_elo, scores[0]),
+            (g.black, g.white_elo, scores[1]),
+        ):
+            opps, pts = results.setdefault(name, ([], []))
+            opps.append(float(opp))
+            pts.append(score)
+    out: list[PlayerFigures] = []
+    for p in report.players:
+        cal = p.calibrated
+        if p.elo is None or cal is None or cal.moves == 0:
+            continue
+        perf = None
+        if p.name in results:
+            opps, pts = results[p.name]
+            perf = performance_rating(opps, pts).rating
+        a4 = p.perceived
+        out.append(
+            PlayerFigures(
+                name=p.name,
+                rating=float(p.elo),
+                performance=perf,
+                games=p.games,
+                moves=cal.moves,
+                calibrated=Estimate(cal.rating, cal.low, cal.high),
+                algorithm4=Estimate(a4.rating, a4.low, a4.high),
+            )
+        )
+    out.sort(key=lambda f: -f.rating)
+    return out
+
+
+def player_summary(players: Sequence[PlayerFigures], which: str) -> dict[str, Any]:
+    """MAE, bias and Spearman against the official ratings and against the
+    performances, coverage of the official ratings, and the spread (SD) of
+    the estimates beside that of the ratings."""
+    truth = np.array([p.rating for p in players], dtype=float)
+    est = np.array([getattr(p, which).rating for p in players], dtype=float)
+    low = np.array([getattr(p, which).low for p in players], dtype=float)
+    high = np.array([getattr(p, which).high for p in players], dtype=float)
+    perf = np.array([np.nan if p.performance is None else p.performance for p in players])
+
+    def rho(a: Any, b: Any) -> float | None:
+        ok = ~np.isnan(b)
+        if ok.sum() < 3 or np.ptp(a[ok]) == 0 or np.ptp(b[ok]) == 0:
+            return None
+        return round(float(spearmanr(a[ok], b[ok]).statistic), 3)
+
+    ok = ~np.isnan(perf)
+    return {
+        "players": len(players),
+        "mae_rating": round(float(np.abs(est - truth).mean()), 1),
+        "bias_rating": round(float((est - truth).mean()), 1),
+        "spearman_rating": rho(est, truth),
+        "mae_rating_mean_guess": round(float(np.abs(truth.mean() - truth).mean()), 1),
+        "coverage_rating": round(float(((low <= truth) & (truth <= high)).mean()), 3),
+        "mae_performance": round(float(np.abs(est[ok] - perf[ok]).mean()), 1) if ok.any() else None,
+        "spearman_performance": rho(est, perf),
+        "sd_estimate": round(float(est.std()), 1),
+        "sd_rating": round(float(truth.std()), 1),
+    }

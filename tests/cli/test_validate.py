@@ -1,0 +1,175 @@
+"""`livegain fit` and `livegain validate` end to end on a generated sample of
+rated games whose truth is known: each player's moves lose centipawns at a
+rate set by his rating, so a sound estimator must recover the ratings and an
+honest 95 % interval must hold them about 95 % of the time."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import chess
+import chess.pgn
+import pytest
+
+from livegain.calibration import find_perceived_model, load_perceived_models
+from livegain.cli import main
+from livegain.validity import split_part
+
+
+def rated_game(rng: random.Random, number: int) -> str:
+    """A legal random game between two rated players with [%eval] comments:
+    each move loses Exp(mean) centipawns (mean halving every 350 points of
+    rating) with probability 0.6, else nothing."""
+    elos = [int(rng.gauss(1500, 300)), int(rng.gauss(1500, 300))]
+    game = chess.pgn.Game()
+    game.headers["Event"] = "Generated rated sample"
+    game.headers["Site"] = f"https://example.org/game/{number}"
+    game.headers["White"] = f"W{number}"
+    game.headers["Black"] = f"B{number}"
+    game.headers["WhiteElo"] = str(elos[0])
+    game.headers["BlackElo"] = str(elos[1])
+    score = 20
+    game.comment = f"[%eval {score / 100:.2f}]"
+    node: chess.pgn.GameNode = game
+    board = chess.Board()
+    for ply in range(rng.randint(30, 90)):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        move = rng.choice(moves)
+        board.push(move)
+        node = node.add_main_variation(move)
+        if board.is_game_over():
+            break
+        mover = ply % 2
+        mean = 60.0 * 2.0 ** (-(elos[mover] - 1500) / 350.0)
+        loss = int(rng.expovariate(1.0 / mean)) if rng.random() < 0.6 else 0
+        score += -loss if mover == 0 else loss
+        score = max(-600, min(600, score))
+        node.comment = f"[%eval {score / 100:.2f}]"
+    game.headers["Result"] = "*"
+    return str(game)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rng = random.Random(2026)
+    path = tmp_path_factory.mktemp("rated") / "sample.pgn"
+    path.write_text("\n\n".join(rated_game(rng, k) for k in range(900)) + "\n")
+    return path
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture(scope="module")
+def model_file(sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("model") / "perceived.toml"
+    code = main(["fit", str(sample), "--output", str(target), "--name", "sample"])
+    assert code == 0
+    return target
+
+
+def test_split_is_stable_and_about_30_percent(sample: Path) -> None:
+    from livegain.pgnio import read_pgn_games
+
+    parts = [split_part(dict(g.headers)) for g in read_pgn_games(sample)]
+    held = parts.count("held-out") / len(parts)
+    assert 0.25 < held < 0.35
+    assert split_part({"Site": "https://example.org/game/1"}) == split_part(
+        {"Site": "https://example.org/game/1", "White": "someone else"}
+    )
+
+
+def test_fit_writes_a_model_with_provenance(model_file: Path) -> None:
+    [model] = load_perceived_models(model_file)
+    assert model.name == "sample"
+    p = model.provenance
+    assert p["evals"] == "pgn" and p["part"] == "calibration" and p["source"] == "sample.pgn"
+    assert p["command"].startswith("livegain fit ")
+    assert int(p["games"]) > 500
+    # the model for PGN evaluations is found by its source
+    found, why = find_perceived_model("pgn", path=model_file)
+    assert found == model and "sample" in why
+    # an engine without its own model falls back to it, and says so
+    found, why = find_perceived_model("engine", "Stockfish 15.1", "depth 10", model_file)
+    assert found == model and "not validated" in why
+
+
+def test_validate_recovers_known_ratings(
+    sample: Path, model_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plots = tmp_path / "plots"
+    code, out, err = run(
+        ["validate", str(sample), "--models", str(model_file), "--json", "--plots", str(plots)],
+        capsys,
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    cal = data["overall"]["calibrated"]
+    a4 = data["overall"]["algorithm4"]
+    assert cal["count"] == data["player_games"] > 400
+    # held-out player-games: the truth is recovered and the interval is honest
+    assert 0.90 <= cal["coverage"] <= 0.99
+    assert abs(cal["bias"]) < 60
+    assert cal["spearman"] > 0.5
+    assert cal["mae_ratio"] < 0.85
+    # Algorithm 4 against a 2860 engine: far off, and its interval rarely holds the rating
+    assert a4["bias"] > 300 and a4["coverage"] < 0.5
+    assert {b["from"] for b in data["by_rating"]} >= {1200, 1400, 1600}
+    assert [b["from"] for b in data["by_moves"]][0] == 1
+    assert sorted(Path(p).name for p in data["plots"]) == [
+        "coverage-by-rating.png",
+        "estimate-vs-rating.png",
+        "width-vs-moves.png",
+    ]
+    for p in data["plots"]:
+        assert Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_validate_tables_and_by_player(
+    sample: Path, model_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        ["validate", str(sample), "--models", str(model_file), "--games", "60", "--by-player"],
+        capsys,
+    )
+    assert code == 0, err
+    assert "60 games (held-out part" in out
+    assert "Calibrated (shown)" in out and "Algorithm 4 (paper)" in out
+    assert "by rating bin" in out and "Players over all their games" in out
+
+
+def test_games_option_is_a_fixed_sample(
+    sample: Path, model_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    counts = []
+    for _ in range(2):
+        code, out, _ = run(
+            ["validate", str(sample), "--models", str(model_file), "--games", "50", "--json"],
+            capsys,
+        )
+        assert code == 0
+        data = json.loads(out)
+        assert data["games"] == 50
+        counts.append(data["overall"]["calibrated"])
+    assert counts[0] == counts[1]
+
+
+def test_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["validate", str(tmp_path / "missing.pgn")], capsys)
+    assert code == 2 and "no such file" in err and "Traceback" not in err
+    code, _, err = run(["fit", str(tmp_path / "missing.pgn"), "--games", "0"], capsys)
+    assert code == 2 and err.count("\n") == 1
+
+
+def test_fit_refuses_too_few_games(
+    sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(["fit", str(sample), "--games", "10"], capsys)
+    assert code == 2 and "at least 50" in err

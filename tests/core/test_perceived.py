@@ -1,0 +1,221 @@
+"""The calibrated perceived rating: move classes, the estimate, exact rollback,
+and the fit recovering known answers from synthetic rated games."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from livegain.core.ledger import GameLedger
+from livegain.core.perceived import MoveBin, MoveClasses, MoveProfile, PerceivedModel
+from livegain.validity import Estimate, PlayerMoves, ValidityRow, figures, fit_model, validate
+
+CLASSES = MoveClasses()
+
+
+def _model(scores: list[float] | None = None, min_moves: int = 5) -> PerceivedModel:
+    k = CLASSES.count
+    return PerceivedModel(
+        name="test",
+        classes=CLASSES,
+        move_scores=tuple(scores if scores is not None else [1500.0 + c for c in range(k)]),
+        bins=(
+            MoveBin(1, 1500.0, 0.0, -600.0, 700.0),
+            MoveBin(5, 100.0, 0.5, -500.0, 520.0),
+            MoveBin(20, -200.0, 1.0, -400.0, 410.0),
+        ),
+        prior=1540.0,
+        prior_low=900.0,
+        prior_high=2300.0,
+        min_moves=min_moves,
+    )
+
+
+def test_move_classes_bands() -> None:
+    # phase 0 (ply < 21), balanced position (-50 < eval <= 50), no loss: band (0, 3, 0)
+    assert CLASSES.of(1, 20, 20) == (0 * 7 + 3) * 8 + 0
+    # an evaluation equal to an edge falls in the lower band
+    assert CLASSES.of(1, 50, 50) == (0 * 7 + 3) * 8 + 0
+    assert CLASSES.of(1, 51, 51) == (0 * 7 + 4) * 8 + 0
+    # losses: 1-10 band 1, 11-30 band 2, ... 401+ band 7
+    assert CLASSES.of(1, 0, -10) % 8 == 1
+    assert CLASSES.of(1, 0, -11) % 8 == 2
+    assert CLASSES.of(1, 0, -401) % 8 == 7
+    # a gain is no loss
+    assert CLASSES.of(1, 0, 300) % 8 == 0
+    # phases by ply: 1-20, 21-60, 61+
+    assert CLASSES.of(20, 0, 0) // 56 == 0
+    assert CLASSES.of(21, 0, 0) // 56 == 1
+    assert CLASSES.of(61, 0, 0) // 56 == 2
+    # evaluations are clipped at +/-1000 before the loss is taken
+    assert CLASSES.of(30, 3900, 900) == CLASSES.of(30, 1000, 900)
+    assert CLASSES.count == 3 * 7 * 8
+
+
+def test_estimate_by_hand() -> None:
+    model = _model()
+    before = model.estimate(0, 0)
+    assert (before.rating, before.low, before.high, before.early) == (1540.0, 900.0, 2300.0, True)
+    # 3 moves (bin from 1): a = 1500, b = 0 whatever the moves
+    three = model.estimate_moves([0, 1, 2])
+    assert three.rating == pytest.approx(1500.0)
+    assert (three.low, three.high, three.early) == (900.0, 2200.0, True)
+    # 6 moves of classes 10..15: mean score 1512.5, bin from 5: 100 + 0.5 * 1512.5
+    six = model.estimate_moves([10, 11, 12, 13, 14, 15])
+    assert six.score == pytest.approx(1512.5)
+    assert six.rating == pytest.approx(100.0 + 0.5 * 1512.5)
+    assert six.low == pytest.approx(six.rating - 500.0)
+    assert six.high == pytest.approx(six.rating + 520.0)
+    assert not six.early
+    # 25 moves of class 100: bin from 20, -200 + 1600
+    many = model.estimate_moves([100] * 25)
+    assert many.rating == pytest.approx(1400.0)
+
+
+def test_model_rejects_bad_parameters() -> None:
+    with pytest.raises(ValueError, match="move scores"):
+        PerceivedModel("x", CLASSES, (1.0,), (MoveBin(1, 0, 0, 0, 0),), 0, 0, 0)
+    with pytest.raises(ValueError, match="start at 1"):
+        _bad = PerceivedModel(
+            "x", CLASSES, tuple([0.0] * CLASSES.count), (MoveBin(2, 0, 0, 0, 0),), 0, 0, 0
+        )
+
+
+def test_profile_push_pop_is_exact() -> None:
+    model = _model(scores=[1234.567 + 0.01 * c for c in range(CLASSES.count)])
+    rng = np.random.default_rng(3)
+    moves = [
+        (int(p), int(b), int(b - loss))
+        for p, b, loss in zip(
+            range(1, 80, 2), rng.integers(-900, 900, 40), rng.integers(0, 500, 40), strict=True
+        )
+    ]
+    live = MoveProfile(model)
+    for m in moves:
+        live.push(*m)
+    for _ in range(15):
+        live.pop()
+    fresh = MoveProfile(model)
+    for m in moves[:-15]:
+        fresh.push(*m)
+    assert live.state() == fresh.state()
+    assert live.estimate() == fresh.estimate()
+
+
+def test_ledger_carries_the_calibrated_estimate_and_rolls_back() -> None:
+    model = _model()
+    scores = [20, 30, -40, 60, -300, -280, -290, 100, 90, 80, 85, 70, 60, 500, 480]
+    ledger = GameLedger(2860.0, model=model)
+    ledger.set_start(scores[0])
+    for s in scores[1:]:
+        ledger.push(s)
+    white = ledger.calibrated("white")
+    assert white is not None and white.moves == 7
+    # the classes are the mover's view of each move
+    expected = []
+    for ply in range(1, len(scores), 2):
+        expected.append(CLASSES.of(ply, scores[ply - 1], scores[ply]))
+    assert ledger.move_classes("white") == expected
+    black = [CLASSES.of(ply, -scores[ply - 1], -scores[ply]) for ply in range(2, len(scores), 2)]
+    assert ledger.move_classes("black") == black
+    assert white == model.estimate_moves(expected)
+    assert ledger.white_trace[-1].calibrated == white
+    # Algorithm 4 is unchanged by the model
+    plain = GameLedger(2860.0)
+    plain.set_start(scores[0])
+    for s in scores[1:]:
+        plain.push(s)
+    assert plain.perceived("white") == ledger.perceived("white")
+    assert plain.calibrated("white") is None
+    # exact rollback
+    ledger.truncate(6)
+    again = GameLedger(2860.0, model=model)
+    again.set_start(scores[0])
+    for s in scores[1:7]:
+        again.push(s)
+    assert ledger == again
+
+
+def test_ledger_first_ply_offsets_the_phase() -> None:
+    model = _model()
+    ledger = GameLedger(2860.0, model=model, first_mover_is_white=False, first_ply=20)
+    ledger.set_start(0)
+    ledger.push(0)  # game ply 20 by Black: phase 0
+    ledger.push(0)  # game ply 21 by White: phase 1
+    assert ledger.move_classes("black") == [CLASSES.of(20, 0, 0)]
+    assert ledger.move_classes("white") == [CLASSES.of(21, 0, 0)]
+
+
+# -- the fit, on synthetic rated games with a known truth ----------------------
+
+
+def _synthetic(count: int, seed: int) -> list[PlayerMoves]:
+    """Players rated N(1500, 300); each move loses Exp(mean) centipawns with a
+    mean that halves every 350 points of rating, from balanced positions."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(count):
+        rating = float(rng.normal(1500.0, 300.0))
+        n = int(rng.integers(15, 60))
+        mean_loss = 60.0 * 2.0 ** (-(rating - 1500.0) / 350.0)
+        losses = rng.exponential(mean_loss, n).astype(int)
+        evals = rng.integers(-150, 150, n)
+        classes = [
+            CLASSES.of(2 * k + 1, int(e), int(e - loss))
+            for k, (e, loss) in enumerate(zip(evals, losses, strict=True))
+        ]
+        rows.append(PlayerMoves(rating, classes, i, "white"))
+    return rows
+
+
+def test_fit_recovers_ratings_and_covers_held_out_games() -> None:
+    train = _synthetic(3000, seed=1)
+    held = _synthetic(1500, seed=2)
+    model = fit_model(train, "synthetic", seed=0)
+    assert model.prior == pytest.approx(float(np.median([r.rating for r in train])), abs=0.1)
+    # more moves say more: the slope grows from the first bin to the last
+    assert model.bins[0].slope < model.bins[-1].slope
+    rows = []
+    for r in held:
+        est = model.estimate_moves(r.classes)
+        rows.append(
+            ValidityRow(
+                r.rating,
+                len(r.classes),
+                Estimate(est.rating, est.low, est.high),
+                Estimate(est.rating, est.low, est.high),
+                est.early,
+            )
+        )
+    f = figures(rows, "calibrated", model.prior)
+    assert 0.93 <= f.coverage <= 0.97
+    assert abs(f.bias) < 30
+    assert f.spearman is not None and f.spearman > 0.6
+    assert f.mae < 0.8 * f.baseline_mae
+    # the same fit twice gives the same model (seeded prefix draws)
+    assert fit_model(train, "synthetic", seed=0) == model
+
+
+def test_fit_needs_enough_games() -> None:
+    with pytest.raises(ValueError, match="at least 50"):
+        fit_model(_synthetic(10, seed=1), "tiny")
+
+
+def test_figures_by_hand() -> None:
+    def row(rating: float, est: float, lo: float, hi: float) -> ValidityRow:
+        e = Estimate(est, lo, hi)
+        return ValidityRow(rating, 20, e, e, False)
+
+    rows = [row(1000, 1100, 900, 1300), row(1500, 1400, 1300, 1450), row(2000, 1900, 1500, 2100)]
+    f = figures(rows, "calibrated", baseline=1500.0)
+    assert f.mae == pytest.approx(100.0)
+    assert f.bias == pytest.approx((100 - 100 - 100) / 3)
+    assert f.baseline_mae == pytest.approx(1000 / 3)
+    assert f.coverage == pytest.approx(2 / 3)
+    assert f.width == pytest.approx(400.0)
+    assert f.spearman == pytest.approx(1.0)
+    report = validate(rows, 1500.0)
+    assert [lo for lo, _ in report.by_rating] == [1000, 1400, 2000]
+    assert math.isclose(report.overall["algorithm4"].mae, 100.0)
