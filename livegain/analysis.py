@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 from scipy.special import stdtrit
 
 from livegain.core.evaluation import Evaluation
@@ -36,7 +37,9 @@ from livegain.core.tournament import (
     EngineStrength,
     TournamentFit,
     engine_strength,
+    pairing_components,
     perceived_tournament,
+    tournament_estimates,
 )
 
 PairMethod = Literal["aggregate", "pair"]
@@ -490,10 +493,13 @@ JACKKNIFE_GROUPS = 200
 
 
 def _minus(hist: GainHistogram, gone: GainHistogram) -> GainHistogram:
+    """``hist`` without the moves of ``gone`` (a part of it): a copy, then one
+    removal per move gone, so the cost is that of the moves removed."""
     out = hist.copy()
-    for value, count in gone.items():
+    remove = out.remove
+    for value, count in gone.counts().items():
         for _ in range(count):
-            out.remove(value)
+            remove(value)
     return out
 
 
@@ -504,10 +510,16 @@ def _jackknife(
     over games: the whole pipeline (histograms, d_ij, fit, shift) is rerun
     without each group of games (one game per group up to 200 games);
     ``est +/- t_{K-1} sqrt((K-1)/K sum (est_(k) - mean)^2)``. Players whose
-    estimate disappears without some group (e.g. a single game) get none."""
+    estimate disappears without some group (e.g. a single game) get none.
+
+    Rerunning only what a group changes keeps this linear in the number of
+    games: the d_ij of the pairs whose histograms lose moves are recomputed,
+    and only the components of the pairing graph holding a player of the
+    group are fitted again; the others keep the estimates of the full fit
+    (Algorithm 2 fits each component on its own)."""
     names = [p.name for p in players]
-    elos = {p.name: p.elo for p in players}
-    base_hists = {p.name: p.histogram for p in players}
+    index = {name: i for i, name in enumerate(names)}
+    known = np.array([np.nan if p.elo is None else float(p.elo) for p in players])
     counted = [r for r in reports if r.white.histogram.n or r.black.histogram.n]
     k = min(len(counted), JACKKNIFE_GROUPS)
     if k < 3:
@@ -522,52 +534,110 @@ def _jackknife(
         ha, hb = pair_base.setdefault((a, b), (GainHistogram(), GainHistogram()))
         ha.merge((rep.white if rep.white.name == a else rep.black).histogram)
         hb.merge((rep.black if rep.white.name == a else rep.white).histogram)
+    base_hists = {p.name: p.histogram for p in players}
 
-    replicates: dict[str, list[float]] = {n: [] for n in names}
-    incomplete: set[str] = set()
+    def difference(ha: GainHistogram, hb: GainHistogram) -> float:
+        if ha.n == 0 or hb.n == 0:
+            return math.nan
+        return rating_difference(ha.expected_score(hb)).value
+
+    # the full fit, with the pairs in the order the replicates use
+    pairs = list(pair_base)
+    pair_index = {pair: q for q, pair in enumerate(pairs)}
+    pa = np.array([index[a] for a, _ in pairs], dtype=np.int64)
+    pb = np.array([index[b] for _, b in pairs], dtype=np.int64)
+    pd = np.array(
+        [
+            difference(base_hists[a], base_hists[b]) if method == "aggregate" else difference(*h)
+            for (a, b), h in pair_base.items()
+        ],
+        dtype=float,
+    )
+    live = np.flatnonzero(~np.isnan(pd))
+    n = len(names)
+    base_est = tournament_estimates(n, pa[live], pb[live], pd[live], known)
+    comp = pairing_components(n, pa[live], pb[live])
+    by_comp = np.argsort(comp, kind="stable")
+    comp_starts = np.concatenate([[0], np.cumsum(np.bincount(comp))])
+    live_comp = comp[pa[live]]
+    pairs_by_comp = live[np.argsort(live_comp, kind="stable")]
+    pair_starts = np.concatenate(
+        [[0], np.cumsum(np.bincount(live_comp, minlength=len(comp_starts) - 1))]
+    )
+    incident: dict[str, list[int]] = defaultdict(list)
+    for q in live.tolist():
+        incident[pairs[q][0]].append(q)
+        incident[pairs[q][1]].append(q)
+
+    replicates = np.empty((k, n))
     for group in range(k):
         removed = counted[group::k]
         gone: dict[str, GainHistogram] = defaultdict(GainHistogram)
-        pair_gone: dict[tuple[str, str], tuple[GainHistogram, GainHistogram]] = {}
-        remaining_pairs = dict(pair_games)
+        pair_gone: dict[int, tuple[GainHistogram, GainHistogram]] = {}
+        games_gone: dict[int, int] = defaultdict(int)
         for rep in removed:
             gone[rep.white.name].merge(rep.white.histogram)
             gone[rep.black.name].merge(rep.black.histogram)
             a, b = sorted((rep.white.name, rep.black.name))
             if a == b:
                 continue
-            remaining_pairs[(a, b)] -= 1
-            ga, gb = pair_gone.setdefault((a, b), (GainHistogram(), GainHistogram()))
+            q = pair_index[(a, b)]
+            games_gone[q] += 1
+            ga, gb = pair_gone.setdefault(q, (GainHistogram(), GainHistogram()))
             ga.merge((rep.white if rep.white.name == a else rep.black).histogram)
             gb.merge((rep.black if rep.white.name == a else rep.white).histogram)
-        hists = {n: (_minus(h, gone[n]) if n in gone else h) for n, h in base_hists.items()}
-        edges: list[tuple[str, str, float]] = []
-        for (a, b), (ha, hb) in pair_base.items():
-            if remaining_pairs[(a, b)] == 0:
-                continue
-            if method == "aggregate":
-                ha, hb = hists[a], hists[b]
-            elif (a, b) in pair_gone:
-                ha, hb = _minus(ha, pair_gone[(a, b)][0]), _minus(hb, pair_gone[(a, b)][1])
-            if ha.n == 0 or hb.n == 0:
-                continue
-            edges.append((a, b, rating_difference(ha.expected_score(hb)).value))
-        fit = perceived_tournament(names, elos, edges)
-        for n in names:
-            est = fit.ratings[n].estimated
-            if est is None:
-                incomplete.add(n)
-            else:
-                replicates[n].append(est)
-    q = float(stdtrit(k - 1, 0.975))
+        # the d_ij this group changes: NaN drops the pair
+        changed: dict[int, float] = {}
+        if method == "aggregate":
+            hists = {name: _minus(base_hists[name], h) for name, h in gone.items()}
+            for name in gone:
+                for q in incident[name]:
+                    if q not in changed:
+                        a, b = pairs[q]
+                        changed[q] = difference(
+                            hists.get(a, base_hists[a]), hists.get(b, base_hists[b])
+                        )
+        else:
+            for q, (ga, gb) in pair_gone.items():
+                if not np.isnan(pd[q]):
+                    ha, hb = pair_base[pairs[q]]
+                    changed[q] = difference(_minus(ha, ga), _minus(hb, gb))
+        for q, count in games_gone.items():
+            if pair_games[pairs[q]] == count:
+                changed[q] = math.nan
+        # refit the components this group touches
+        touched = np.unique(comp[[index[name] for name in gone]])
+        nodes = np.sort(
+            np.concatenate([by_comp[comp_starts[c] : comp_starts[c + 1]] for c in touched])
+        )
+        sub = np.sort(
+            np.concatenate([pairs_by_comp[pair_starts[c] : pair_starts[c + 1]] for c in touched])
+        )
+        d = pd[sub]
+        if changed:
+            where = np.array(list(changed), dtype=np.int64)
+            d[np.searchsorted(sub, where)] = np.array(list(changed.values()), dtype=float)
+        keep = ~np.isnan(d)
+        est = tournament_estimates(
+            len(nodes),
+            np.searchsorted(nodes, pa[sub][keep]),
+            np.searchsorted(nodes, pb[sub][keep]),
+            d[keep],
+            known[nodes],
+        )
+        row = base_est.copy()
+        row[nodes] = est
+        replicates[group] = row
+    t = float(stdtrit(k - 1, 0.975))
+    mean = replicates.mean(axis=0)
+    se = np.sqrt((k - 1) / k * ((replicates - mean) ** 2).sum(axis=0))
+    complete = np.all(~np.isnan(replicates), axis=0).tolist()
     out: dict[str, tuple[float, float]] = {}
-    for p in players:
-        reps = replicates[p.name]
-        if p.name in incomplete or p.tournament is None or len(reps) != k:
+    for i, p in enumerate(players):
+        if not complete[i] or p.tournament is None:
             continue
-        mean = sum(reps) / k
-        se = math.sqrt((k - 1) / k * sum((r - mean) ** 2 for r in reps))
-        out[p.name] = (p.tournament - q * se, p.tournament + q * se)
+        half = t * float(se[i])
+        out[p.name] = (p.tournament - half, p.tournament + half)
     return out
 
 

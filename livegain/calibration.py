@@ -93,19 +93,24 @@ def limit_text(limit: LimitLike) -> str | None:
     return limit.describe()
 
 
-def load_calibrations(path: str | Path | None = None) -> list[EngineCalibration]:
-    """Every entry of the calibration file (an empty list when there is none)."""
-    p = Path(path) if path is not None else shipped_path()
+def _read_toml(p: Path) -> dict[str, Any]:
+    """A TOML file's tables; an empty dict when the file does not exist."""
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return []
+        return {}
     except OSError as exc:
         raise CalibrationError(f"{p}: cannot read ({exc})") from exc
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CalibrationError(f"{p}: not valid TOML ({exc})") from exc
+
+
+def load_calibrations(path: str | Path | None = None) -> list[EngineCalibration]:
+    """Every entry of the calibration file (an empty list when there is none)."""
+    p = Path(path) if path is not None else shipped_path()
+    data = _read_toml(p)
     entries = data.get("engine", [])
     if not isinstance(entries, list):
         raise CalibrationError(f"{p}: 'engine' must be an array of tables ([[engine]])")
@@ -290,6 +295,7 @@ PROVENANCE_KEYS = (
     "part",
     "games",
     "player_games",
+    "base",
     "date",
     "command",
 )
@@ -307,16 +313,7 @@ def perceived_path() -> Path:
 def load_perceived_models(path: str | Path | None = None) -> list[PerceivedModel]:
     """Every model of the file (an empty list when there is none)."""
     p = Path(path) if path is not None else perceived_path()
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise CalibrationError(f"{p}: cannot read ({exc})") from exc
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CalibrationError(f"{p}: not valid TOML ({exc})") from exc
+    data = _read_toml(p)
     entries = data.get("model", [])
     if not isinstance(entries, list):
         raise CalibrationError(f"{p}: 'model' must be an array of tables ([[model]])")

@@ -10,6 +10,7 @@ Mate scores and anything beyond 39 pawns become +/-3900 cp.
 
 from __future__ import annotations
 
+import gzip
 import io
 import re
 from collections.abc import Sequence
@@ -61,9 +62,15 @@ def read_pgn_games(path: str | Path) -> list[chess.pgn.Game]:
     if p.is_dir():
         raise PgnError(f"{p}: is a directory, expected a PGN file")
     try:
-        text = p.read_text(encoding="utf-8-sig", errors="replace")
-    except OSError as exc:
-        raise PgnError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+        with p.open("rb") as f:
+            gzipped = f.read(2) == b"\x1f\x8b"
+        if gzipped:
+            with gzip.open(p, "rt", encoding="utf-8-sig", errors="replace") as f:
+                text = f.read()
+        else:
+            text = p.read_text(encoding="utf-8-sig", errors="replace")
+    except (OSError, EOFError) as exc:  # EOFError: a cut gzip file
+        raise PgnError(f"{p}: cannot read ({getattr(exc, 'strerror', None) or exc})") from exc
     return read_pgn_text(text, source=str(p))
 
 
@@ -161,8 +168,11 @@ def annotated_from_pgn_evals(game: chess.pgn.Game, number: int = 1) -> Annotated
     checkmate or stalemate, may go without). The start position's evaluation
     comes from a comment before the first move; without one the first move's
     gain cannot be known and is not counted (``counted_from_ply == 2``).
-    Raises :class:`NoEvalsError` when the game has no ``[%eval]`` at all and
-    :class:`PgnError` naming the move when one is missing.
+    A game whose evaluations stop for good (lichess evaluates 200 plies at
+    most) is kept up to its last evaluated ply, with a note in
+    ``extra["truncated"]``. Raises :class:`NoEvalsError` when the game has no
+    ``[%eval]`` at all and :class:`PgnError` naming the move when one is
+    missing between evaluated plies or unreadable.
     """
     where = f"game {number} ({_players(game)})"
     board = game.board()
@@ -177,7 +187,8 @@ def annotated_from_pgn_evals(game: chess.pgn.Game, number: int = 1) -> Annotated
     ucis: list[str] = []
     scores: list[int] = []
     start = _score_of(game, board)
-    for node in nodes:
+    truncated: str | None = None
+    for k, node in enumerate(nodes):
         label = _move_label(board, board.san(node.move))
         sans.append(board.san(node.move))
         ucis.append(node.move.uci())
@@ -185,13 +196,23 @@ def annotated_from_pgn_evals(game: chess.pgn.Game, number: int = 1) -> Annotated
         s = _score_of(node, board)
         if s is None:
             what = "unreadable [%eval]" if "[%eval" in node.comment else "no [%eval]"
-            raise PgnError(f"{where}: {what} after {label} (ply {len(sans)})")
+            later = any(n.eval() is not None for n in nodes[k + 1 :])
+            if "[%eval" in node.comment or later or k == 0:
+                raise PgnError(f"{where}: {what} after {label} (ply {len(sans)})")
+            # the evaluations stop here for good (lichess evaluates 200 plies at most)
+            sans.pop()
+            ucis.pop()
+            truncated = f"{where}: evaluated up to ply {k} of {len(nodes)}"
+            break
         scores.append(s)
     counted_from = 1
     if start is None:
         # unknown s_0: a placeholder equal to s_1, and ply 1 is not counted
         start = scores[0]
         counted_from = 2
+    extra = {"game_number": str(number)}
+    if truncated is not None:
+        extra["truncated"] = truncated
     return AnnotatedGame(
         headers=dict(game.headers),
         sans=sans,
@@ -200,25 +221,25 @@ def annotated_from_pgn_evals(game: chess.pgn.Game, number: int = 1) -> Annotated
         start_fen=start_fen,
         first_mover_is_white=first_white,
         counted_from_ply=counted_from,
-        extra={"game_number": str(number)},
+        extra=extra,
     )
 
 
 def annotated_games_from_pgn(
     games: Sequence[chess.pgn.Game],
 ) -> tuple[list[AnnotatedGame], list[str]]:
-    """Annotated games from ``[%eval]`` comments, skipping games without any
-    evaluation or without moves.
+    """Annotated games from ``[%eval]`` comments, skipping (with the reason)
+    games without any evaluation, without moves, or with a gap.
 
     Returns (games, skipped messages). Raises :class:`NoEvalsError` when no
-    game has evaluations, :class:`PgnError` for a game with a gap.
+    game could be read.
     """
     out: list[AnnotatedGame] = []
     skipped: list[str] = []
     for k, game in enumerate(games, start=1):
         try:
             out.append(annotated_from_pgn_evals(game, k))
-        except SkippedGameError as exc:
+        except PgnError as exc:  # this game only: the others are still analysed
             skipped.append(str(exc))
     if not out:
         raise NoEvalsError("no [%eval] annotations in any game (use --evals engine)")

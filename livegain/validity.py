@@ -103,6 +103,7 @@ def fit_model(
     min_moves: int = 5,
     seed: int = 0,
     provenance: dict[str, str] | None = None,
+    base: PerceivedModel | None = None,
 ) -> PerceivedModel:
     """Fit the two steps of the model (docs/maths.md).
 
@@ -115,20 +116,29 @@ def fit_model(
        bin (or the whole game if shorter); the line ``y ~ a + b s`` is fitted by
        least squares and its residuals' 2.5 % and 97.5 % quantiles become the
        interval. Deterministic for a given ``seed``.
+
+    With a ``base`` model, step 1 is skipped: its move classes and scores are
+    kept and only the lines and intervals are refitted on ``rows`` (for an
+    evaluation source with fewer rated games, e.g. an engine at a depth).
     """
+    if base is not None:
+        classes = base.classes
     classes = classes or MoveClasses()
     if len(rows) < 50:
         raise ValueError(f"need at least 50 rated player-games to fit, got {len(rows)}")
     k = classes.count
     y = np.array([r.rating for r in rows], dtype=float)
-    shares = np.zeros((len(rows), k))
-    for i, r in enumerate(rows):
-        shares[i] = np.bincount(r.classes, minlength=k) / len(r.classes)
     prior = float(np.median(y))
-    weight = shares.sum(axis=0) / shares.sum()
-    lhs = shares.T @ shares + ridge * np.diag(weight) + 1e-6 * np.eye(k)
-    scores = prior + np.linalg.solve(lhs, shares.T @ (y - prior))
-    centi = np.round(scores * 100.0)
+    if base is not None:
+        centi = np.array([base.centi_score(c) for c in range(k)], dtype=float)
+    else:
+        shares = np.zeros((len(rows), k))
+        for i, r in enumerate(rows):
+            shares[i] = np.bincount(r.classes, minlength=k) / len(r.classes)
+        weight = shares.sum(axis=0) / shares.sum()
+        lhs = shares.T @ shares + ridge * np.diag(weight) + 1e-6 * np.eye(k)
+        scores = prior + np.linalg.solve(lhs, shares.T @ (y - prior))
+        centi = np.round(scores * 100.0)
 
     rng = np.random.default_rng(seed)
     edges = [*bins, math.inf]
@@ -346,6 +356,13 @@ def write_plots(report: ValidityReport, directory: str, title: str) -> list[str]
     rows = report.rows
     truth = np.array([r.rating for r in rows])
     paths: list[str] = []
+
+    def save(fig: Any, name: str) -> None:
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=110)
+        plt.close(fig)
+        paths.append(str(out / name))
+
     colours = {"calibrated": "#1f77b4", "algorithm4": "#d62728"}
     labels = {"calibrated": "calibrated (shown)", "algorithm4": "Algorithm 4 (paper)"}
 
@@ -365,11 +382,7 @@ def write_plots(report: ValidityReport, directory: str, title: str) -> list[str]
         ax.legend(loc="upper left", fontsize=8)
     axes[0].set_ylabel("perceived rating at the end of the game")
     fig.suptitle(f"{title}: estimate against rating ({len(rows)} player-games)", fontsize=10)
-    fig.tight_layout()
-    path = out / "estimate-vs-rating.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    paths.append(str(path))
+    save(fig, "estimate-vs-rating.png")
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     xs = [lo + BIN_WIDTH / 2 for lo, _ in report.by_rating]
@@ -382,11 +395,7 @@ def write_plots(report: ValidityReport, directory: str, title: str) -> list[str]
     ax.set_ylabel("95 % interval contains the rating (%)")
     ax.set_title(f"{title}: coverage by rating bin", fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = out / "coverage-by-rating.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    paths.append(str(path))
+    save(fig, "coverage-by-rating.png")
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     moves = np.array([r.moves for r in rows])
@@ -401,11 +410,7 @@ def write_plots(report: ValidityReport, directory: str, title: str) -> list[str]
     ax.set_ylabel("width of the 95 % interval (rating points)")
     ax.set_title(f"{title}: interval width against moves played", fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = out / "width-vs-moves.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    paths.append(str(path))
+    save(fig, "width-vs-moves.png")
     return paths
 
 

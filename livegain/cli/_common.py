@@ -30,6 +30,16 @@ def existing_file(path: str) -> Path:
     return p
 
 
+def add_engine_options(p: Any, engine_default: str | None = None) -> None:
+    """The engine options shared by the batch commands: search limit,
+    processes, binary and evaluation cache."""
+    p.add_argument("--depth", type=int, default=None, metavar="D", help="engine depth (12)")
+    p.add_argument("--nodes", type=int, default=None, metavar="N", help="engine node limit")
+    p.add_argument("--workers", type=int, default=None, metavar="W", help="engine processes")
+    p.add_argument("--engine", default=engine_default, metavar="PATH", help="UCI engine")
+    p.add_argument("--cache", default=None, metavar="PATH", help="SQLite evaluation cache")
+
+
 def print_json(data: Any) -> None:
     """Print machine-readable JSON on stdout."""
     json.dump(data, sys.stdout, indent=2, sort_keys=False, default=str)

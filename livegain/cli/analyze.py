@@ -21,7 +21,7 @@ from livegain.analysis import (
     analyze,
     csv_rows,
 )
-from livegain.cli._common import CliError, console, print_json, table
+from livegain.cli._common import CliError, add_engine_options, console, print_json, table
 from livegain.core.perceived import CalibratedRating, PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING, PerceivedRating
 from livegain.pgnio import (
@@ -60,11 +60,7 @@ def register(sub: Any) -> None:
         help="engine strength r_e (default: the shipped calibration in engine mode, "
         f"{PAPER_ENGINE_RATING:.0f} (the paper's) in pgn mode)",
     )
-    p.add_argument("--depth", type=int, default=None, metavar="D", help="engine depth (12)")
-    p.add_argument("--nodes", type=int, default=None, metavar="N", help="engine node limit")
-    p.add_argument("--workers", type=int, default=None, metavar="W", help="engine processes")
-    p.add_argument("--engine", default=None, metavar="PATH", help="UCI engine (Stockfish)")
-    p.add_argument("--cache", default=None, metavar="PATH", help="SQLite evaluation cache")
+    add_engine_options(p)
     p.add_argument(
         "--pairing",
         choices=("aggregate", "pair"),
@@ -258,8 +254,10 @@ def print_report(
     """Readable tables."""
     out = _console()
     out.print(f"Engine rating r_e = {report.engine_rating:.0f} ({source}), for Algorithm 4")
-    if model_why:
-        out.print(f"Perceived rating: calibrated {model_why} (docs/validity.md)")
+    if report.model is not None:
+        out.print(f"Perceived rating: calibrated, {model_why or report.model.name}")
+    elif model_why:
+        out.print(f"Perceived rating: {model_why}; Algorithm 4 only")
     if len(report.games) <= DETAIL_GAMES:
         for g in report.games:
             print_game(g, out)

@@ -36,7 +36,14 @@ from livegain.calibration import (
     store_calibration,
     today,
 )
-from livegain.cli._common import CliError, console, existing_file, print_json, table
+from livegain.cli._common import (
+    CliError,
+    add_engine_options,
+    console,
+    existing_file,
+    print_json,
+    table,
+)
 from livegain.core.histogram import GainHistogram
 from livegain.core.rating import PAPER_ENGINE_RATING, difference
 from livegain.core.tournament import EngineStrength, engine_strength
@@ -58,11 +65,7 @@ def register(sub: Any) -> None:
         ),
     )
     p.add_argument("pgn", metavar="FILE.pgn", help="games between rated players")
-    p.add_argument("--depth", type=int, default=None, metavar="D", help="engine depth (12)")
-    p.add_argument("--nodes", type=int, default=None, metavar="N", help="engine node limit")
-    p.add_argument("--workers", type=int, default=None, metavar="W", help="engine processes")
-    p.add_argument("--engine", default=DEFAULT_ENGINE, metavar="PATH", help="UCI engine")
-    p.add_argument("--cache", default=None, metavar="PATH", help="SQLite evaluation cache")
+    add_engine_options(p, DEFAULT_ENGINE)
     p.add_argument(
         "--engine-distribution",
         action="store_true",

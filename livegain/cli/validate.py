@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from livegain.cli._common import CliError, console, print_json, table
+from livegain.cli._common import CliError, add_engine_options, console, print_json, table
+from livegain.core.perceived import MoveClasses
 
 
 def _common(p: argparse.ArgumentParser, part: str) -> None:
@@ -27,11 +28,7 @@ def _common(p: argparse.ArgumentParser, part: str) -> None:
         default="pgn",
         help="evaluations from the file's [%%eval] comments (default) or from the engine",
     )
-    p.add_argument("--depth", type=int, default=None, metavar="D", help="engine depth (12)")
-    p.add_argument("--nodes", type=int, default=None, metavar="N", help="engine node limit")
-    p.add_argument("--workers", type=int, default=None, metavar="W", help="engine processes")
-    p.add_argument("--engine", default=None, metavar="PATH", help="UCI engine (Stockfish)")
-    p.add_argument("--cache", default=None, metavar="PATH", help="SQLite evaluation cache")
+    add_engine_options(p)
     p.add_argument(
         "--part",
         choices=("calibration", "held-out", "all"),
@@ -61,6 +58,13 @@ def register(sub: Any) -> None:
     _common(fit, "calibration")
     fit.add_argument("--name", default=None, help="model name (default: from the evaluations)")
     fit.add_argument("--seed", type=int, default=0, help="seed of the prefix draws (0)")
+    fit.add_argument(
+        "--base",
+        default=None,
+        metavar="NAME",
+        help="keep this shipped model's move scores and refit only its lines and intervals "
+        "(for evaluations with fewer rated games, e.g. an engine at a fixed depth)",
+    )
     fit.add_argument(
         "--write-config", action="store_true", help="store the model in the shipped model file"
     )
@@ -134,11 +138,26 @@ def _limit(args: argparse.Namespace) -> str:
 
 
 def run_fit(args: argparse.Namespace) -> int:
-    from livegain.calibration import config_path, store_perceived_model, today
+    from livegain.calibration import (
+        CalibrationError,
+        config_path,
+        load_perceived_models,
+        store_perceived_model,
+        today,
+    )
     from livegain.validity import fit_model, player_moves
 
+    base = None
+    if args.base is not None:
+        try:
+            found = [m for m in load_perceived_models() if m.name == args.base]
+        except CalibrationError as exc:
+            raise CliError(str(exc)) from exc
+        if not found:
+            raise CliError(f"--base: no shipped model named {args.base!r}")
+        base = found[0]
     annotated, skipped, engine_name = _games(args)
-    rows = player_moves(annotated, _classes())
+    rows = player_moves(annotated, base.classes if base else MoveClasses())
     provenance = {
         "evals": args.evals,
         "source": Path(args.pgn).name,
@@ -148,6 +167,8 @@ def run_fit(args: argparse.Namespace) -> int:
         "date": today(),
         "command": "livegain " + shlex.join(getattr(args, "argv", sys.argv[1:])),
     }
+    if base is not None:
+        provenance["base"] = base.name
     if args.evals == "engine":
         provenance["engine"] = engine_name or "?"
         provenance["limit"] = _limit(args)
@@ -155,7 +176,9 @@ def run_fit(args: argparse.Namespace) -> int:
     else:
         default_name = f"pgn evals, {Path(args.pgn).name}"
     try:
-        model = fit_model(rows, args.name or default_name, seed=args.seed, provenance=provenance)
+        model = fit_model(
+            rows, args.name or default_name, seed=args.seed, provenance=provenance, base=base
+        )
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     stored = None
@@ -186,12 +209,6 @@ def run_fit(args: argparse.Namespace) -> int:
         if stored is not None:
             out.print(f"stored in {stored}")
     return 0
-
-
-def _classes() -> Any:
-    from livegain.core.perceived import MoveClasses
-
-    return MoveClasses()
 
 
 def run_validate(args: argparse.Namespace) -> int:

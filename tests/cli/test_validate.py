@@ -122,7 +122,7 @@ def test_validate_recovers_known_ratings(
     # Algorithm 4 against a 2860 engine: far off, and its interval rarely holds the rating
     assert a4["bias"] > 300 and a4["coverage"] < 0.5
     assert {b["from"] for b in data["by_rating"]} >= {1200, 1400, 1600}
-    assert [b["from"] for b in data["by_moves"]][0] == 1
+    assert data["by_moves"][0]["from"] == 1
     assert sorted(Path(p).name for p in data["plots"]) == [
         "coverage-by-rating.png",
         "estimate-vs-rating.png",

@@ -35,6 +35,52 @@ CHROMIUM_ARGS = [
 ]
 ARTIFACTS = REPO / "artifacts" / "overlays"
 
+# ------------------------------------------------------------------ a calibrated model
+
+#: Moves before the test model's estimate counts (the shipped models' minimum too).
+TEST_MIN_MOVES = 5
+
+
+def write_test_model(path: Path) -> Path:
+    """A small hand-made calibrated perceived-rating model, so the pages' figures do
+    not depend on which model is shipped: a move's score depends only on the
+    centipawns it lost (2600 for none, 200 less per band), the estimate is the mean
+    score (shrunk toward the prior while too early) with a 95 % interval of
+    -450/+450 from 5 moves and -350/+350 from 10."""
+    from livegain.calibration import store_perceived_model
+    from livegain.core.perceived import MoveBin, MoveClasses, PerceivedModel
+
+    classes = MoveClasses()
+    losses = len(classes.loss_edges) + 1
+    scores = tuple(2600.0 - 200.0 * (c % losses) for c in range(classes.count))
+    model = PerceivedModel(
+        name="overlay-test",
+        classes=classes,
+        move_scores=scores,
+        bins=(
+            MoveBin(moves_from=1, intercept=1200.0, slope=0.4, q_low=-700.0, q_high=700.0),
+            MoveBin(
+                moves_from=TEST_MIN_MOVES, intercept=0.0, slope=1.0, q_low=-450.0, q_high=450.0
+            ),
+            MoveBin(moves_from=10, intercept=0.0, slope=1.0, q_low=-350.0, q_high=350.0),
+        ),
+        prior=1800.0,
+        prior_low=1100.0,
+        prior_high=2500.0,
+        min_moves=TEST_MIN_MOVES,
+        provenance={"evals": "engine", "source": "tests/overlay (hand-made)"},
+    )
+    return store_perceived_model(model, path)
+
+
+def model_for_pictures(tmp: Path) -> Path | None:
+    """For the tests that take the docs' pictures: None (``livegain serve`` then
+    uses the shipped model) when a model is shipped, else the tests' own, written
+    into ``tmp`` (pictures taken that way are for checking, not for the docs)."""
+    from livegain.calibration import load_perceived_models
+
+    return None if load_perceived_models() else write_test_model(tmp / "perceived.toml")
+
 
 def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
     """Poll ``check`` until it returns something truthy; fail naming ``what``."""
@@ -267,16 +313,23 @@ class Serve:
         *,
         depth: int = 6,
         matches: str = "",
+        perceived_model: Path | None = None,
     ) -> None:
         self.tmp = tmp
         self.port = free_port()
         self.config = tmp / "livegain.toml"
         self.log_path = tmp / "serve.log"
+        # the calibrated model: the given file, else the shipped one
+        model = (
+            ""
+            if perceived_model is None
+            else f"perceived_model = {_toml_str(str(perceived_model))}\n"
+        )
         self.config.write_text(
             f"data_dir = {_toml_str(str(tmp / 'data'))}\n"
             "persist = true\n\n"
             f'[server]\nhost = "127.0.0.1"\nport = {self.port}\n\n'
-            f"[engine]\npath = {_toml_str(engine)}\ndepth = {depth}\nworkers = 1\n\n"
+            f"[engine]\npath = {_toml_str(engine)}\ndepth = {depth}\nworkers = 1\n{model}\n"
             f'[[feeds]]\ntype = "pgn-http"\nurl = {_toml_str(feed_url)}\ninterval = 0.2\n\n'
             f"{matches}\n"
             '[log]\nlevel = "warning"\n'
@@ -397,14 +450,15 @@ def fresh_state(ws_url: str, board_id: str, timeout: float = 5.0) -> dict[str, A
 
 
 def settled(state: dict[str, Any], plies: int) -> bool:
-    """Every revealed ply is on the board and evaluated, perceived ratings known."""
+    """Every revealed ply is on the board and evaluated, ratings known (Algorithm 4's
+    always; the calibrated one comes with it, or is null without a model)."""
     moves = state["moves"]
     return (
         len(moves) == plies
         and all(m["gain"] is not None for m in moves)
         and state["eval"] is not None
-        and (plies < 1 or state["white_perceived"] is not None)
-        and (plies < 2 or state["black_perceived"] is not None)
+        and (plies < 1 or state["white_algorithm4"] is not None)
+        and (plies < 2 or state["black_algorithm4"] is not None)
     )
 
 

@@ -20,6 +20,7 @@ from ._live import (
     ReplayThread,
     Serve,
     StaticServer,
+    write_test_model,
 )
 
 # ------------------------------------------------------------------ fixtures
@@ -81,12 +82,14 @@ def page_factory(browser: Any) -> Iterator[Callable[..., Any]]:
 def live_round(
     tmp_path_factory: pytest.TempPathFactory, engine_path: str, chromium_path: str
 ) -> Iterator[tuple[Serve, ReplayThread]]:
-    """A three-board round replayed over HTTP into a real ``livegain serve``."""
+    """A three-board round replayed over HTTP into a real ``livegain serve``, with
+    the tests' own calibrated model (:func:`write_test_model`)."""
     tmp = tmp_path_factory.mktemp("overlay-round")
     pgn = tmp / "round.pgn"
     pgn.write_text(GAME_A + "\n" + GAME_B + "\n" + GAME_XSS)
     replay = ReplayThread(pgn.read_text())
-    serve = Serve(tmp, replay.url, engine_path)
+    model = write_test_model(tmp / "perceived.toml")
+    serve = Serve(tmp, replay.url, engine_path, perceived_model=model)
     try:
         serve.start()
         yield serve, replay

@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from ._live import (
+    TEST_MIN_MOVES,
     XSS_NAME,
     ReplayThread,
     Serve,
@@ -67,15 +68,73 @@ def js_number(x: float) -> str:
     return repr(float(x)).removesuffix(".0")
 
 
+def shown_value(per: dict[str, Any] | None) -> str:
+    """The page's data-value for a calibrated rating: the number, or "" while early."""
+    return "" if per is None or per["early"] else js_number(per["rating"])
+
+
 def shows_update(page: Any, update: dict[str, Any] | None) -> bool:
     if update is None:
         return False
     for color in ("white", "black"):
-        per = update[f"{color}_perceived"]
-        want = "" if per is None else js_number(per["rating"])
+        want = shown_value(update[f"{color}_perceived"])
         if page.get_by_test_id(f"{color}-perceived").get_attribute("data-value") != want:
             return False
     return True
+
+
+def expect_shows_rating(
+    page: Any, color: str, per: dict[str, Any] | None, official: int | None
+) -> None:
+    """The card shows this calibrated rating: "too early" and no number while it
+    is early, else the number, its 95 % interval and its difference to FIDE."""
+    value = page.get_by_test_id(f"{color}-perceived")
+    box = page.get_by_test_id(f"{color}-perceived-box")
+    expect(page.get_by_test_id(f"{color}-perceived-label")).to_have_text("Perceived rating")
+    if per is None:
+        expect(box).to_have_attribute("data-state", "none")
+        expect(value).to_have_text("–")
+        return
+    if per["early"]:
+        expect(box).to_have_attribute("data-state", "early")
+        expect(value).to_have_text("too early")
+        expect(value).to_have_attribute("data-value", "")
+        moves = per["moves"]
+        expect(page.get_by_test_id(f"{color}-perceived-moves")).to_have_text(
+            f"{moves} move{'' if moves == 1 else 's'} so far" if moves else "no moves yet"
+        )
+        expect(page.get_by_test_id(f"{color}-perceived-interval")).to_be_hidden()
+        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text("")
+        # no number anywhere in the block, not even a bounded one like "≤2060"
+        text = box.inner_text()
+        assert not any(ch.isdigit() for ch in text.replace(str(moves), "", 1)), text
+        return
+    expect(box).to_have_attribute("data-state", "estimate")
+    expect(value).to_have_text(str(js_round(per["rating"])))
+    assert float(value.get_attribute("data-value") or "nan") == pytest.approx(per["rating"])
+    expect(page.get_by_test_id(f"{color}-perceived-interval")).to_be_visible()
+    expect(page.get_by_test_id(f"{color}-perceived-low")).to_have_text(str(js_round(per["low"])))
+    expect(page.get_by_test_id(f"{color}-perceived-high")).to_have_text(str(js_round(per["high"])))
+    expect(page.get_by_test_id(f"{color}-perceived-bound")).to_have_text("")
+    if official:
+        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text(
+            f"{signed(per['rating'] - official)} vs FIDE"
+        )
+
+
+def expect_trace(page: Any, color: str, trace: list[dict[str, Any]]) -> None:
+    """The chart has one point per trace point, early ones marked (and without a value)."""
+    points = page.locator(f'[data-testid="trace-{color}-point"]')
+    expect(points).to_have_count(len(trace))
+    drawn = page.eval_on_selector_all(
+        f'[data-testid="trace-{color}-point"]',
+        "ps => ps.map(p => [Number(p.dataset.ply), p.dataset.early, p.dataset.rating])",
+    )
+    want = [
+        [p["ply"], "true", ""] if p["early"] else [p["ply"], "false", js_number(p["rating"])]
+        for p in trace
+    ]
+    assert drawn == want
 
 
 def expect_matches_state(page: Any, state: dict[str, Any]) -> None:
@@ -86,27 +145,8 @@ def expect_matches_state(page: Any, state: dict[str, Any]) -> None:
         expect(page.get_by_test_id(f"{color}-rating")).to_have_text(str(player["rating"]))
         if player.get("title"):
             expect(page.get_by_test_id(f"{color}-title")).to_have_text(player["title"])
-        per = state[f"{color}_perceived"]
-        value = page.get_by_test_id(f"{color}-perceived")
-        expect(value).to_have_text(str(js_round(per["rating"])))
-        assert float(value.get_attribute("data-value") or "nan") == pytest.approx(per["rating"])
-        expect(page.get_by_test_id(f"{color}-perceived-low")).to_have_text(
-            str(js_round(per["low"]))
-        )
-        expect(page.get_by_test_id(f"{color}-perceived-high")).to_have_text(
-            str(js_round(per["high"]))
-        )
-        diff = per["rating"] - player["rating"]
-        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text(
-            f"{signed(diff)} vs FIDE"
-        )
-        trace = state[f"{color}_trace"]
-        expect(page.locator(f'[data-testid="trace-{color}-point"]')).to_have_count(len(trace))
-        plies = [
-            int(p.get_attribute("data-ply") or -1)
-            for p in page.locator(f'[data-testid="trace-{color}-point"]').all()
-        ]
-        assert plies == [p["ply"] for p in trace]
+        expect_shows_rating(page, color, state[f"{color}_perceived"], player["rating"])
+        expect_trace(page, color, state[f"{color}_trace"])
         clock = state["clocks"][color]
         if clock is not None:
             expect(page.get_by_test_id(f"{color}-clock")).to_have_text(clock_text(clock))
@@ -161,6 +201,7 @@ def test_board_overlay_follows_the_replay_ply_by_ply(
             i for i, g in enumerate(replay.replay.games) if g.full.white.name.startswith("Fischer")
         )
         seen = 0
+        states: set[str] = set()  # the calibrated ratings' states seen on the way
         while not replay.replay.finished:
             replay.advance(1)
             revealed = replay.replay.revealed[index]
@@ -181,6 +222,21 @@ def test_board_overlay_follows_the_replay_ply_by_ply(
                 10,
                 f"the page to show the latest update after ply {revealed}",
             )
+            # "too early" with no number before the model's minimum of moves, then the
+            # message's own number and interval
+            update = watcher.last_update(bid)
+            assert update is not None
+            for color, official in (("white", 2785), ("black", 2660)):
+                per = update[f"{color}_perceived"]
+                moves = (revealed + (color == "white")) // 2
+                if moves == 0:  # Black before his first move: nothing yet
+                    assert per is None
+                else:
+                    assert per is not None and per["moves"] == moves
+                    assert per["early"] == (moves < TEST_MIN_MOVES)
+                    states.add("early" if per["early"] else "estimate")
+                expect_shows_rating(page, color, per, official)
+        assert states == {"early", "estimate"}
         total = len(replay.replay.games[index].full.moves)
         assert seen == total
         # the page followed by updates, not by re-reading whole snapshots
@@ -197,6 +253,7 @@ def test_board_overlay_follows_the_replay_ply_by_ply(
         update = wait_until(final_update, 20, "the update that evaluates the last ply")
         for color in ("white", "black"):
             per = update[f"{color}_perceived"]
+            assert not per["early"]
             value = page.get_by_test_id(f"{color}-perceived")
             expect(value).to_have_attribute("data-value", js_number(per["rating"]))
             expect(value).to_have_text(str(js_round(per["rating"])))
@@ -270,9 +327,12 @@ def test_multi_board_view_lists_every_board(
         expect(card.get_by_test_id("black-name")).to_have_text(state["black"]["name"])
         for color in ("white", "black"):
             per = state[f"{color}_perceived"]
-            expect(card.get_by_test_id(f"{color}-perceived")).to_have_text(
-                str(js_round(per["rating"]))
-            )
+            value = card.get_by_test_id(f"{color}-perceived")
+            if per["early"]:
+                expect(value).to_have_text("too early")
+            else:
+                expect(value).to_have_text(str(js_round(per["rating"])))
+                expect(value).to_have_attribute("data-value", js_number(per["rating"]))
         expect(card.get_by_test_id("eval-cp")).to_have_attribute(
             "data-cp", str(state["eval"]["cp"])
         )
@@ -281,6 +341,20 @@ def test_multi_board_view_lists_every_board(
     # board numbers in order
     numbers = [c.inner_text() for c in page.get_by_test_id("board-no").all()]
     assert numbers == sorted(numbers, key=int)
+    expect(page.get_by_test_id("legend")).to_contain_text("calibrated on rated games")
+
+    # rating=algorithm4: the paper's figures instead, said so in the legend
+    page.goto(f"{serve.url}/overlay/boards?rating=algorithm4")
+    expect(page.get_by_test_id("legend")).to_contain_text("Algorithm 4 (paper)")
+    for g in games:
+        bid = board_id_of(serve, g.full.white.name)
+        state = fresh_state(serve.ws_url, bid)
+        card = page.locator(f'[data-testid="board-card"][data-board-id="{bid}"]')
+        for color in ("white", "black"):
+            a4 = state[f"{color}_algorithm4"]
+            value = card.get_by_test_id(f"{color}-perceived")
+            expect(value).to_have_text(str(js_round(a4["rating"])))
+            expect(value).to_have_attribute("data-value", js_number(a4["rating"]))
 
 
 def test_index_lists_boards_with_overlay_urls_and_preview(
@@ -311,6 +385,12 @@ def test_index_lists_boards_with_overlay_urls_and_preview(
     assert q["layout"] == ["lower-third"]
     assert q["theme"] == ["light"]
     assert q["bg"] == ["transparent"]
+    assert "rating" not in q  # the calibrated rating is the default
+    page.get_by_test_id("pick-rating").select_option("algorithm4")
+    url = row.get_by_test_id("board-url").input_value()
+    assert parse_qs(urlsplit(url).query)["rating"] == ["algorithm4"]
+    boards_url = page.get_by_test_id("boards-url").first.input_value()
+    assert parse_qs(urlsplit(boards_url).query)["rating"] == ["algorithm4"]
 
     # preview shows that very URL, live
     row.get_by_role("button", name="Preview").click()
@@ -318,6 +398,7 @@ def test_index_lists_boards_with_overlay_urls_and_preview(
     expect(frame).to_have_attribute("src", url)
     inner = page.frame_locator('[data-testid="preview"]')
     expect(inner.get_by_test_id("white-name")).to_have_text("Polgar, Judit")
+    expect(inner.get_by_test_id("white-perceived-label")).to_have_text("Algorithm 4 (paper)")
 
     # the copied URL opens the same overlay
     page.goto(url)
@@ -352,11 +433,9 @@ def test_a_silent_network_is_detected_and_recovered(
         expect(status).not_to_have_attribute("data-state", "reconnecting", timeout=20_000)
         expect(overlay).to_have_attribute("data-fresh", "true", timeout=10_000)
         state = fresh_state(serve.ws_url, bid)
-        per = state["white_perceived"]
-        if per is not None:
-            expect(page.get_by_test_id("white-perceived")).to_have_attribute(
-                "data-value", js_number(per["rating"])
-            )
+        expect(page.get_by_test_id("white-perceived")).to_have_attribute(
+            "data-value", shown_value(state["white_perceived"])
+        )
     finally:
         proxy.close()
 
@@ -376,10 +455,55 @@ def test_lower_third_sparklines_follow_each_players_trace(
     for color in ("white", "black"):
         spark = page.get_by_test_id(f"{color}-spark")
         expect(spark).to_be_visible()
+        trace = state[f"{color}_trace"]
+        svg = page.get_by_test_id(f"{color}-spark-svg")
+        expect(svg).to_have_attribute("data-points", str(len(trace)))
+        # the line joins the points with a value; early ones (too early to tell) have none
+        measured = [p for p in trace if not p["early"]]
+        assert 2 <= len(measured) < len(trace)
+        expect(svg).to_have_attribute("data-early", str(len(trace) - len(measured)))
         line = page.locator(f'[data-testid="{color}-spark-svg"] polyline')
-        expect(line).to_have_attribute("data-points", str(len(state[f"{color}_trace"])))
+        expect(line).to_have_attribute("data-points", str(len(measured)))
         box = spark.bounding_box()
         assert box is not None and box["height"] >= 20  # it fills the card's free band
     page.goto(f"{serve.url}/overlay/board?board={bid}")
     expect(page.get_by_test_id("white-name")).to_have_text("Polgar, Judit")
     expect(page.get_by_test_id("white-spark")).to_be_hidden()  # the full layout has the chart
+
+
+def test_algorithm4_on_request(live_round: tuple[Serve, ReplayThread], page_factory: Any) -> None:
+    """``rating=algorithm4`` shows the paper's Algorithm 4 (labelled as such) with its
+    interval and clamp marks, and charts Algorithm 4's trace, one point per point."""
+    serve, replay = live_round
+    replay.advance(replay.total_plies)
+    game = next(g for g in replay.replay.games if g.full.white.name == "Polgar, Judit")
+    bid = board_id_of(serve, "Polgar, Judit")
+    state = wait_settled(serve, bid, len(game.full.moves))
+    page = page_factory()
+    page.goto(f"{serve.url}/overlay/board?board={bid}&rating=algorithm4")
+    expect(page.get_by_test_id("board-overlay")).to_have_attribute("data-fresh", "true")
+    expect(page.get_by_test_id("trace-title")).to_have_text("Algorithm 4 (paper), move by move")
+    for color in ("white", "black"):
+        a4 = state[f"{color}_algorithm4"]
+        per = state[f"{color}_perceived"]
+        expect(page.get_by_test_id(f"{color}-perceived-label")).to_have_text("Algorithm 4 (paper)")
+        value = page.get_by_test_id(f"{color}-perceived")
+        expect(value).to_have_text(str(js_round(a4["rating"])))
+        expect(value).to_have_attribute("data-value", js_number(a4["rating"]))
+        assert a4["rating"] != per["rating"]  # not the calibrated figure
+        expect(page.get_by_test_id(f"{color}-perceived-low")).to_have_text(str(js_round(a4["low"])))
+        expect(page.get_by_test_id(f"{color}-perceived-high")).to_have_text(
+            str(js_round(a4["high"]))
+        )
+        bound = ("\u2264" if a4["difference"] < 0 else "\u2265") if a4["bounded"] else ""
+        expect(page.get_by_test_id(f"{color}-perceived-bound")).to_have_text(bound)
+        official = state[color]["rating"]
+        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text(
+            f"{signed(a4['rating'] - official)} vs FIDE"
+        )
+        trace = state[f"{color}_trace"]
+        drawn = page.eval_on_selector_all(
+            f'[data-testid="trace-{color}-point"]',
+            "ps => ps.map(p => [Number(p.dataset.ply), Number(p.dataset.rating)])",
+        )
+        assert drawn == [[p["ply"], p["algorithm4"]["rating"]] for p in trace]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from ._live import ReplayThread, Serve, save_artifact, wait_until
+from ._live import ReplayThread, Serve, model_for_pictures, save_artifact, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.engine, pytest.mark.slow]
 
@@ -36,7 +36,8 @@ def many(
     tmp_path_factory: pytest.TempPathFactory, engine_path: str, chromium_path: str
 ) -> Iterator[Serve]:
     replay = ReplayThread(big_round())
-    serve = Serve(tmp_path_factory.mktemp("overlay-many"), replay.url, engine_path)
+    tmp = tmp_path_factory.mktemp("overlay-many")
+    serve = Serve(tmp, replay.url, engine_path, perceived_model=model_for_pictures(tmp))
     try:
         serve.start()
         replay.advance(replay.total_plies)

@@ -22,18 +22,37 @@ pytestmark = [pytest.mark.browser]
 def perceived(rating: float, moves: int) -> schema.Perceived:
     return schema.Perceived(
         rating=rating,
-        low=rating - 150,
-        high=rating + 150,
-        difference=rating - 2860,
-        expected=0.4,
+        low=rating - 400,
+        high=rating + 400,
         moves=moves,
-        bounded=False,
+        early=moves < 5,
+        model="test",
     )
 
 
-def point(ply: int, rating: float) -> schema.TracePoint:
+def algorithm4(rating: float, moves: int, bounded: bool = False) -> schema.Algorithm4:
+    return schema.Algorithm4(
+        rating=rating,
+        low=rating - 150,
+        high=rating + 150,
+        difference=rating - 2860,
+        expected=0.0 if bounded else 0.4,
+        moves=moves,
+        bounded=bounded,
+    )
+
+
+def point(ply: int, rating: float | None, early: bool = False) -> schema.TracePoint:
+    a4 = 2860.0 if rating is None else rating + 300
     return schema.TracePoint(
-        ply=ply, rating=rating, low=rating - 150, high=rating + 150, difference=0, bounded=False
+        ply=ply,
+        rating=rating,
+        low=None if rating is None else rating - 400,
+        high=None if rating is None else rating + 400,
+        early=early or rating is None,
+        algorithm4=schema.TraceAlgorithm4(
+            rating=a4, low=a4 - 150, high=a4 + 150, difference=a4 - 2860, bounded=False
+        ),
     )
 
 
@@ -55,6 +74,8 @@ def state_json() -> dict[str, Any]:
         black_trace=[point(2, 2700)],
         white_perceived=perceived(2600, 2),
         black_perceived=perceived(2700, 1),
+        white_algorithm4=algorithm4(2900, 2),
+        black_algorithm4=algorithm4(3000, 1),
         engine="test",
         engine_rating=2860,
         seq=7,
@@ -91,6 +112,8 @@ def test_correction_truncates_then_appends(lib: Any) -> None:
         white_points=[point(3, 2450)],
         white_perceived=perceived(2450, 2),
         black_perceived=perceived(2700, 1),
+        white_algorithm4=algorithm4(2750, 2),
+        black_algorithm4=algorithm4(3000, 1),
     )
     out = lib.evaluate(APPLY, [st, [u1, u2]])
     assert out["results"] == ["ok", "ok"]
@@ -99,6 +122,7 @@ def test_correction_truncates_then_appends(lib: Any) -> None:
     assert [p["ply"] for p in s["white_trace"]] == [1, 3]
     assert s["white_trace"][-1]["rating"] == 2450
     assert s["white_perceived"]["rating"] == 2450
+    assert s["white_algorithm4"]["rating"] == 2750
     assert s["seq"] == 9
 
 
@@ -117,6 +141,70 @@ def test_takeback_to_the_start_clears_the_board(lib: Any) -> None:
     s = out["state"]
     assert s["moves"] == [] and s["white_trace"] == [] and s["black_trace"] == []
     assert s["white_perceived"] is None and s["eval"] is None
+    assert s["white_algorithm4"] is None and s["black_algorithm4"] is None
+
+
+SHOWN = """async ([src, trace]) => {
+  const lib = await import("./static/lib.js");
+  const out = {};
+  for (const mode of ["calibrated", "algorithm4"]) {
+    out[mode] = {
+      white: lib.shownRating(src, "white", mode),
+      black: lib.shownRating(src, "black", mode),
+      trace: lib.shownTrace(trace, mode),
+    };
+  }
+  out.summary = lib.summaryOf(src);
+  return out;
+}"""
+
+
+def test_which_rating_is_shown(lib: Any) -> None:
+    """The calibrated estimate by default: a number with its interval once it counts,
+    "early" (no number) before; Algorithm 4 on request, with its clamp mark."""
+    st = state_json()
+    st["black_algorithm4"] = algorithm4(2060, 1, bounded=True).model_dump(mode="json")
+    st["white_perceived"] = perceived(2600, 6).model_dump(mode="json")
+    trace = [
+        point(1, 2100, early=True).model_dump(mode="json"),
+        point(3, 2600).model_dump(mode="json"),
+        point(5, None).model_dump(mode="json"),
+    ]
+    out = lib.evaluate(SHOWN, [st, trace])
+    cal, a4 = out["calibrated"], out["algorithm4"]
+    assert cal["white"] == {
+        "kind": "calibrated",
+        "state": "estimate",
+        "rating": 2600,
+        "low": 2200,
+        "high": 3000,
+        "moves": 6,
+        "bound": "",
+    }
+    assert cal["black"]["state"] == "early" and cal["black"]["rating"] is None
+    assert cal["black"]["moves"] == 1
+    assert a4["black"]["state"] == "estimate" and a4["black"]["rating"] == 2060
+    assert a4["black"]["bound"] == "\u2264"
+    assert a4["white"]["rating"] == 2900 and a4["white"]["bound"] == ""
+    assert [(p["ply"], p["rating"], p["early"]) for p in cal["trace"]] == [
+        (1, None, True),
+        (3, 2600, False),
+        (5, None, True),
+    ]
+    assert [p["none"] for p in cal["trace"]] == [False, False, True]
+    assert [(p["ply"], p["rating"]) for p in a4["trace"]] == [(1, 2400), (3, 2900), (5, 2860)]
+    assert out["summary"]["white_algorithm4"]["rating"] == 2900
+
+
+def test_no_model_and_old_servers_show_nothing_calibrated(lib: Any) -> None:
+    st = state_json()
+    st["white_perceived"] = None  # no calibrated model
+    # a protocol 1 server's `perceived` was Algorithm 4's: never shown as calibrated
+    st["black_perceived"] = algorithm4(2700, 1).model_dump(mode="json")
+    out = lib.evaluate(SHOWN, [st, []])
+    assert out["calibrated"]["white"]["state"] == "none"
+    assert out["calibrated"]["black"]["state"] == "none"
+    assert out["algorithm4"]["white"]["state"] == "estimate"
 
 
 def test_formatting(lib: Any) -> None:

@@ -1,5 +1,6 @@
 """How the board overlay draws particular situations: a big loss, a clamped
-rating, a mate score, running clocks, match odds, a takeback, a finished game.
+rating, a mate score, running clocks, match odds, a takeback, a finished game,
+the calibrated rating while it is too early to tell, and without a model.
 
 The boards are published through the real server component
 (:class:`~livegain.publish.server.LiveServer`), exactly as the service does;
@@ -8,6 +9,8 @@ the test plays the feed and chooses the situation.
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 import pytest
@@ -20,8 +23,20 @@ from ._live import StaticServer
 pytestmark = [pytest.mark.browser]
 
 
-def perceived(rating: float, moves: int, bounded: bool = False) -> schema.Perceived:
+def perceived(rating: float, moves: int, early: bool = False) -> schema.Perceived:
+    """The calibrated estimate (the wire's ``*_perceived``)."""
     return schema.Perceived(
+        rating=rating,
+        low=rating - 410,
+        high=rating + 380,
+        moves=moves,
+        early=early,
+        model="test",
+    )
+
+
+def algorithm4(rating: float, moves: int, bounded: bool = False) -> schema.Algorithm4:
+    return schema.Algorithm4(
         rating=rating,
         low=rating - 120,
         high=rating + 120,
@@ -32,14 +47,27 @@ def perceived(rating: float, moves: int, bounded: bool = False) -> schema.Percei
     )
 
 
-def point(ply: int, rating: float, bounded: bool = False) -> schema.TracePoint:
+def point(
+    ply: int,
+    rating: float | None,
+    a4: float,
+    bounded: bool = False,
+    early: bool = False,
+) -> schema.TracePoint:
+    """A trace point: the calibrated ``rating`` (None: no model) and Algorithm 4's ``a4``."""
     return schema.TracePoint(
         ply=ply,
         rating=rating,
-        low=rating - 120,
-        high=rating + 120,
-        difference=rating - 2860,
-        bounded=bounded,
+        low=None if rating is None else rating - 410,
+        high=None if rating is None else rating + 380,
+        early=early or rating is None,
+        algorithm4=schema.TraceAlgorithm4(
+            rating=a4,
+            low=a4 - 120,
+            high=a4 + 120,
+            difference=a4 - 2860,
+            bounded=bounded,
+        ),
     )
 
 
@@ -72,10 +100,20 @@ def board(**kw: Any) -> schema.BoardState:
         eval=schema.EvalInfo(
             cp=3900, mate=2, wdl=schema.Wdl(win=1000, draw=0, loss=0), depth=10, best="Qh5#"
         ),
-        white_perceived=perceived(2905.5, 2),
-        black_perceived=perceived(2060, 2, bounded=True),
-        white_trace=[point(1, 2860), point(3, 2905.5)],
-        black_trace=[point(2, 2060, True), point(4, 2060, True)],
+        white_perceived=perceived(2805.5, 6),
+        black_perceived=perceived(2410, 6),
+        white_algorithm4=algorithm4(2905.5, 6),
+        black_algorithm4=algorithm4(2060, 6, bounded=True),
+        white_trace=[
+            point(1, 2200, 2860, early=True),
+            point(3, 2500, 2905.5),
+            point(5, 2805.5, 2905.5),
+        ],
+        black_trace=[
+            point(2, 1900, 2060, True, early=True),
+            point(4, 2300, 2060, True),
+            point(6, 2410, 2060, True),
+        ],
         head_to_head=schema.HeadToHead(
             white_expected=0.875,
             black_expected=0.125,
@@ -103,13 +141,17 @@ def board(**kw: Any) -> schema.BoardState:
     return schema.BoardState(**base)
 
 
+def open_board(static_server: StaticServer, page_factory: Any, query: str = "") -> Any:
+    p = page_factory()
+    p.goto(f"{static_server.url}/overlay/board?board=r1-b1{query}")
+    expect(p.get_by_test_id("board-overlay")).to_have_attribute("data-fresh", "true")
+    return p
+
+
 @pytest.fixture
 def page(static_server: StaticServer, page_factory: Any) -> Any:
     static_server.set_board(board())
-    p = page_factory()
-    p.goto(f"{static_server.url}/overlay/board?board=r1-b1")
-    expect(p.get_by_test_id("board-overlay")).to_have_attribute("data-fresh", "true")
-    return p
+    return open_board(static_server, page_factory)
 
 
 def test_big_loss_mate_clocks_odds(page: Any) -> None:
@@ -151,31 +193,179 @@ def test_big_loss_mate_clocks_odds(page: Any) -> None:
     expect(page.get_by_test_id("h2h-diff")).to_have_text("White +325 Elo")
 
 
-def test_clamped_rating_is_marked(page: Any) -> None:
+def test_calibrated_estimate_with_its_interval(page: Any) -> None:
+    """By default the cards show the calibrated estimate, the message's number and
+    interval, labelled as the perceived rating, and the chart draws its trace."""
+    for color, rating, official in (("white", 2805.5, 2865), ("black", 2410, 2760)):
+        box = page.get_by_test_id(f"{color}-perceived-box")
+        expect(box).to_have_attribute("data-state", "estimate")
+        expect(box).to_have_attribute("data-kind", "calibrated")
+        expect(box).to_have_attribute("title", re.compile("calibrated on rated games", re.I))
+        expect(page.get_by_test_id(f"{color}-perceived-label")).to_have_text("Perceived rating")
+        value = page.get_by_test_id(f"{color}-perceived")
+        expect(value).to_have_text(str(math.floor(rating + 0.5)))
+        expect(value).to_have_attribute("data-value", f"{rating:g}")
+        expect(page.get_by_test_id(f"{color}-perceived-low")).to_have_text(
+            str(math.floor(rating - 410 + 0.5))
+        )
+        expect(page.get_by_test_id(f"{color}-perceived-high")).to_have_text(
+            str(math.floor(rating + 380 + 0.5))
+        )
+        expect(page.get_by_test_id(f"{color}-perceived-bound")).to_have_text("")
+        diff = math.floor(rating - official + 0.5)
+        sign = "+" if diff > 0 else "\u2212"
+        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text(
+            f"{sign}{abs(diff)} vs FIDE"
+        )
+    expect(page.get_by_test_id("white-perceived-interval")).to_have_text("95% 2396\u20133186")
+    expect(page.get_by_test_id("trace-title")).to_have_text("Perceived rating, move by move")
+    expect(page.get_by_test_id("engine")).to_contain_text(
+        "perceived rating calibrated on rated games (model test)"
+    )
+    # one chart point per trace point; the early ones without a value, on the floor
+    drawn = page.eval_on_selector_all(
+        '[data-testid="trace-white-point"], [data-testid="trace-black-point"]',
+        "ps => ps.map(p => [p.dataset.ply, p.dataset.rating, p.getAttribute('class')])",
+    )
+    assert sorted(drawn) == [
+        ["1", "", "point early"],
+        ["2", "", "point early"],
+        ["3", "2500", "point"],
+        ["4", "2300", "point"],
+        ["5", "2805.5", "point"],
+        ["6", "2410", "point"],
+    ]
+    expect(page.get_by_test_id("trace-white-end")).to_have_text("2806")
+    expect(page.get_by_test_id("trace-early-zone")).to_have_count(1)
+
+
+def test_clamped_algorithm4_rating_is_marked(
+    static_server: StaticServer, page_factory: Any
+) -> None:
+    """``rating=algorithm4``: the paper's figures, their clamp marks, labelled as such."""
+    static_server.set_board(board())
+    page = open_board(static_server, page_factory, "&rating=algorithm4")
+    for color in ("white", "black"):
+        expect(page.get_by_test_id(f"{color}-perceived-label")).to_have_text("Algorithm 4 (paper)")
+        expect(page.get_by_test_id(f"{color}-perceived-box")).to_have_attribute(
+            "data-kind", "algorithm4"
+        )
     expect(page.get_by_test_id("black-perceived")).to_have_text("2060")
     expect(page.get_by_test_id("black-perceived-bound")).to_have_text("\u2264")
     expect(page.get_by_test_id("white-perceived-bound")).to_have_text("")
     expect(page.get_by_test_id("white-perceived")).to_have_text("2906")  # 2905.5 rounds up
+    expect(page.get_by_test_id("white-perceived-low")).to_have_text("2786")
     expect(page.get_by_test_id("white-perceived-diff")).to_have_text("+41 vs FIDE")
     expect(page.get_by_test_id("black-perceived-diff")).to_have_text("\u2212700 vs FIDE")
-    # clamped points are drawn hollow, real estimates filled
-    classes = page.eval_on_selector_all(
+    expect(page.get_by_test_id("trace-title")).to_have_text("Algorithm 4 (paper), move by move")
+    expect(page.get_by_test_id("engine")).to_contain_text("Algorithm 4 (not calibrated)")
+    # Algorithm 4's trace: clamped points are drawn hollow, real estimates filled
+    drawn = page.eval_on_selector_all(
         '[data-testid="trace-black-point"], [data-testid="trace-white-point"]',
-        "ps => ps.map(p => p.getAttribute('class'))",
+        "ps => ps.map(p => [p.dataset.ply, p.dataset.rating, p.getAttribute('class')])",
     )
-    assert sorted(classes) == ["point", "point", "point bounded", "point bounded"]
+    assert sorted(drawn) == [
+        ["1", "2860", "point"],
+        ["2", "2060", "point bounded"],
+        ["3", "2905.5", "point"],
+        ["4", "2060", "point bounded"],
+        ["5", "2905.5", "point"],
+        ["6", "2060", "point bounded"],
+    ]
+    expect(page.get_by_test_id("trace-early-zone")).to_have_count(0)
+
+
+def test_too_early_to_tell(static_server: StaticServer, page_factory: Any) -> None:
+    """Fewer moves than the model's minimum: the words, the moves so far, no number
+    (not even a clamped "≤2060"), no interval, no difference; no band in the chart."""
+    moves = board().moves[:3]
+    early = board(
+        moves=moves,
+        white_perceived=perceived(2210, 2, early=True),
+        black_perceived=perceived(1990, 1, early=True),
+        white_algorithm4=algorithm4(2905.5, 2),
+        black_algorithm4=algorithm4(2060, 1, bounded=True),
+        white_trace=[point(1, 2200, 2860, early=True), point(3, 2210, 2905.5, early=True)],
+        black_trace=[point(2, 1990, 2060, True, early=True)],
+        eval=schema.EvalInfo(cp=60, depth=10),
+        seq=3,
+    )
+    static_server.set_board(early)
+    for query in ("", "&layout=compact", "&layout=lower-third"):
+        page = open_board(static_server, page_factory, query)
+        for color, n in (("white", "2 moves so far"), ("black", "1 move so far")):
+            box = page.get_by_test_id(f"{color}-perceived-box")
+            expect(box).to_have_attribute("data-state", "early")
+            value = page.get_by_test_id(f"{color}-perceived")
+            expect(value).to_have_text("too early")
+            expect(value).to_have_attribute("data-value", "")
+            expect(page.get_by_test_id(f"{color}-perceived-moves")).to_have_text(n)
+            expect(page.get_by_test_id(f"{color}-perceived-moves")).to_be_visible()
+            expect(page.get_by_test_id(f"{color}-perceived-interval")).to_be_hidden()
+            expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text("")
+            expect(page.get_by_test_id(f"{color}-perceived-bound")).to_have_text("")
+            shown = box.inner_text()
+            assert not re.search(r"\d{3}", shown), shown  # no rating, bounded or not
+    page = open_board(static_server, page_factory)
+    drawn = page.eval_on_selector_all(
+        '[data-testid="trace-white-point"], [data-testid="trace-black-point"]',
+        "ps => ps.map(p => [p.dataset.ply, p.dataset.early, p.dataset.rating])",
+    )
+    assert sorted(drawn) == [["1", "true", ""], ["2", "true", ""], ["3", "true", ""]]
+    assert page.locator('[data-testid="trace-svg"] .band').count() == 0
+    assert page.locator('[data-testid="trace-svg"] .line').count() == 0
+    assert page.locator('[data-testid="trace-svg"] .endlabel').count() == 0
+    expect(page.get_by_test_id("trace-early-zone")).to_contain_text("too early to tell")
+
+    # the multi-board view says so too
+    page.goto(f"{static_server.url}/overlay/boards")
+    card = page.locator('[data-testid="board-card"][data-board-id="r1-b1"]')
+    expect(card.get_by_test_id("white-perceived")).to_have_text("too early")
+    expect(card.get_by_test_id("white-perceived-moves")).to_have_text("2 moves so far")
+    assert not re.search(r"\d{3}", card.locator(".perc").first.inner_text())
+
+    # Algorithm 4 on request still shows its (clamped) figure
+    page = open_board(static_server, page_factory, "&rating=algorithm4")
+    expect(page.get_by_test_id("black-perceived")).to_have_text("2060")
+    expect(page.get_by_test_id("black-perceived-bound")).to_have_text("\u2264")
+
+
+def test_without_a_calibrated_model(static_server: StaticServer, page_factory: Any) -> None:
+    """No calibrated model on the server: ``*_perceived`` is null and trace points
+    have no rating. The cards show a dash (never Algorithm 4 in its place)."""
+    bare = board(
+        white_perceived=None,
+        black_perceived=None,
+        white_trace=[point(1, None, 2860), point(3, None, 2905.5), point(5, None, 2905.5)],
+        black_trace=[point(2, None, 2060, True), point(4, None, 2060, True)],
+    )
+    static_server.set_board(bare)
+    page = open_board(static_server, page_factory)
+    for color in ("white", "black"):
+        expect(page.get_by_test_id(f"{color}-perceived-box")).to_have_attribute(
+            "data-state", "none"
+        )
+        expect(page.get_by_test_id(f"{color}-perceived")).to_have_text("\u2013")
+        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text("")
+    expect(page.locator('[data-testid="trace-white-point"]')).to_have_count(3)
+    expect(page.get_by_test_id("trace-early-zone")).to_contain_text("no calibrated rating")
+    assert page.locator('[data-testid="trace-svg"] .band').count() == 0
+    page = open_board(static_server, page_factory, "&rating=algorithm4")
+    expect(page.get_by_test_id("white-perceived")).to_have_text("2906")
 
 
 def test_takeback_and_finish(static_server: StaticServer, page: Any) -> None:
     # a takeback to ply 2 (the operator corrected 2.exf5 g5), then the game ends
     after = board(
         moves=board().moves[:2],
-        white_trace=[point(1, 2860)],
-        black_trace=[point(2, 2060, True)],
+        white_trace=[point(1, 2200, 2860, early=True)],
+        black_trace=[point(2, 1900, 2060, True, early=True)],
         seq=5,
         eval=schema.EvalInfo(cp=80, depth=10),
-        white_perceived=perceived(2860, 1),
-        black_perceived=perceived(2060, 1, bounded=True),
+        white_perceived=perceived(2200, 1, early=True),
+        black_perceived=perceived(1900, 1, early=True),
+        white_algorithm4=algorithm4(2860, 1),
+        black_algorithm4=algorithm4(2060, 1, bounded=True),
     )
     update = schema.Update(
         board_id="r1-b1",
@@ -185,18 +375,23 @@ def test_takeback_and_finish(static_server: StaticServer, page: Any) -> None:
         eval=after.eval,
         white_perceived=after.white_perceived,
         black_perceived=after.black_perceived,
+        white_algorithm4=after.white_algorithm4,
+        black_algorithm4=after.black_algorithm4,
         head_to_head=after.head_to_head,
         clocks=after.clocks,
         match=after.match,
         result="*",
         status="live",
     )
+    expect(page.get_by_test_id("white-perceived")).to_have_text("2806")
     static_server.publish(update, after)
     expect(page.locator('[data-testid="trace-white-point"]')).to_have_count(1)
     expect(page.locator('[data-testid="trace-black-point"]')).to_have_count(1)
     expect(page.get_by_test_id("last-move")).to_have_text("1\u2026 f5")
     expect(page.get_by_test_id("eval-cp")).to_have_text("+0.80")
-    expect(page.get_by_test_id("white-perceived")).to_have_text("2860")
+    # taken back to one move each: too early again
+    expect(page.get_by_test_id("white-perceived")).to_have_text("too early")
+    expect(page.get_by_test_id("white-perceived-moves")).to_have_text("1 move so far")
     expect(page.get_by_test_id("board-overlay")).to_have_attribute("data-gaps", "0")
 
     final = after.model_copy(update={"result": "1-0", "status": "finished", "seq": 6})
@@ -238,6 +433,8 @@ def test_a_move_waiting_for_its_evaluation(static_server: StaticServer, page: An
         eval=None,
         white_perceived=after.white_perceived,
         black_perceived=after.black_perceived,
+        white_algorithm4=after.white_algorithm4,
+        black_algorithm4=after.black_algorithm4,
         head_to_head=after.head_to_head,
         clocks=after.clocks,
         result="*",

@@ -1,5 +1,7 @@
 """Screenshots of every overlay page at broadcast size, from a live replay of a
-real round (Tata Steel Masters 2022, round 1, when the shared data is present).
+real round (Tata Steel Masters 2022, round 1, when the shared data is present),
+with the shipped calibrated perceived-rating model (the tests' hand-made one
+when none is shipped: then the pictures are for checking, not for the docs).
 
 They land in artifacts/overlays/ (the current ones are kept in docs/overlays/).
 The test also checks what makes an overlay readable on stream: large type for
@@ -17,9 +19,11 @@ import pytest
 from playwright.sync_api import expect
 
 from ._live import (
+    GAME_A,
     ReplayThread,
     Serve,
     board_id_of,
+    model_for_pictures,
     save_artifact,
     wait_settled,
 )
@@ -56,7 +60,14 @@ def showcase(
     a = first.white.name.split(",")[0]
     b = first.black.name.split(",")[0]
     match = f'[[matches]]\na = "{a}"\nb = "{b}"\ngames = 2\n'
-    serve = Serve(tmp, replay.url, engine_path, depth=8, matches=match)
+    serve = Serve(
+        tmp,
+        replay.url,
+        engine_path,
+        depth=8,
+        matches=match,
+        perceived_model=model_for_pictures(tmp),
+    )
     try:
         serve.start()
         replay.advance(int(replay.total_plies * REVEAL))
@@ -109,6 +120,11 @@ def test_board_screenshots(showcase: tuple[Serve, ReplayThread, str], page_facto
     fits_in_frame(page)
     save_artifact(page, "board-full-light.png")
 
+    open_board(page, serve, f"board={bid}&rating=algorithm4")
+    fits_in_frame(page)
+    expect(page.get_by_test_id("white-perceived-label")).to_have_text("Algorithm 4 (paper)")
+    save_artifact(page, "board-full-algorithm4.png")
+
     open_board(page, serve, f"board={bid}&layout=compact")
     fits_in_frame(page)
     assert font_px(page, "white-perceived") >= 36
@@ -142,3 +158,28 @@ def test_multi_board_and_index_screenshots(
     expect(inner.get_by_test_id("status")).to_have_attribute("data-state", "live")
     page.wait_for_timeout(800)
     save_artifact(page, "index.png")
+
+
+def test_too_early_screenshot(
+    tmp_path: Path, engine_path: str, chromium_path: str, page_factory: Any
+) -> None:
+    """The opening of a game: too few moves for the calibrated rating to say anything."""
+    replay = ReplayThread(GAME_A)
+    serve = Serve(tmp_path, replay.url, engine_path, perceived_model=model_for_pictures(tmp_path))
+    try:
+        serve.start()
+        replay.advance(5)
+        bid = board_id_of(serve, "Fischer, Robert J.")
+        wait_settled(serve, bid, 5)
+        page = page_factory(1920, 1080)
+        page.goto(f"{serve.url}/overlay/board?board={bid}")
+        expect(page.get_by_test_id("board-overlay")).to_have_attribute("data-fresh", "true")
+        expect(page.get_by_test_id("white-perceived")).to_have_text("too early")
+        expect(page.get_by_test_id("white-perceived-moves")).to_have_text("3 moves so far")
+        expect(page.get_by_test_id("black-perceived")).to_have_text("too early")
+        page.wait_for_timeout(800)
+        fits_in_frame(page)
+        save_artifact(page, "board-early.png")
+    finally:
+        serve.stop()
+        replay.close()

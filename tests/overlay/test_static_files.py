@@ -53,6 +53,9 @@ def test_board_page_has_a_hook_for_every_value() -> None:
             "perceived-diff",
             "perceived-moves",
             "perceived-bound",
+            "perceived-box",
+            "perceived-label",
+            "perceived-interval",
         ):
             assert f"{color}-{what}" in hooks
     for hook in (
@@ -75,6 +78,8 @@ def test_board_page_has_a_hook_for_every_value() -> None:
         "odds-b",
         "status",
         "trace-plot",
+        "trace-title",
+        "trace-note",
         "engine",
         "result",
         "event",

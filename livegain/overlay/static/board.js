@@ -2,12 +2,14 @@
 import {
   DASH,
   LiveConnection,
+  RATING_LABELS,
   applyPageParams,
   applyUpdate,
   applyWidgetParams,
   byTestId,
   clockText,
   displayEval,
+  earlyText,
   evalText,
   gainSeverity,
   gainText,
@@ -17,7 +19,9 @@ import {
   perMille,
   percent,
   rating,
+  ratingMode,
   setText,
+  shownRating,
   signed,
   whiteShare,
 } from "./lib.js";
@@ -37,6 +41,17 @@ if (!params.has("show") && LAYOUTS[layout]) params.set("show", LAYOUTS[layout]);
 applyWidgetParams();
 
 const root = document.querySelector("main");
+// which rating is shown: the calibrated estimate, or the paper's Algorithm 4 (rating=algorithm4)
+const mode = ratingMode();
+root.dataset.rating = mode;
+for (const color of ["white", "black"]) {
+  const box = byTestId(root, `${color}-perceived-box`);
+  box.dataset.kind = mode;
+  box.title = RATING_LABELS[mode].tip;
+  setText(root, `${color}-perceived-label`, RATING_LABELS[mode].title);
+}
+setText(root, "trace-title", RATING_LABELS[mode].chart);
+byTestId(root, "trace").title = RATING_LABELS[mode].tip;
 const bigLoss = Math.abs(Number(param("bigloss", "100"))) || 100;
 let boardId = param("board");
 let state = null;
@@ -154,26 +169,28 @@ function renderFreshness() {
 
 function renderPlayer(color) {
   const p = state[color];
-  const per = state[`${color}_perceived`];
+  const per = shownRating(state, color, mode);
   setText(root, `${color}-name`, p.name);
   setText(root, `${color}-title`, p.title || "");
   setText(root, `${color}-fed`, p.federation || "");
   setText(root, `${color}-rating`, p.rating ?? DASH);
   const card = byTestId(root, `${color}-card`);
   card.dataset.hasTitle = p.title ? "true" : "false";
+  // state: "estimate" (a number), "early" (too few moves: no number) or "none"
+  byTestId(root, `${color}-perceived-box`).dataset.state = per.state;
+  const shown = per.state === "estimate";
   const value = byTestId(root, `${color}-perceived`);
-  value.dataset.value = per ? String(per.rating) : "";
-  value.dataset.bounded = per && per.bounded ? "true" : "false";
-  let bound = "";
-  if (per && per.bounded) bound = per.difference < 0 ? "≤" : "≥";
-  setText(root, `${color}-perceived-bound`, bound);
-  setText(root, `${color}-perceived`, per ? rating(per.rating) : DASH);
-  setText(root, `${color}-perceived-low`, per ? rating(per.low) : DASH);
-  setText(root, `${color}-perceived-high`, per ? rating(per.high) : DASH);
-  setText(root, `${color}-perceived-moves`, per ? per.moves : 0);
+  value.dataset.value = shown ? String(per.rating) : "";
+  value.dataset.bounded = per.bound ? "true" : "false";
+  value.dataset.early = per.state === "early" ? "true" : "false";
+  setText(root, `${color}-perceived-bound`, per.bound);
+  setText(root, `${color}-perceived`, shown ? rating(per.rating) : per.state === "early" ? "too early" : DASH);
+  setText(root, `${color}-perceived-low`, shown ? rating(per.low) : DASH);
+  setText(root, `${color}-perceived-high`, shown ? rating(per.high) : DASH);
+  setText(root, `${color}-perceived-moves`, per.state === "early" ? earlyText(per.moves) : "");
   const diff = byTestId(root, `${color}-perceived-diff`);
-  if (per && p.rating) {
-    const d = per.rating - p.rating;
+  if (shown && p.rating) {
+    const d = Math.round(per.rating) - p.rating; // the difference of the figures shown
     diff.textContent = `${signed(d)} vs FIDE`;
     diff.dataset.sign = Math.round(d) > 0 ? "up" : Math.round(d) < 0 ? "down" : "zero";
     diff.dataset.value = String(d);
@@ -183,11 +200,18 @@ function renderPlayer(color) {
     diff.dataset.value = "";
   }
   const spark = byTestId(root, `${color}-spark`);
-  if (spark.offsetParent !== null) drawSpark(spark, state[`${color}_trace`], p.rating);
+  if (spark.offsetParent !== null) drawSpark(spark, state[`${color}_trace`], p.rating, mode);
   const clocks = state.clocks || {};
   const clock = byTestId(root, `${color}-clock`);
   clock.textContent = clocks[color] === null || clocks[color] === undefined ? "" : clockText(clocks[color]);
   clock.dataset.running = clocks.running === color ? "true" : "false";
+}
+
+/** What the perceived ratings are, for the footer: the audience can tell which number it sees. */
+function ratingSource() {
+  if (mode === "algorithm4") return "ratings: the paper's Algorithm 4 (not calibrated)";
+  const model = (state.white_perceived || state.black_perceived || {}).model;
+  return model ? `perceived rating calibrated on rated games (model ${model})` : "perceived rating calibrated on rated games";
 }
 
 function renderEval() {
@@ -313,8 +337,8 @@ function render() {
   setText(root, "trace-white-label", state.white.name);
   setText(root, "trace-black-label", state.black.name);
   const plot = byTestId(root, "trace-plot");
-  if (!plot.closest("[hidden]")) drawTrace(plot, state);
-  setText(root, "engine", `${state.engine} · engine rating ${rating(state.engine_rating)}`);
+  if (!plot.closest("[hidden]")) drawTrace(plot, state, mode);
+  setText(root, "engine", `${state.engine} · engine rating ${rating(state.engine_rating)} · ${ratingSource()}`);
   const plies = state.moves.length ? state.moves[state.moves.length - 1].ply : 0;
   setText(root, "ply-count", `ply ${plies}`);
   renderMoves(); // last: it measures the room the other widgets left
@@ -323,7 +347,7 @@ function render() {
 
 const plot = byTestId(root, "trace-plot");
 new ResizeObserver(() => {
-  if (state && !plot.closest("[hidden]")) drawTrace(plot, state);
+  if (state && !plot.closest("[hidden]")) drawTrace(plot, state, mode);
 }).observe(plot);
 const moveList = byTestId(root, "moves");
 let moveListHeight = 0;

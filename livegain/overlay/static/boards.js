@@ -2,16 +2,20 @@
 import {
   DASH,
   LiveConnection,
+  RATING_LABELS,
   applyPageParams,
   applyUpdate,
   applyWidgetParams,
   byTestId,
   displayEval,
+  earlyText,
   el,
   evalText,
   param,
   rating,
+  ratingMode,
   setText,
+  shownRating,
   signed,
   summaryOf,
   whiteShare,
@@ -21,6 +25,16 @@ applyPageParams();
 applyWidgetParams();
 
 const root = document.querySelector("main");
+// which rating is shown: the calibrated estimate, or the paper's Algorithm 4 (rating=algorithm4)
+const mode = ratingMode();
+root.dataset.rating = mode;
+setText(
+  root,
+  "legend",
+  mode === "algorithm4"
+    ? "Large figure: Algorithm 4 (paper), the paper's perceived rating, not calibrated (≤ / ≥: clamped; chip: difference to FIDE rating) · bar: engine evaluation"
+    : "Large figure: perceived rating, calibrated on rated games from the quality of this game's moves (chip: difference to FIDE rating; too early: too few moves yet) · bar: engine evaluation",
+);
 const grid = byTestId(root, "boards");
 const filterTournament = param("tournament");
 const filterRound = param("round");
@@ -128,7 +142,8 @@ function renderStatus() {
 
 function playerRow(color, s) {
   const p = s[color];
-  const per = s[`${color}_perceived`];
+  const per = shownRating(s, color, mode);
+  const shown = per.state === "estimate";
   const row = el("div", { class: `pl ${color}` });
   const who = el("div", { class: "who" });
   who.append(
@@ -138,15 +153,23 @@ function playerRow(color, s) {
     el("span", { class: "elo", testid: `${color}-rating` }, p.rating ?? ""),
   );
   const perc = el("div", { class: "perc live-value", "data-widget": "perceived" });
-  const value = el("span", { class: "v", testid: `${color}-perceived` }, per ? rating(per.rating) : DASH);
-  value.dataset.value = per ? String(per.rating) : "";
-  if (per && per.bounded) {
+  perc.dataset.kind = mode;
+  perc.dataset.state = per.state;
+  perc.title = RATING_LABELS[mode].tip;
+  const text = shown ? rating(per.rating) : per.state === "early" ? "too early" : DASH;
+  const value = el("span", { class: "v", testid: `${color}-perceived` }, text);
+  value.dataset.value = shown ? String(per.rating) : "";
+  value.dataset.early = per.state === "early" ? "true" : "false";
+  if (per.bound) {
     // every move so far lost (or gained) ground: the figure is clamped
-    perc.append(el("span", { class: "bound", testid: `${color}-perceived-bound` }, per.difference < 0 ? "≤" : "≥"));
+    perc.append(el("span", { class: "bound", testid: `${color}-perceived-bound` }, per.bound));
   }
   perc.append(value);
-  if (per && p.rating) {
-    const d = per.rating - p.rating;
+  if (per.state === "early") {
+    perc.append(el("span", { class: "d so-far", testid: `${color}-perceived-moves` }, earlyText(per.moves)));
+  }
+  if (shown && p.rating) {
+    const d = Math.round(per.rating) - p.rating; // the difference of the figures shown
     const chip = el("span", { class: "d diff", testid: `${color}-perceived-diff` }, signed(d));
     chip.dataset.sign = Math.round(d) > 0 ? "up" : Math.round(d) < 0 ? "down" : "zero";
     perc.append(chip);

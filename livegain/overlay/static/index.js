@@ -38,6 +38,7 @@ function options() {
   return {
     layout: fd.get("layout") || "full",
     theme: fd.get("theme") || "dark",
+    rating: fd.get("rating") === "algorithm4" ? "algorithm4" : "calibrated",
     transparent: Boolean(fd.get("transparent")),
     hide,
   };
@@ -50,6 +51,7 @@ function boardUrl(id) {
   u.searchParams.set("board", id);
   if (o.layout !== "full") u.searchParams.set("layout", o.layout);
   if (o.theme !== "dark") u.searchParams.set("theme", o.theme);
+  if (o.rating !== "calibrated") u.searchParams.set("rating", o.rating);
   if (o.transparent) u.searchParams.set("bg", "transparent");
   if (o.hide.length) u.searchParams.set("hide", o.hide.join(","));
   return u.href;
@@ -62,6 +64,7 @@ function boardsUrl(tournament, round) {
   if (tournament) u.searchParams.set("tournament", tournament);
   if (round) u.searchParams.set("round", round);
   if (o.theme !== "dark") u.searchParams.set("theme", o.theme);
+  if (o.rating !== "calibrated") u.searchParams.set("rating", o.rating);
   if (o.transparent) u.searchParams.set("bg", "transparent");
   return u.href;
 }

@@ -4,6 +4,8 @@
 // so a player called "<img src=x onerror=alert(1)>" is shown literally.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
+/** The wire protocol version these pages are written for (docs/protocol/). */
+export const PROTOCOL = 2;
 
 // ---------------------------------------------------------------- URL parameters
 
@@ -170,6 +172,99 @@ export function gainSeverity(g, bigLoss = 100) {
   return "";
 }
 
+// ---------------------------------------------------------------- which rating is shown
+
+/**
+ * The rating the page shows: "calibrated" (the default: the estimate fitted on rated
+ * games, docs/validity.md) or "algorithm4" (the paper's Algorithm 4, kept for
+ * comparison), from the URL parameter `rating`.
+ */
+export function ratingMode() {
+  return String(param("rating", "calibrated")).toLowerCase() === "algorithm4" ? "algorithm4" : "calibrated";
+}
+
+/** Short labels of each rating, for titles, legends and tooltips. */
+export const RATING_LABELS = {
+  calibrated: {
+    title: "Perceived rating",
+    chart: "Perceived rating, move by move",
+    tip:
+      "Calibrated on rated games: the rating of players whose moves look like these. " +
+      "95 % interval: where their rating fell in 95 of 100 rated games. " +
+      "Too early to tell until the player has made a few moves.",
+  },
+  algorithm4: {
+    title: "Algorithm 4 (paper)",
+    chart: "Algorithm 4 (paper), move by move",
+    tip:
+      "The paper's Algorithm 4: moves scored against the engine as win, draw or loss. " +
+      "Not calibrated: biased toward the engine rating on real games. ≤ / ≥: " +
+      "clamped at the engine rating ∓ 800.",
+  },
+};
+
+/**
+ * One player's rating as the page shows it, whichever the mode:
+ * { kind, state, rating, low, high, moves, bound } where state is
+ * "estimate" (a number to show), "early" (too few moves: show no number) or "none"
+ * (nothing to show: no move yet, or no calibrated model on the server) and
+ * bound is "≤" / "≥" for a clamped Algorithm 4 figure, else "".
+ */
+export function shownRating(src, color, mode = ratingMode()) {
+  const none = { kind: mode, state: "none", rating: null, low: null, high: null, moves: 0, bound: "" };
+  if (!src) return none;
+  if (mode === "algorithm4") {
+    const a = src[`${color}_algorithm4`];
+    if (!a || !Number.isFinite(a.rating)) return none;
+    const bound = a.bounded ? (a.difference < 0 ? "≤" : "≥") : "";
+    return { kind: mode, state: "estimate", rating: a.rating, low: a.low, high: a.high, moves: a.moves ?? 0, bound };
+  }
+  const p = src[`${color}_perceived`];
+  // (a protocol 1 server's `perceived` was Algorithm 4's, without `early`: not shown as calibrated)
+  if (!p || typeof p.early !== "boolean") return none;
+  const moves = p.moves ?? 0;
+  if (p.early || !Number.isFinite(p.rating)) {
+    return { ...none, state: "early", moves };
+  }
+  return { kind: mode, state: "estimate", rating: p.rating, low: p.low, high: p.high, moves, bound: "" };
+}
+
+/** The moves played, beside "too early" (a rating with no number yet): "3 moves so far". */
+export function earlyText(moves) {
+  if (!moves) return "no moves yet";
+  return `${moves} move${moves === 1 ? "" : "s"} so far`;
+}
+
+/**
+ * One player's trace as plotted: [{ ply, rating, low, high, early, none, bounded }].
+ * Calibrated points that are early, or have no rating (no model: none is true too),
+ * carry early: true and are drawn without a value; Algorithm 4's points come from
+ * each point's `algorithm4` member.
+ */
+export function shownTrace(trace, mode = ratingMode()) {
+  const out = [];
+  for (const p of trace || []) {
+    if (mode === "algorithm4") {
+      const a = p.algorithm4;
+      if (!a || !Number.isFinite(a.rating)) continue;
+      out.push({ ply: p.ply, rating: a.rating, low: a.low, high: a.high, early: false, bounded: Boolean(a.bounded) });
+    } else {
+      const none = !Number.isFinite(p.rating); // no calibrated model on the server
+      const early = Boolean(p.early) || none;
+      out.push({
+        ply: p.ply,
+        rating: early ? null : p.rating,
+        low: early ? null : p.low,
+        high: early ? null : p.high,
+        early,
+        none,
+        bounded: false,
+      });
+    }
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- board state
 
 /**
@@ -193,7 +288,15 @@ export function applyUpdate(state, u) {
   state.white_trace = mergePoints(state.white_trace, u.white_points || []);
   state.black_trace = mergePoints(state.black_trace, u.black_points || []);
   // Every update carries the board's current values (null = not known yet).
-  for (const key of ["eval", "white_perceived", "black_perceived", "head_to_head", "match"]) {
+  for (const key of [
+    "eval",
+    "white_perceived",
+    "black_perceived",
+    "white_algorithm4",
+    "black_algorithm4",
+    "head_to_head",
+    "match",
+  ]) {
     state[key] = u[key] ?? null;
   }
   state.clocks = u.clocks || { white: null, black: null, running: null };
@@ -211,7 +314,6 @@ function mergePoints(trace, points) {
   return [...byPly.values()].sort((a, b) => a.ply - b.ply);
 }
 
-/** A BoardSummary-shaped view of a BoardState (for the multi-board page). */
 /** The latest evaluation to show: the current one, else the last evaluated ply's (pending). */
 export function displayEval(state) {
   if (state.eval) return { ev: state.eval, pending: false };
@@ -221,6 +323,7 @@ export function displayEval(state) {
   return { ev: state.start_eval || null, pending: true };
 }
 
+/** A BoardSummary-shaped view of a BoardState (for the multi-board page). */
 export function summaryOf(state) {
   return {
     board_id: state.board_id,
@@ -234,6 +337,8 @@ export function summaryOf(state) {
     eval: state.eval,
     white_perceived: state.white_perceived,
     black_perceived: state.black_perceived,
+    white_algorithm4: state.white_algorithm4 ?? null,
+    black_algorithm4: state.black_algorithm4 ?? null,
   };
 }
 
@@ -329,7 +434,10 @@ export class LiveConnection {
       }
       if (!msg || typeof msg.type !== "string") return;
       if (msg.type === "hello") {
-        if (msg.protocol !== 1) console.warn("livegain: server speaks protocol", msg.protocol);
+        if (msg.protocol !== PROTOCOL) {
+          console.warn("livegain: server speaks protocol", msg.protocol, "; this page", PROTOCOL);
+        }
+        document.body.dataset.protocol = String(msg.protocol);
         this.setState("live");
       }
       const h = this.handlers[msg.type];

@@ -1,6 +1,10 @@
 // The perceived-rating trace (Figure 6 of the paper, live): one line per player with
 // its 95 % interval band, the official ratings dashed, drawn as SVG by the page itself.
-import { svg } from "./lib.js";
+// It plots the rating the page shows (lib.js ratingMode: the calibrated estimate by
+// default, Algorithm 4 with `rating=algorithm4`). A calibrated point that is still
+// "too early" has no value: it is drawn as a hollow mark on the chart's floor, with
+// no band and no line, inside a shaded "too early" zone.
+import { RATING_LABELS, ratingMode, shownTrace, svg } from "./lib.js";
 
 const PAD = { left: 64, right: 92, top: 14, bottom: 34 };
 
@@ -15,13 +19,14 @@ function niceStep(span, target, integer = false) {
 }
 
 /**
- * The y domain of a rating chart: the unbounded ratings of `traces` and the
- * `officials`, widened to `minSpan` around their middle; null when there is none.
- * Flagged (clamped) points and the bands may fall outside: drawn at the edge / clipped.
+ * The y domain of a rating chart: the measured (neither clamped nor early) ratings
+ * of `traces` and the `officials`, widened to `minSpan` around their middle; null
+ * when there is none. Flagged (clamped) points and the bands may fall outside:
+ * drawn at the edge / clipped.
  */
 function ratingSpan(traces, officials, minSpan) {
   const ys = [];
-  for (const t of traces) for (const p of t) if (!p.bounded) ys.push(p.rating);
+  for (const t of traces) for (const p of t) if (!p.bounded && !p.early) ys.push(p.rating);
   for (const r of officials) if (r) ys.push(r);
   if (!ys.length) return null;
   let lo = Math.min(...ys);
@@ -34,13 +39,19 @@ function ratingSpan(traces, officials, minSpan) {
   return [lo, hi];
 }
 
-/** Draws the trace of `state` (a BoardState) into `container`, replacing what was there. */
-export function drawTrace(container, state) {
+/**
+ * Draws the trace of `state` (a BoardState) into `container`, replacing what was
+ * there; `mode` is "calibrated" or "algorithm4".
+ */
+export function drawTrace(container, state, mode = ratingMode()) {
   const width = Math.max(200, container.clientWidth || 800);
   const height = Math.max(120, container.clientHeight || 300);
   const small = height < 220;
   const pad = small ? { left: 48, right: 64, top: 8, bottom: 24 } : PAD;
-  const traces = { white: state.white_trace || [], black: state.black_trace || [] };
+  const traces = {
+    white: shownTrace(state.white_trace, mode),
+    black: shownTrace(state.black_trace, mode),
+  };
   const official = { white: state.white.rating, black: state.black.rating };
 
   let [lo, hi] =
@@ -70,8 +81,9 @@ export function drawTrace(container, state) {
     viewBox: `0 0 ${width} ${height}`,
     class: "trace-svg",
     role: "img",
-    "aria-label": "perceived rating of both players after each move",
+    "aria-label": `${RATING_LABELS[mode].title} of both players after each move`,
     testid: "trace-svg",
+    "data-kind": mode,
   });
   const clipId = `clip-${Math.random().toString(36).slice(2)}`;
   const defs = svg("defs");
@@ -113,6 +125,37 @@ export function drawTrace(container, state) {
   const plotArea = svg("g", { "clip-path": `url(#${clipId})` });
   root.append(plotArea);
   const labels = [];
+  const floor = height - pad.bottom; // where points without a value sit
+
+  // the stretch of the game where a player's estimate is still too early to tell
+  const early = [...traces.white, ...traces.black].filter((p) => p.early);
+  const measured = [...traces.white, ...traces.black].filter((p) => !p.early).length;
+  if (early.length) {
+    const right = measured ? x(Math.max(...early.map((p) => p.ply)) + 0.5) : width - pad.right;
+    const zone = svg("g", { class: "early-zone", testid: "trace-early-zone" });
+    zone.append(
+      svg("rect", {
+        class: "early-zone-fill",
+        x: pad.left,
+        y: pad.top,
+        width: Math.max(0, right - pad.left),
+        height: floor - pad.top,
+      }),
+    );
+    // a note in words, where there is room for it (the hollow marks on the floor say it too)
+    if (!measured || right - pad.left >= (small ? 70 : 100)) {
+      const t = svg("text", {
+        x: measured ? pad.left + 8 : (pad.left + width - pad.right) / 2,
+        y: measured ? pad.top + (small ? 14 : 22) : (pad.top + floor) / 2,
+        class: measured ? "early-note" : "early-note centre",
+      });
+      // points without a rating at all: the server has no calibrated model
+      const noModel = early.every((p) => p.none);
+      t.textContent = noModel ? "no calibrated rating" : measured ? "too early" : "too early to tell";
+      zone.append(t);
+    }
+    plotArea.append(zone);
+  }
 
   for (const c of ["white", "black"]) {
     const pts = traces[c];
@@ -132,17 +175,19 @@ export function drawTrace(container, state) {
         }),
       );
     }
-    if (pts.length) {
-      const upper = pts.map((p) => `${x(p.ply).toFixed(1)},${y(p.high).toFixed(1)}`);
-      const lower = pts
+    // the band and the line join the points that have a value (early ones have none)
+    const shown = pts.filter((p) => !p.early);
+    if (shown.length) {
+      const upper = shown.map((p) => `${x(p.ply).toFixed(1)},${y(p.high).toFixed(1)}`);
+      const lower = shown
         .slice()
         .reverse()
         .map((p) => `${x(p.ply).toFixed(1)},${y(p.low).toFixed(1)}`);
       g.append(svg("path", { class: "band", d: `M${upper.join("L")}L${lower.join("L")}Z` }));
       // solid where both ends are real estimates, dashed where a clamped (p = 0 or 1) point is involved
-      for (let i = 1; i < pts.length; i++) {
-        const a = pts[i - 1];
-        const b = pts[i];
+      for (let i = 1; i < shown.length; i++) {
+        const a = shown[i - 1];
+        const b = shown[i];
         const provisional = a.bounded || b.bounded;
         g.append(
           svg("path", {
@@ -151,21 +196,39 @@ export function drawTrace(container, state) {
           }),
         );
       }
-      for (const p of pts) {
-        const out = p.bounded || p.rating < lo || p.rating > hi;
+    }
+    for (const p of pts) {
+      if (p.early) {
         g.append(
           svg("circle", {
-            class: out ? "point bounded" : "point",
+            class: "point early",
             cx: x(p.ply).toFixed(1),
-            cy: y(p.rating).toFixed(1),
-            r: small ? 2.5 : 4,
+            cy: (floor - (small ? 4 : 6)).toFixed(1),
+            r: small ? 2.5 : 3.5,
             testid: `trace-${c}-point`,
             "data-ply": p.ply,
-            "data-rating": p.rating,
+            "data-rating": "",
+            "data-early": "true",
           }),
         );
+        continue;
       }
-      const last = pts[pts.length - 1];
+      const out = p.bounded || p.rating < lo || p.rating > hi;
+      g.append(
+        svg("circle", {
+          class: out ? "point bounded" : "point",
+          cx: x(p.ply).toFixed(1),
+          cy: y(p.rating).toFixed(1),
+          r: small ? 2.5 : 4,
+          testid: `trace-${c}-point`,
+          "data-ply": p.ply,
+          "data-rating": p.rating,
+          "data-early": "false",
+        }),
+      );
+    }
+    const last = pts[pts.length - 1];
+    if (last && !last.early) {
       labels.push({ c, y: y(last.rating), text: String(Math.round(last.rating)) });
     }
     plotArea.append(g);
@@ -173,7 +236,7 @@ export function drawTrace(container, state) {
 
   // end labels on the right, nudged apart when they would overlap
   labels.sort((a, b) => a.y - b.y);
-  const gap = small ? 16 : 26;
+  const gap = small ? 24 : 26; // the labels are set in 24px type
   if (labels.length === 2 && labels[1].y - labels[0].y < gap) {
     const mid = (labels[0].y + labels[1].y) / 2;
     labels[0].y = mid - gap / 2;
@@ -195,20 +258,23 @@ export function drawTrace(container, state) {
 /**
  * One player's perceived rating, move by move, as a sparkline: the line, its
  * 95 % band, the official rating dashed (the lower third's player cards).
- * Points clamped at the engine rating ± 800 are drawn at the edge.
+ * `trace` is the protocol's trace (plotted as `mode` says). Points clamped at
+ * the engine rating ± 800 are drawn at the edge; early points (too early to
+ * tell) have no value and are left out of the line, which starts after them.
  */
-export function drawSpark(container, trace, official) {
+export function drawSpark(container, trace, official, mode = ratingMode()) {
   container.replaceChildren();
   const width = container.clientWidth;
   const height = container.clientHeight;
   if (width < 40 || height < 12) return;
-  const points = trace || [];
+  const all = shownTrace(trace, mode);
+  const points = all.filter((p) => !p.early);
   const range = ratingSpan([points], [official], 200);
   if (!range) return;
   const [lo, hi] = range;
   const pad = 3;
-  const first = points.length ? points[0].ply : 0;
-  const last = points.length ? points[points.length - 1].ply : 1;
+  const first = all.length ? all[0].ply : 0;
+  const last = all.length ? all[all.length - 1].ply : 1;
   const span = Math.max(1, last - first);
   const x = (ply) => pad + ((ply - first) / span) * (width - 2 * pad);
   const y = (r) => pad + (1 - (Math.min(hi, Math.max(lo, r)) - lo) / (hi - lo)) * (height - 2 * pad);
@@ -218,6 +284,8 @@ export function drawSpark(container, trace, official) {
     viewBox: `0 0 ${width} ${height}`,
     class: "spark-svg",
     testid: container.dataset.testid ? `${container.dataset.testid}-svg` : null,
+    "data-points": all.length,
+    "data-early": all.length - points.length,
   });
   if (official) {
     root.append(
