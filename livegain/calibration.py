@@ -351,6 +351,8 @@ def _model(path: Path, number: int, raw: Any) -> PerceivedModel:
             prior_low=float(raw["prior_low"]),
             prior_high=float(raw["prior_high"]),
             min_moves=int(raw.get("min_moves", 5)),
+            rating_low=None if raw.get("rating_low") is None else float(raw["rating_low"]),
+            rating_high=None if raw.get("rating_high") is None else float(raw["rating_high"]),
             provenance=provenance,
         )
     except KeyError as exc:
@@ -428,6 +430,11 @@ def perceived_model_toml(model: PerceivedModel) -> dict[str, Any]:
             "prior_low": model.prior_low,
             "prior_high": model.prior_high,
             "min_moves": model.min_moves,
+            **(
+                {"rating_low": model.rating_low, "rating_high": model.rating_high}
+                if model.rating_low is not None and model.rating_high is not None
+                else {}
+            ),
             "clip_cp": c.clip_cp,
             "phase_edges": list(c.phase_edges),
             "eval_edges": list(c.eval_edges),

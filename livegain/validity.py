@@ -173,6 +173,7 @@ def fit_model(
             )
         )
     q_lo, q_hi = np.quantile(y, [0.025, 0.975])
+    r_lo, r_hi = np.quantile(y, [0.01, 0.99])
     return PerceivedModel(
         name=name,
         classes=classes,
@@ -182,6 +183,8 @@ def fit_model(
         prior_low=round(float(q_lo), 1),
         prior_high=round(float(q_hi), 1),
         min_moves=min_moves,
+        rating_low=round(float(r_lo), 1),
+        rating_high=round(float(r_hi), 1),
         provenance=dict(provenance or {}),
     )
 
@@ -208,6 +211,7 @@ class ValidityRow:
     calibrated: Estimate
     algorithm4: Estimate
     early: bool
+    live: dict[int, tuple[Estimate, Estimate]] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -251,6 +255,7 @@ class ValidityReport:
     overall: dict[str, Figures] = field(default_factory=dict)
     by_rating: list[tuple[int, dict[str, Figures]]] = field(default_factory=list)
     by_moves: list[tuple[int, dict[str, Figures]]] = field(default_factory=list)
+    live: list[tuple[int, dict[str, Figures]]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -263,6 +268,7 @@ class ValidityReport:
             "by_moves": [
                 {"from": lo, **{k: v.to_json() for k, v in f.items()}} for lo, f in self.by_moves
             ],
+            "live": [{"after": n, **{k: v.to_json() for k, v in f.items()}} for n, f in self.live],
         }
 
 
@@ -293,13 +299,19 @@ def figures(rows: Sequence[ValidityRow], which: str, baseline: float) -> Figures
 MOVE_BINS_REPORT: tuple[int, ...] = (1, 5, 10, 15, 20, 30, 40, 60)
 
 
+#: Live checkpoints: both estimators after this many of the player's moves.
+LIVE_CHECKPOINTS: tuple[int, ...] = (1, 2, 3, 5, 10, 15, 20, 30, 40)
+
+
 def validity_rows(
     games: Iterable[AnnotatedGame],
     model: PerceivedModel,
     engine_rating: float,
     on_game: Callable[[], None] | None = None,
 ) -> list[ValidityRow]:
-    """Both estimators at the end of each rated player-game."""
+    """Both estimators at the end of each rated player-game, and after the
+    first n moves for each live checkpoint the player reached (what the
+    overlay showed at that moment)."""
     rows: list[ValidityRow] = []
     for game in games:
         report = analyze_game(game, engine_rating, model=model)
@@ -308,6 +320,17 @@ def validity_rows(
             if pg.elo is None or cal is None or cal.moves == 0:
                 continue
             a4 = pg.perceived
+            live: dict[int, tuple[Estimate, Estimate]] = {}
+            for n in LIVE_CHECKPOINTS:
+                if n <= len(pg.trace):
+                    point = pg.trace[n - 1]
+                    c = point.calibrated
+                    p = point.perceived
+                    if c is not None:
+                        live[n] = (
+                            Estimate(c.rating, c.low, c.high),
+                            Estimate(p.rating, p.low, p.high),
+                        )
             rows.append(
                 ValidityRow(
                     rating=float(pg.elo),
@@ -315,6 +338,7 @@ def validity_rows(
                     calibrated=Estimate(cal.rating, cal.low, cal.high),
                     algorithm4=Estimate(a4.rating, a4.low, a4.high),
                     early=cal.early,
+                    live=live,
                 )
             )
         if on_game is not None:
@@ -338,6 +362,12 @@ def validate(rows: list[ValidityRow], baseline: float) -> ValidityReport:
         sel = [r for r in rows if lo <= r.moves < edges[j + 1]]
         if sel:
             report.by_moves.append((lo, {w: figures(sel, w, baseline) for w in ESTIMATORS}))
+    for n in LIVE_CHECKPOINTS:
+        at = [
+            ValidityRow(r.rating, n, r.live[n][0], r.live[n][1], n < 5) for r in rows if n in r.live
+        ]
+        if at:
+            report.live.append((n, {w: figures(at, w, baseline) for w in ESTIMATORS}))
     return report
 
 

@@ -334,6 +334,17 @@ def _print(
             [_row(lo, f["calibrated"]) for lo, f in report.by_moves],
         )
     )
+    out.print(
+        table(
+            "Live: after the player's first n moves (what the overlay showed then)",
+            ["After n moves", *_COLUMNS[1:]],
+            [
+                _row(f"{n}, {names[w].split(' (')[0]}", f[w])
+                for n, f in report.live
+                for w in ("calibrated", "algorithm4")
+            ],
+        )
+    )
 
 
 def _players_json(players: list[Any]) -> dict[str, Any]:

@@ -96,6 +96,9 @@ class PerceivedModel:
     ``bins`` (sorted by ``moves_from``, the first from 1) the per-move-count
     lines; ``prior`` the rating before any move (the calibration games'
     median) with ``prior_low``/``prior_high`` its 2.5 % and 97.5 % quantiles;
+    ``rating_low``/``rating_high`` the 1 % and 99 % quantiles of the ratings it
+    was fitted to: the range where it is validated (a player rated outside it
+    is measured on a scale that has few players like him);
     ``min_moves``: fewer moves than this are too few to show a number.
     """
 
@@ -107,6 +110,8 @@ class PerceivedModel:
     prior_low: float
     prior_high: float
     min_moves: int = 5
+    rating_low: float | None = None
+    rating_high: float | None = None
     provenance: dict[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -151,6 +156,13 @@ class PerceivedModel:
             score=s,
             model=self.name,
         )
+
+    def covers(self, rating: float | None) -> bool | None:
+        """Whether an official ``rating`` lies in the validated range (None
+        when the rating or the range is unknown)."""
+        if rating is None or self.rating_low is None or self.rating_high is None:
+            return None
+        return self.rating_low <= rating <= self.rating_high
 
     def estimate_moves(self, classes: Sequence[int]) -> CalibratedRating:
         """The estimate from a list of move classes."""

@@ -493,3 +493,42 @@ def test_algorithm2_jackknife_matches_leave_one_game_out(
         assert player.tournament_low == pytest.approx(player.tournament - half, abs=1e-6)
         assert player.tournament_high == pytest.approx(player.tournament + half, abs=1e-6)
         assert player.tournament_low < player.tournament < player.tournament_high  # type: ignore[operator]
+
+
+def test_calibrated_perceived_beside_algorithm4(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every player-game carries the calibrated estimate of the shipped model for
+    PGN evaluations, recomputed here by hand from its parameters, beside
+    Algorithm 4's exact values."""
+    from livegain.calibration import find_perceived_model
+    from livegain.core.perceived import MoveClasses
+
+    model, _ = find_perceived_model("pgn")
+    assert model is not None and model.provenance["evals"] == "pgn"
+    code, out, err = run_cli(["analyze", GOTC, "--evals", "pgn", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["calibration"]["model"] == model.name
+    assert data["calibration"]["command"].startswith("livegain fit ")
+    game = data["games"][0]
+    scores = [13] + [p["score"] for p in game["plies"]]
+    classes = MoveClasses()
+    for color, first in (("white", 1), ("black", 2)):
+        sign = 1 if color == "white" else -1
+        moves = [
+            classes.of(ply, sign * scores[ply - 1], sign * scores[ply])
+            for ply in range(first, len(scores), 2)
+        ]
+        s = sum(model.move_scores[c] for c in moves) / len(moves)
+        line = model.bin_for(len(moves))
+        pr = game[color]["perceived"]
+        assert pr["moves"] == 41 and not pr["early"]
+        assert pr["rating"] == pytest.approx(line.intercept + line.slope * s, abs=0.06)
+        assert pr["low"] == pytest.approx(pr["rating"] + line.q_low, abs=0.1)
+        assert pr["high"] == pytest.approx(pr["rating"] + line.q_high, abs=0.1)
+        trace = game[color]["trace"]
+        assert [t["perceived"]["early"] for t in trace[:6]] == [True] * 4 + [False] * 2
+        assert trace[-1]["perceived"] == pr
+    # Fischer, who won brilliantly, reads above Byrne; Algorithm 4 keeps the paper's -185/-43
+    assert game["black"]["perceived"]["rating"] > game["white"]["perceived"]["rating"]
+    assert round(game["white"]["algorithm4"]["difference"]) == -185
+    assert round(game["black"]["algorithm4"]["difference"]) == -43

@@ -123,6 +123,12 @@ def test_validate_recovers_known_ratings(
     assert a4["bias"] > 300 and a4["coverage"] < 0.5
     assert {b["from"] for b in data["by_rating"]} >= {1200, 1400, 1600}
     assert data["by_moves"][0]["from"] == 1
+    # live: after each checkpoint's first n moves the interval is as honest
+    live = {row["after"]: row["calibrated"] for row in data["live"]}
+    assert set(live) >= {1, 5, 10, 20}
+    for n in (1, 5, 10, 20):
+        assert 0.88 <= live[n]["coverage"] <= 1.0
+    assert live[20]["spearman"] > live[5]["spearman"] > live[1]["spearman"]
     assert sorted(Path(p).name for p in data["plots"]) == [
         "coverage-by-rating.png",
         "estimate-vs-rating.png",

@@ -122,11 +122,16 @@ def test_algorithm4_final_values(report: dict[str, Any]) -> None:
     assert game["black"]["mean_gain"] == pytest.approx(9.4, abs=0.1)
 
 
+def _algorithm4_trace(side: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each trace entry's Algorithm 4 values, with its move."""
+    return [dict(t["algorithm4"], move=t["move"]) for t in side["trace"]]
+
+
 def test_figure6_traces(report: dict[str, Any]) -> None:
     game = report["games"][0]
     figure_gains = [g for _, _, g in FIGURE1]
     for color, gains in (("white", figure_gains[0::2]), ("black", figure_gains[1::2])):
-        trace = game[color]["trace"]
+        trace = _algorithm4_trace(game[color])
         assert len(trace) == 41
         expected = _paper_trace(gains)
         for point, (d, minus_infinity) in zip(trace, expected, strict=True):
@@ -135,12 +140,12 @@ def test_figure6_traces(report: dict[str, Any]) -> None:
             else:
                 assert point["difference"] == pytest.approx(d, abs=0.06)
             assert point["low"] <= point["rating"] <= point["high"]
-    byrne = game["white"]["trace"]
+    byrne = _algorithm4_trace(game["white"])
     # "for the first six moves ... an expected score of zero and d = -infinity"
     assert [p["bounded"] for p in byrne[:7]] == [True] * 6 + [False]
     assert all(p["difference"] == -800.0 for p in byrne[:6])
     assert [p["move"] for p in byrne[:2]] == ["1.Nf3", "2.c4"]
-    fischer = game["black"]["trace"]
+    fischer = _algorithm4_trace(game["black"])
     # "Fischer begins with a move of zero gain ... p = 0.5 and d = 0"
     assert fischer[0]["expected"] == 0.5 and fischer[0]["difference"] == 0.0
     # "decreases sharply in the first few moves ... then rises up to -43"
