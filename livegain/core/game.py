@@ -28,6 +28,7 @@ The whole API::
     g.start_fen, g.fen, g.plies, g.moves()      # list[PlyInfo]: san, uci, clock, eval, wdl, gain
     g.current_eval, g.current_wdl, g.start_eval, g.evaluated_plies
     g.perceived("white"), g.calibrated("white"), g.trace("black"), g.head_to_head()
+    g.rating_range, g.in_range("white")         # the model's validated ratings; official in it?
     g.seq, g.errors, g.last_errors
 
 ``perceived`` is Algorithm 4 (:mod:`livegain.core.rating`); ``calibrated``
@@ -157,7 +158,9 @@ class BoardUpdate:
     ``result`` / ``clock`` (nothing else changed). Every update carries the
     board's values at that moment: current position, its eval, result, clocks,
     both ratings of each player: ``*_perceived`` (Algorithm 4) and
-    ``*_calibrated`` (the calibrated estimate; None without a model).
+    ``*_calibrated`` (the calibrated estimate; None without a model), the
+    model's validated ``rating_range`` and whether each player's official
+    rating lies in it (``*_in_range``; see :meth:`BoardGame.in_range`).
     """
 
     board_id: str
@@ -175,6 +178,9 @@ class BoardUpdate:
     black_perceived: PerceivedRating | None = None
     white_calibrated: CalibratedRating | None = None
     black_calibrated: CalibratedRating | None = None
+    rating_range: tuple[float, float] | None = None
+    white_in_range: bool | None = None
+    black_in_range: bool | None = None
     white_points: tuple[TracePoint, ...] = ()
     black_points: tuple[TracePoint, ...] = ()
     head_to_head: HeadToHead | None = None
@@ -559,6 +565,24 @@ class BoardGame:
         r = self._ratings()
         return r.white_calibrated if color == "white" else r.black_calibrated
 
+    @property
+    def rating_range(self) -> tuple[float, float] | None:
+        """The ratings the calibrated model was fitted to and validated on
+        (its ``rating_low``, ``rating_high``); None without a model or a range."""
+        m = self.model
+        if m is None or m.rating_low is None or m.rating_high is None:
+            return None
+        return (m.rating_low, m.rating_high)
+
+    def in_range(self, color: Color) -> bool | None:
+        """Whether the player's official rating (from the feed) lies in
+        :attr:`rating_range`: outside it the calibrated estimate is not valid.
+        None when the player has no rating or there is no model or range."""
+        rating = (self.white if color == "white" else self.black).rating
+        if self.model is None or rating is None or rating <= 0:  # 0: a feed's "unrated"
+            return None
+        return self.model.covers(rating)
+
     def trace(self, color: Color) -> list[TracePoint]:
         return self._ledger.trace(color)
 
@@ -643,6 +667,9 @@ class BoardGame:
             black_perceived=self.perceived("black"),
             white_calibrated=self.calibrated("white"),
             black_calibrated=self.calibrated("black"),
+            rating_range=self.rating_range,
+            white_in_range=self.in_range("white"),
+            black_in_range=self.in_range("black"),
             white_points=white_points,
             black_points=black_points,
             head_to_head=self.head_to_head(),

@@ -26,7 +26,7 @@ import chess
 
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import PlayerInfo
-from livegain.core.game import BoardGame, BoardUpdate, Clocks, PlyInfo
+from livegain.core.game import BoardGame, BoardUpdate, Clocks, Color, PlyInfo
 from livegain.core.ledger import TracePoint
 from livegain.core.perceived import CalibratedRating
 from livegain.core.rating import HeadToHead, PerceivedRating
@@ -76,8 +76,14 @@ def eval_info(
     )
 
 
-def perceived(c: CalibratedRating | None) -> schema.Perceived | None:
-    """The calibrated estimate (the wire's ``*_perceived``)."""
+def perceived(
+    c: CalibratedRating | None,
+    rating_range: tuple[float, float] | None = None,
+    in_range: bool | None = None,
+) -> schema.Perceived | None:
+    """The calibrated estimate (the wire's ``*_perceived``), with the model's
+    validated ``rating_range`` and whether the player's official rating lies
+    in it (``in_range``; :meth:`BoardGame.in_range`)."""
     if c is None:
         return None
     return schema.Perceived(
@@ -87,7 +93,14 @@ def perceived(c: CalibratedRating | None) -> schema.Perceived | None:
         moves=c.moves,
         early=c.early,
         model=c.model,
+        range_low=None if rating_range is None else rating_range[0],
+        range_high=None if rating_range is None else rating_range[1],
+        in_range=in_range,
     )
+
+
+def _perceived_of(game: BoardGame, color: Color) -> schema.Perceived | None:
+    return perceived(game.calibrated(color), game.rating_range, game.in_range(color))
 
 
 def algorithm4(pr: PerceivedRating | None) -> schema.Algorithm4 | None:
@@ -182,8 +195,8 @@ def board_state(
             game.start_fen,
             c960,
         ),
-        white_perceived=perceived(game.calibrated("white")),
-        black_perceived=perceived(game.calibrated("black")),
+        white_perceived=_perceived_of(game, "white"),
+        black_perceived=_perceived_of(game, "black"),
         white_algorithm4=algorithm4(game.perceived("white")),
         black_algorithm4=algorithm4(game.perceived("black")),
         white_trace=[trace_point(tp) for tp in game.trace("white")],
@@ -210,8 +223,8 @@ def board_summary(game: BoardGame) -> schema.BoardSummary:
         result=game.result,
         plies=game.plies,
         eval=eval_info(game.current_eval, game.current_wdl, game.fen, game.chess960),
-        white_perceived=perceived(game.calibrated("white")),
-        black_perceived=perceived(game.calibrated("black")),
+        white_perceived=_perceived_of(game, "white"),
+        black_perceived=_perceived_of(game, "black"),
         white_algorithm4=algorithm4(game.perceived("white")),
         black_algorithm4=algorithm4(game.perceived("black")),
     )
@@ -227,8 +240,8 @@ def update(u: BoardUpdate, *, match: schema.MatchOdds | None = None) -> schema.U
         ply=None if u.ply is None else ply(u.ply, chess960),
         fen=u.fen,
         eval=eval_info(u.eval, u.wdl, u.fen, chess960),
-        white_perceived=perceived(u.white_calibrated),
-        black_perceived=perceived(u.black_calibrated),
+        white_perceived=perceived(u.white_calibrated, u.rating_range, u.white_in_range),
+        black_perceived=perceived(u.black_calibrated, u.rating_range, u.black_in_range),
         white_algorithm4=algorithm4(u.white_perceived),
         black_algorithm4=algorithm4(u.black_perceived),
         white_points=[trace_point(tp) for tp in u.white_points],

@@ -64,7 +64,9 @@ class EvalInfo(_Model):
 
 class Perceived(_Model):
     """The calibrated perceived rating: the strength a player is showing in
-    this game, with its 95 % interval (docs/maths.md)."""
+    this game, with its 95 % interval (docs/maths.md). It is valid only for
+    players rated within the ratings the model was fitted to (``range_low``
+    to ``range_high``): ``in_range`` false means it is not."""
 
     rating: float = Field(description="the estimate, Elo points")
     low: float = Field(
@@ -78,6 +80,23 @@ class Perceived(_Model):
         description="fewer moves than the model's minimum: show 'too early', not the number"
     )
     model: str = Field(description="name of the calibrated model that made the estimate")
+    range_low: float | None = Field(
+        default=None,
+        description="lower end of the model's validated rating range (the 1 % quantile "
+        "of the ratings it was fitted to); null when the model gives no range",
+    )
+    range_high: float | None = Field(
+        default=None,
+        description="upper end of the model's validated rating range (the 99 % quantile "
+        "of the ratings it was fitted to); null when the model gives no range",
+    )
+    in_range: bool | None = Field(
+        default=None,
+        description="whether the player's official rating (Player.rating) lies in "
+        "[range_low, range_high]; false: the estimate is not valid for this player, show "
+        "'beyond calibrated range', not the number (after 'too early' while early); null "
+        "when the player has no rating or the model no range",
+    )
 
 
 class Algorithm4(_Model):

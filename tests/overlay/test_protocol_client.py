@@ -196,6 +196,56 @@ def test_which_rating_is_shown(lib: Any) -> None:
     assert out["summary"]["white_algorithm4"]["rating"] == 2900
 
 
+BEYOND = """async ([src, trace]) => {
+  const lib = await import("./static/lib.js");
+  const out = {};
+  for (const mode of ["calibrated", "algorithm4"]) {
+    const beyond = lib.beyondRange(src, "white", mode);
+    out[mode] = {
+      beyond,
+      white: lib.shownRating(src, "white", mode),
+      trace: lib.shownTrace(trace, mode, beyond),
+    };
+  }
+  out.text = lib.rangeText(out.calibrated.white.rangeLow, out.calibrated.white.rangeHigh);
+  return out;
+}"""
+
+
+def test_beyond_the_calibrated_range(lib: Any) -> None:
+    """``in_range`` false: no number and no trace values for that player, once it is
+    no longer too early; Algorithm 4 is unaffected."""
+    st = state_json()
+    late = perceived(1950, 6).model_copy(
+        update={"range_low": 837.0, "range_high": 2434.5, "in_range": False}
+    )
+    st["white_perceived"] = late.model_dump(mode="json")
+    trace = [
+        point(1, 2100, early=True).model_dump(mode="json"),
+        point(3, 1950).model_dump(mode="json"),
+    ]
+    out = lib.evaluate(BEYOND, [st, trace])
+    cal, a4 = out["calibrated"], out["algorithm4"]
+    assert cal["beyond"] is True and a4["beyond"] is False
+    assert cal["white"]["state"] == "beyond" and cal["white"]["rating"] is None
+    assert (cal["white"]["rangeLow"], cal["white"]["rangeHigh"]) == (837, 2434.5)
+    assert out["text"] == "fitted on ratings 837\u20132435"
+    assert [(p["rating"], p["early"], p["beyond"]) for p in cal["trace"]] == [
+        (None, True, False),
+        (None, False, True),
+    ]
+    assert a4["white"]["state"] == "estimate" and a4["white"]["rating"] == 2900
+    assert [p["rating"] for p in a4["trace"]] == [2400, 2250]
+    # too early comes first; in range (or unknown) shows the number
+    st["white_perceived"] = late.model_copy(update={"moves": 2, "early": True}).model_dump(
+        mode="json"
+    )
+    assert lib.evaluate(BEYOND, [st, trace])["calibrated"]["white"]["state"] == "early"
+    for flag in (True, None):
+        st["white_perceived"] = late.model_copy(update={"in_range": flag}).model_dump(mode="json")
+        assert lib.evaluate(BEYOND, [st, trace])["calibrated"]["white"]["state"] == "estimate"
+
+
 def test_no_model_and_old_servers_show_nothing_calibrated(lib: Any) -> None:
     st = state_json()
     st["white_perceived"] = None  # no calibrated model

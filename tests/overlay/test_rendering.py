@@ -1,6 +1,7 @@
 """How the board overlay draws particular situations: a big loss, a clamped
 rating, a mate score, running clocks, match odds, a takeback, a finished game,
-the calibrated rating while it is too early to tell, and without a model.
+the calibrated rating while it is too early to tell, for a player rated beyond
+the calibrated model's range, and without a model.
 
 The boards are published through the real server component
 (:class:`~livegain.publish.server.LiveServer`), exactly as the service does;
@@ -23,8 +24,15 @@ from ._live import StaticServer
 pytestmark = [pytest.mark.browser]
 
 
-def perceived(rating: float, moves: int, early: bool = False) -> schema.Perceived:
-    """The calibrated estimate (the wire's ``*_perceived``)."""
+#: The model's validated rating range in the tests that give one (shown rounded: 840–2440).
+RANGE = (840.4, 2439.6)
+
+
+def perceived(
+    rating: float, moves: int, early: bool = False, in_range: bool | None = None
+) -> schema.Perceived:
+    """The calibrated estimate (the wire's ``*_perceived``); with ``in_range`` the
+    model's range :data:`RANGE` comes with it."""
     return schema.Perceived(
         rating=rating,
         low=rating - 410,
@@ -32,6 +40,9 @@ def perceived(rating: float, moves: int, early: bool = False) -> schema.Perceive
         moves=moves,
         early=early,
         model="test",
+        range_low=None if in_range is None else RANGE[0],
+        range_high=None if in_range is None else RANGE[1],
+        in_range=in_range,
     )
 
 
@@ -328,6 +339,128 @@ def test_too_early_to_tell(static_server: StaticServer, page_factory: Any) -> No
     page = open_board(static_server, page_factory, "&rating=algorithm4")
     expect(page.get_by_test_id("black-perceived")).to_have_text("2060")
     expect(page.get_by_test_id("black-perceived-bound")).to_have_text("\u2264")
+
+
+def beyond_board(**kw: Any) -> schema.BoardState:
+    """Carlsen (2865) is rated above the model's range: his calibrated figure (1950)
+    is not valid for him; Black (2100) is inside it."""
+    base: dict[str, Any] = dict(
+        black=schema.Player(name="Club, Player", federation="NED", rating=2100),
+        white_perceived=perceived(1950.4, 6, in_range=False),
+        black_perceived=perceived(2410, 6, in_range=True),
+    )
+    base.update(kw)
+    return board(**base)
+
+
+def test_beyond_the_calibrated_range(static_server: StaticServer, page_factory: Any) -> None:
+    """A player rated outside the ratings the model was fitted to: the words and the
+    model's range, no number, no interval, no difference to FIDE, no line in the
+    chart; a player rated inside it keeps his number."""
+    static_server.set_board(beyond_board())
+    words, fitted = "beyond calibrated range", "fitted on ratings 840\u20132440"
+    for query in ("", "&layout=compact", "&layout=lower-third"):
+        page = open_board(static_server, page_factory, query)
+        box = page.get_by_test_id("white-perceived-box")
+        expect(box).to_have_attribute("data-state", "beyond")
+        value = page.get_by_test_id("white-perceived")
+        expect(value).to_have_text(words)
+        expect(value).to_have_attribute("data-value", "")
+        expect(value).to_be_visible()
+        expect(page.get_by_test_id("white-perceived-range")).to_have_text(fitted)
+        expect(page.get_by_test_id("white-perceived-range")).to_be_visible()
+        expect(page.get_by_test_id("white-perceived-interval")).to_be_hidden()
+        expect(page.get_by_test_id("white-perceived-diff")).to_have_text("")
+        expect(page.get_by_test_id("white-perceived-moves")).to_have_text("")
+        shown = box.inner_text().replace(fitted, "")
+        assert not re.search(r"\d{3}", shown), shown  # no rating, no interval, no difference
+        # Black, rated inside the range, still shows his number
+        expect(page.get_by_test_id("black-perceived-box")).to_have_attribute(
+            "data-state", "estimate"
+        )
+        expect(page.get_by_test_id("black-perceived")).to_have_text("2410")
+        expect(page.get_by_test_id("black-perceived-diff")).to_contain_text("+310")
+        expect(page.get_by_test_id("black-perceived-range")).to_have_text("")
+        if query == "&layout=lower-third":
+            # the sparkline draws only the official rating, no line
+            spark = page.get_by_test_id("white-spark-svg")
+            expect(spark).to_have_attribute("data-beyond", "2")
+            assert page.locator('[data-testid="white-spark-svg"] polyline').count() == 0
+            assert page.locator('[data-testid="black-spark-svg"] polyline').count() == 1
+
+    # the chart: no calibrated line or band for White, one line saying why
+    page = open_board(static_server, page_factory)
+    drawn = page.eval_on_selector_all(
+        '[data-testid="trace-white-point"]',
+        "ps => ps.map(p => [p.dataset.ply, p.dataset.rating, p.getAttribute('class')])",
+    )
+    assert drawn == [["1", "", "point early"], ["3", "", "point beyond"], ["5", "", "point beyond"]]
+    white = page.locator('[data-testid="trace-white"]')
+    assert white.locator(".band").count() == 0 and white.locator(".line").count() == 0
+    black = page.locator('[data-testid="trace-black"]')
+    assert black.locator(".band").count() == 1 and black.locator(".line").count() == 1
+    expect(page.get_by_test_id("trace-white-end")).to_have_count(0)
+    expect(page.get_by_test_id("trace-black-end")).to_have_text("2410")
+    expect(page.get_by_test_id("trace-beyond-note")).to_have_text(f"White: {words} \u00b7 {fitted}")
+    assert "1950" not in page.get_by_test_id("board-overlay").inner_text()
+
+    # the multi-board view says so too
+    page.goto(f"{static_server.url}/overlay/boards")
+    card = page.locator('[data-testid="board-card"][data-board-id="r1-b1"]')
+    expect(card.get_by_test_id("white-perceived")).to_have_text(words)
+    expect(card.get_by_test_id("white-perceived-range")).to_have_text(fitted)
+    expect(card.get_by_test_id("white-perceived-diff")).to_have_count(0)
+    expect(card.get_by_test_id("black-perceived")).to_have_text("2410")
+    assert "1950" not in card.inner_text()
+
+    # Algorithm 4 on request is unaffected
+    page = open_board(static_server, page_factory, "&rating=algorithm4")
+    expect(page.get_by_test_id("white-perceived")).to_have_text("2906")
+    expect(page.get_by_test_id("white-perceived-diff")).to_have_text("+41 vs FIDE")
+    expect(page.get_by_test_id("trace-beyond-note")).to_have_count(0)
+    expect(page.locator('[data-testid="trace-white"] .line')).to_have_count(2)
+
+
+def test_too_early_comes_before_beyond_the_range(
+    static_server: StaticServer, page_factory: Any
+) -> None:
+    """While it is too early, that is what the card says, whatever the range. With
+    both players beyond it the chart has no calibrated line at all, and says so once."""
+    nakamura = board().black
+    early = beyond_board(
+        moves=board().moves[:3],
+        black=nakamura,
+        white_perceived=perceived(2210, 2, early=True, in_range=False),
+        black_perceived=perceived(2410, 1, early=True, in_range=False),
+        white_trace=[point(1, 2200, 2860, early=True), point(3, 2210, 2905.5, early=True)],
+        black_trace=[point(2, 2410, 2060, True, early=True)],
+        seq=3,
+    )
+    static_server.set_board(early)
+    page = open_board(static_server, page_factory)
+    for color in ("white", "black"):
+        expect(page.get_by_test_id(f"{color}-perceived-box")).to_have_attribute(
+            "data-state", "early"
+        )
+        expect(page.get_by_test_id(f"{color}-perceived")).to_have_text("too early")
+        expect(page.get_by_test_id(f"{color}-perceived-range")).to_have_text("")
+    expect(page.get_by_test_id("trace-early-zone")).to_contain_text("too early to tell")
+    expect(page.get_by_test_id("trace-beyond-note")).to_have_count(0)
+
+    # later: both rated above the range (the usual case at an elite event)
+    static_server.set_board(
+        beyond_board(black=nakamura, black_perceived=perceived(2410, 6, False, False))
+    )
+    page = open_board(static_server, page_factory)
+    for color in ("white", "black"):
+        expect(page.get_by_test_id(f"{color}-perceived")).to_have_text("beyond calibrated range")
+        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text("")
+    assert page.locator('[data-testid="trace-svg"] .band').count() == 0
+    assert page.locator('[data-testid="trace-svg"] .line').count() == 0
+    assert page.locator('[data-testid="trace-svg"] .endlabel').count() == 0
+    note = page.get_by_test_id("trace-beyond-note")
+    expect(note).to_have_text("beyond calibrated range \u00b7 fitted on ratings 840\u20132440")
+    expect(note).to_have_attribute("data-colors", "white,black")
 
 
 def test_without_a_calibrated_model(static_server: StaticServer, page_factory: Any) -> None:

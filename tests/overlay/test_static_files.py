@@ -52,6 +52,7 @@ def test_board_page_has_a_hook_for_every_value() -> None:
             "perceived-high",
             "perceived-diff",
             "perceived-moves",
+            "perceived-range",
             "perceived-bound",
             "perceived-box",
             "perceived-label",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 
 import chess
@@ -234,7 +235,17 @@ def test_wire_json_of_both_ratings() -> None:
         core.extend(t.record_eval(r.board_id, r.ply, r.fen, ev_of(r.fen)))
     game = t.board(bid)
     state = convert.board_state(game, engine=ENGINE).model_dump(mode="json")
-    assert set(state["white_perceived"]) == {"rating", "low", "high", "moves", "early", "model"}
+    assert set(state["white_perceived"]) == {
+        "rating",
+        "low",
+        "high",
+        "moves",
+        "early",
+        "model",
+        "range_low",
+        "range_high",
+        "in_range",
+    }
     assert set(state["white_algorithm4"]) == {
         "rating",
         "low",
@@ -265,3 +276,51 @@ def test_error_count_reaches_the_wire() -> None:
     assert a.board_id is not None
     state = convert.board_state(t.board(a.board_id), engine=ENGINE)
     assert state.errors == 1 and len(state.moves) == 3
+
+
+@pytest.mark.parametrize(
+    ("ranged", "white_rating", "black_rating", "expected"),
+    [
+        (True, 1800, 2440, (True, True)),  # both inside (the ends count as inside)
+        (True, 2812, 839, (False, False)),  # above and below the range
+        (True, None, 2100, (None, True)),  # White unrated
+        (False, 2812, 1800, (None, None)),  # a model without a range (an old file)
+    ],
+    ids=["inside", "outside", "unrated", "no-range"],
+)
+def test_in_range_from_the_official_rating(
+    ranged: bool,
+    white_rating: int | None,
+    black_rating: int | None,
+    expected: tuple[bool | None, bool | None],
+) -> None:
+    """``in_range`` says whether the player's official rating lies in the model's
+    validated range; the snapshot, the summary and the updates agree on it."""
+    model = dataclasses.replace(toy_model(), rating_low=840.0, rating_high=2440.0)
+    t = Tournament(PAPER_ENGINE_RATING, model=model if ranged else toy_model())
+    players = {
+        "white": PlayerInfo("White, Player", rating=white_rating),
+        "black": PlayerInfo("Black, Player", rating=black_rating),
+    }
+    bid = t.apply(snap(MOVES[:12], **players)).board_id
+    assert bid is not None
+    core: list[BoardUpdate] = []
+    for r in t.pending():
+        core.extend(t.record_eval(r.board_id, r.ply, r.fen, ev_of(r.fen)))
+    game = t.board(bid)
+    state = convert.board_state(game, engine=ENGINE)
+    summary = convert.board_summary(game)
+    upd = convert.update(core[-1])
+    for color, want in zip(("white", "black"), expected, strict=True):
+        p = getattr(state, f"{color}_perceived")
+        assert p is not None
+        assert p.in_range is want
+        if ranged:
+            assert (p.range_low, p.range_high) == (840.0, 2440.0)
+        else:
+            assert p.range_low is None and p.range_high is None
+        assert getattr(summary, f"{color}_perceived") == p
+        assert getattr(upd, f"{color}_perceived") == p
+        # the estimate itself is still sent: the overlay decides what to show
+        c = game.calibrated(color)
+        assert c is not None and p.rating == c.rating and not p.early

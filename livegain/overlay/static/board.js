@@ -1,11 +1,13 @@
 // Board overlay: one board, live. See docs/obs.md for the URL parameters.
 import {
+  BEYOND,
   DASH,
   LiveConnection,
   RATING_LABELS,
   applyPageParams,
   applyUpdate,
   applyWidgetParams,
+  beyondRange,
   byTestId,
   clockText,
   displayEval,
@@ -18,6 +20,7 @@ import {
   params,
   perMille,
   percent,
+  rangeText,
   rating,
   ratingMode,
   setText,
@@ -176,18 +179,23 @@ function renderPlayer(color) {
   setText(root, `${color}-rating`, p.rating ?? DASH);
   const card = byTestId(root, `${color}-card`);
   card.dataset.hasTitle = p.title ? "true" : "false";
-  // state: "estimate" (a number), "early" (too few moves: no number) or "none"
+  // state: "estimate" (a number), "early" (too few moves: no number), "beyond" (rated
+  // outside the ratings the calibrated model was fitted to: no number) or "none"
   byTestId(root, `${color}-perceived-box`).dataset.state = per.state;
   const shown = per.state === "estimate";
+  const beyond = per.state === "beyond";
   const value = byTestId(root, `${color}-perceived`);
   value.dataset.value = shown ? String(per.rating) : "";
   value.dataset.bounded = per.bound ? "true" : "false";
   value.dataset.early = per.state === "early" ? "true" : "false";
+  value.dataset.beyond = beyond ? "true" : "false";
   setText(root, `${color}-perceived-bound`, per.bound);
-  setText(root, `${color}-perceived`, shown ? rating(per.rating) : per.state === "early" ? "too early" : DASH);
+  const words = per.state === "early" ? "too early" : beyond ? BEYOND : DASH;
+  setText(root, `${color}-perceived`, shown ? rating(per.rating) : words);
   setText(root, `${color}-perceived-low`, shown ? rating(per.low) : DASH);
   setText(root, `${color}-perceived-high`, shown ? rating(per.high) : DASH);
   setText(root, `${color}-perceived-moves`, per.state === "early" ? earlyText(per.moves) : "");
+  setText(root, `${color}-perceived-range`, beyond ? rangeText(per.rangeLow, per.rangeHigh) : "");
   const diff = byTestId(root, `${color}-perceived-diff`);
   if (shown && p.rating) {
     const d = Math.round(per.rating) - p.rating; // the difference of the figures shown
@@ -200,7 +208,9 @@ function renderPlayer(color) {
     diff.dataset.value = "";
   }
   const spark = byTestId(root, `${color}-spark`);
-  if (spark.offsetParent !== null) drawSpark(spark, state[`${color}_trace`], p.rating, mode);
+  if (spark.offsetParent !== null) {
+    drawSpark(spark, state[`${color}_trace`], p.rating, mode, beyondRange(state, color, mode));
+  }
   const clocks = state.clocks || {};
   const clock = byTestId(root, `${color}-clock`);
   clock.textContent = clocks[color] === null || clocks[color] === undefined ? "" : clockText(clocks[color]);

@@ -1,5 +1,6 @@
 // Multi-board view: every board of the round, compactly. See docs/obs.md.
 import {
+  BEYOND,
   DASH,
   LiveConnection,
   RATING_LABELS,
@@ -12,6 +13,7 @@ import {
   el,
   evalText,
   param,
+  rangeText,
   rating,
   ratingMode,
   setText,
@@ -33,7 +35,7 @@ setText(
   "legend",
   mode === "algorithm4"
     ? "Large figure: Algorithm 4 (paper), the paper's perceived rating, not calibrated (≤ / ≥: clamped; chip: difference to FIDE rating) · bar: engine evaluation"
-    : "Large figure: perceived rating, calibrated on rated games from the quality of this game's moves (chip: difference to FIDE rating; too early: too few moves yet) · bar: engine evaluation",
+    : "Large figure: perceived rating, calibrated on rated games from the quality of this game's moves (chip: difference to FIDE rating; too early: too few moves yet; beyond calibrated range: rated outside the ratings it was fitted on) · bar: engine evaluation",
 );
 const grid = byTestId(root, "boards");
 const filterTournament = param("tournament");
@@ -156,10 +158,12 @@ function playerRow(color, s) {
   perc.dataset.kind = mode;
   perc.dataset.state = per.state;
   perc.title = RATING_LABELS[mode].tip;
-  const text = shown ? rating(per.rating) : per.state === "early" ? "too early" : DASH;
+  const beyond = per.state === "beyond"; // rated outside the model's range: no number
+  const text = shown ? rating(per.rating) : per.state === "early" ? "too early" : beyond ? BEYOND : DASH;
   const value = el("span", { class: "v", testid: `${color}-perceived` }, text);
   value.dataset.value = shown ? String(per.rating) : "";
   value.dataset.early = per.state === "early" ? "true" : "false";
+  value.dataset.beyond = beyond ? "true" : "false";
   if (per.bound) {
     // every move so far lost (or gained) ground: the figure is clamped
     perc.append(el("span", { class: "bound", testid: `${color}-perceived-bound` }, per.bound));
@@ -167,6 +171,10 @@ function playerRow(color, s) {
   perc.append(value);
   if (per.state === "early") {
     perc.append(el("span", { class: "d so-far", testid: `${color}-perceived-moves` }, earlyText(per.moves)));
+  }
+  if (beyond) {
+    const range = rangeText(per.rangeLow, per.rangeHigh);
+    perc.append(el("span", { class: "d range-note", testid: `${color}-perceived-range` }, range));
   }
   if (shown && p.rating) {
     const d = Math.round(per.rating) - p.rating; // the difference of the figures shown

@@ -191,7 +191,8 @@ export const RATING_LABELS = {
     tip:
       "Calibrated on rated games: the rating of players whose moves look like these. " +
       "95 % interval: where their rating fell in 95 of 100 rated games. " +
-      "Too early to tell until the player has made a few moves.",
+      "Too early to tell until the player has made a few moves. " +
+      "Not shown for a player rated outside the ratings it was fitted on (beyond calibrated range).",
   },
   algorithm4: {
     title: "Algorithm 4 (paper)",
@@ -203,12 +204,18 @@ export const RATING_LABELS = {
   },
 };
 
+/** What the page shows instead of a calibrated number the model is not valid for. */
+export const BEYOND = "beyond calibrated range";
+
 /**
  * One player's rating as the page shows it, whichever the mode:
  * { kind, state, rating, low, high, moves, bound } where state is
- * "estimate" (a number to show), "early" (too few moves: show no number) or "none"
- * (nothing to show: no move yet, or no calibrated model on the server) and
- * bound is "≤" / "≥" for a clamped Algorithm 4 figure, else "".
+ * "estimate" (a number to show), "early" (too few moves: show no number),
+ * "beyond" (the player's official rating is outside the ratings the calibrated
+ * model was fitted to: show no number, but BEYOND and rangeText(); such a state
+ * also carries rangeLow and rangeHigh) or "none" (nothing to show: no move yet,
+ * or no calibrated model on the server) and bound is "≤" / "≥" for a clamped
+ * Algorithm 4 figure, else "". "early" comes first while it lasts.
  */
 export function shownRating(src, color, mode = ratingMode()) {
   const none = { kind: mode, state: "none", rating: null, low: null, high: null, moves: 0, bound: "" };
@@ -226,6 +233,9 @@ export function shownRating(src, color, mode = ratingMode()) {
   if (p.early || !Number.isFinite(p.rating)) {
     return { ...none, state: "early", moves };
   }
+  if (p.in_range === false) {
+    return { ...none, state: "beyond", moves, rangeLow: p.range_low ?? null, rangeHigh: p.range_high ?? null };
+  }
   return { kind: mode, state: "estimate", rating: p.rating, low: p.low, high: p.high, moves, bound: "" };
 }
 
@@ -235,13 +245,31 @@ export function earlyText(moves) {
   return `${moves} move${moves === 1 ? "" : "s"} so far`;
 }
 
+/** The second line beside BEYOND: "fitted on ratings 840–2440" (the model's range, rounded). */
+export function rangeText(lo, hi) {
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return "fitted on other ratings";
+  return `fitted on ratings ${Math.round(lo)}${DASH}${Math.round(hi)}`;
+}
+
 /**
- * One player's trace as plotted: [{ ply, rating, low, high, early, none, bounded }].
- * Calibrated points that are early, or have no rating (no model: none is true too),
- * carry early: true and are drawn without a value; Algorithm 4's points come from
- * each point's `algorithm4` member.
+ * Whether the calibrated estimate of `color` is not valid for that player (his
+ * official rating is outside the model's range: the wire's `in_range` false).
+ * Always false in Algorithm 4's mode.
  */
-export function shownTrace(trace, mode = ratingMode()) {
+export function beyondRange(src, color, mode = ratingMode()) {
+  if (!src || mode === "algorithm4") return false;
+  const p = src[`${color}_perceived`];
+  return Boolean(p) && p.in_range === false;
+}
+
+/**
+ * One player's trace as plotted: [{ ply, rating, low, high, early, none, beyond, bounded }].
+ * Calibrated points that are early, or have no rating (no model: none is true too),
+ * carry early: true and are drawn without a value; with `beyond` (beyondRange() of
+ * the player) the calibrated points that are not early carry beyond: true and have
+ * no value either. Algorithm 4's points come from each point's `algorithm4` member.
+ */
+export function shownTrace(trace, mode = ratingMode(), beyond = false) {
   const out = [];
   for (const p of trace || []) {
     if (mode === "algorithm4") {
@@ -251,13 +279,16 @@ export function shownTrace(trace, mode = ratingMode()) {
     } else {
       const none = !Number.isFinite(p.rating); // no calibrated model on the server
       const early = Boolean(p.early) || none;
+      const outside = !early && Boolean(beyond); // not valid for this player: no value
+      const hidden = early || outside;
       out.push({
         ply: p.ply,
-        rating: early ? null : p.rating,
-        low: early ? null : p.low,
-        high: early ? null : p.high,
+        rating: hidden ? null : p.rating,
+        low: hidden ? null : p.low,
+        high: hidden ? null : p.high,
         early,
         none,
+        beyond: outside,
         bounded: false,
       });
     }

@@ -3,8 +3,11 @@
 // It plots the rating the page shows (lib.js ratingMode: the calibrated estimate by
 // default, Algorithm 4 with `rating=algorithm4`). A calibrated point that is still
 // "too early" has no value: it is drawn as a hollow mark on the chart's floor, with
-// no band and no line, inside a shaded "too early" zone.
-import { RATING_LABELS, ratingMode, shownTrace, svg } from "./lib.js";
+// no band and no line, inside a shaded "too early" zone. A player whose official
+// rating is outside the ratings the calibrated model was fitted to (the wire's
+// `in_range` false) gets no calibrated line or band at all: his points are hollow
+// marks on the floor too, and one line of the chart says why.
+import { BEYOND, RATING_LABELS, beyondRange, rangeText, ratingMode, shownTrace, svg } from "./lib.js";
 
 const PAD = { left: 64, right: 92, top: 14, bottom: 34 };
 
@@ -18,6 +21,11 @@ function niceStep(span, target, integer = false) {
   return 10 * pow;
 }
 
+/** A point with a value to plot (neither too early nor beyond the calibrated range). */
+function hasValue(p) {
+  return !p.early && !p.beyond;
+}
+
 /**
  * The y domain of a rating chart: the measured (neither clamped nor early) ratings
  * of `traces` and the `officials`, widened to `minSpan` around their middle; null
@@ -26,7 +34,7 @@ function niceStep(span, target, integer = false) {
  */
 function ratingSpan(traces, officials, minSpan) {
   const ys = [];
-  for (const t of traces) for (const p of t) if (!p.bounded && !p.early) ys.push(p.rating);
+  for (const t of traces) for (const p of t) if (!p.bounded && hasValue(p)) ys.push(p.rating);
   for (const r of officials) if (r) ys.push(r);
   if (!ys.length) return null;
   let lo = Math.min(...ys);
@@ -48,9 +56,10 @@ export function drawTrace(container, state, mode = ratingMode()) {
   const height = Math.max(120, container.clientHeight || 300);
   const small = height < 220;
   const pad = small ? { left: 48, right: 64, top: 8, bottom: 24 } : PAD;
+  const beyond = { white: beyondRange(state, "white", mode), black: beyondRange(state, "black", mode) };
   const traces = {
-    white: shownTrace(state.white_trace, mode),
-    black: shownTrace(state.black_trace, mode),
+    white: shownTrace(state.white_trace, mode, beyond.white),
+    black: shownTrace(state.black_trace, mode, beyond.black),
   };
   const official = { white: state.white.rating, black: state.black.rating };
 
@@ -130,8 +139,9 @@ export function drawTrace(container, state, mode = ratingMode()) {
   // the stretch of the game where a player's estimate is still too early to tell
   const early = [...traces.white, ...traces.black].filter((p) => p.early);
   const measured = [...traces.white, ...traces.black].filter((p) => !p.early).length;
+  const earlyRight = measured && early.length ? x(Math.max(...early.map((p) => p.ply)) + 0.5) : pad.left;
   if (early.length) {
-    const right = measured ? x(Math.max(...early.map((p) => p.ply)) + 0.5) : width - pad.right;
+    const right = measured ? earlyRight : width - pad.right;
     const zone = svg("g", { class: "early-zone", testid: "trace-early-zone" });
     zone.append(
       svg("rect", {
@@ -157,6 +167,26 @@ export function drawTrace(container, state, mode = ratingMode()) {
     plotArea.append(zone);
   }
 
+  // players rated outside the calibrated model's range: no line, one line of words
+  const outside = ["white", "black"].filter((c) => traces[c].some((p) => p.beyond));
+  let beyondNote = null; // [the text element, its room, a shorter text]
+  if (outside.length) {
+    const p = state[`${outside[0]}_perceived`] || {};
+    const who = outside.length === 2 ? "" : `${outside[0] === "white" ? "White" : "Black"}: `;
+    const valued = [...traces.white, ...traces.black].some(hasValue);
+    const t = svg("text", {
+      x: valued ? width - pad.right - 8 : (earlyRight + width - pad.right) / 2,
+      y: valued ? pad.top + (small ? 14 : 22) : (pad.top + floor) / 2,
+      class: valued ? "beyond-note" : "beyond-note centre",
+      testid: "trace-beyond-note",
+      "data-colors": outside.join(","),
+    });
+    t.textContent = `${who}${BEYOND} · ${rangeText(p.range_low, p.range_high)}`;
+    plotArea.append(t);
+    const room = valued ? width - pad.right - pad.left - 16 : width - pad.right - earlyRight - 16;
+    beyondNote = [t, room, `${who}${BEYOND}`];
+  }
+
   for (const c of ["white", "black"]) {
     const pts = traces[c];
     const g = svg("g", {
@@ -175,8 +205,8 @@ export function drawTrace(container, state, mode = ratingMode()) {
         }),
       );
     }
-    // the band and the line join the points that have a value (early ones have none)
-    const shown = pts.filter((p) => !p.early);
+    // the band and the line join the points that have a value (early and beyond ones have none)
+    const shown = pts.filter(hasValue);
     if (shown.length) {
       const upper = shown.map((p) => `${x(p.ply).toFixed(1)},${y(p.high).toFixed(1)}`);
       const lower = shown
@@ -198,17 +228,18 @@ export function drawTrace(container, state, mode = ratingMode()) {
       }
     }
     for (const p of pts) {
-      if (p.early) {
+      if (!hasValue(p)) {
         g.append(
           svg("circle", {
-            class: "point early",
+            class: p.early ? "point early" : "point beyond",
             cx: x(p.ply).toFixed(1),
             cy: (floor - (small ? 4 : 6)).toFixed(1),
             r: small ? 2.5 : 3.5,
             testid: `trace-${c}-point`,
             "data-ply": p.ply,
             "data-rating": "",
-            "data-early": "true",
+            "data-early": p.early ? "true" : "false",
+            "data-beyond": p.beyond ? "true" : "false",
           }),
         );
         continue;
@@ -224,11 +255,12 @@ export function drawTrace(container, state, mode = ratingMode()) {
           "data-ply": p.ply,
           "data-rating": p.rating,
           "data-early": "false",
+          "data-beyond": "false",
         }),
       );
     }
     const last = pts[pts.length - 1];
-    if (last && !last.early) {
+    if (last && hasValue(last)) {
       labels.push({ c, y: y(last.rating), text: String(Math.round(last.rating)) });
     }
     plotArea.append(g);
@@ -253,6 +285,10 @@ export function drawTrace(container, state, mode = ratingMode()) {
     root.append(t);
   }
   container.replaceChildren(root);
+  // a narrow chart: the note without the range (the player's card shows it)
+  if (beyondNote && beyondNote[0].getComputedTextLength() > beyondNote[1]) {
+    beyondNote[0].textContent = beyondNote[2];
+  }
 }
 
 /**
@@ -261,14 +297,16 @@ export function drawTrace(container, state, mode = ratingMode()) {
  * `trace` is the protocol's trace (plotted as `mode` says). Points clamped at
  * the engine rating ± 800 are drawn at the edge; early points (too early to
  * tell) have no value and are left out of the line, which starts after them.
+ * With `beyond` (the player is rated outside the calibrated model's range) the
+ * calibrated points have no value at all: only the official rating is drawn.
  */
-export function drawSpark(container, trace, official, mode = ratingMode()) {
+export function drawSpark(container, trace, official, mode = ratingMode(), beyond = false) {
   container.replaceChildren();
   const width = container.clientWidth;
   const height = container.clientHeight;
   if (width < 40 || height < 12) return;
-  const all = shownTrace(trace, mode);
-  const points = all.filter((p) => !p.early);
+  const all = shownTrace(trace, mode, beyond);
+  const points = all.filter(hasValue);
   const range = ratingSpan([points], [official], 200);
   if (!range) return;
   const [lo, hi] = range;
@@ -285,7 +323,8 @@ export function drawSpark(container, trace, official, mode = ratingMode()) {
     class: "spark-svg",
     testid: container.dataset.testid ? `${container.dataset.testid}-svg` : null,
     "data-points": all.length,
-    "data-early": all.length - points.length,
+    "data-early": all.filter((p) => p.early).length,
+    "data-beyond": all.filter((p) => p.beyond).length,
   });
   if (official) {
     root.append(
