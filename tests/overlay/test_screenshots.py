@@ -1,7 +1,8 @@
-"""Screenshots of every overlay page at broadcast size, from a live replay of a
-real round (Tata Steel Masters 2022, round 1, when the shared data is present),
-with the shipped calibrated perceived-rating model (the tests' hand-made one
-when none is shipped: then the pictures are for checking, not for the docs).
+"""Screenshots of every overlay page at broadcast size, from a live replay of
+the project's demo round (a club Open, inside the range the shipped models are
+validated for), analysed at depth 10 with the shipped calibrated
+perceived-rating model for that depth (the tests' hand-made one when none is
+shipped: then the pictures are for checking, not for the docs).
 
 They land in artifacts/overlays/ (the current ones are kept in docs/overlays/).
 The test also checks what makes an overlay readable on stream: large type for
@@ -14,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import chess.pgn
 import pytest
 from playwright.sync_api import expect
 
@@ -30,23 +30,13 @@ from ._live import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.engine, pytest.mark.slow]
 
-TATA = (
-    Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tata-steel-masters-2022.pgn"
-)
 DEMO_ROUND = Path(__file__).resolve().parents[2] / "livegain" / "data" / "demo-round.pgn"
 REVEAL = 0.55  # share of the round's moves played when the pictures are taken
 
 
 def round_one() -> str:
-    """Round 1 of the shared Tata Steel file, or the project's demo round without it."""
-    if not TATA.exists():
-        return DEMO_ROUND.read_text(encoding="utf-8")
-    out = []
-    with TATA.open(encoding="utf-8") as f:
-        while (game := chess.pgn.read_game(f)) is not None:
-            if game.headers.get("Round", "").split(".")[0] == "1":
-                out.append(str(game))
-    return "\n\n".join(out) + "\n"
+    """The project's demo round (the same pictures with or without ../shared)."""
+    return DEMO_ROUND.read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +54,7 @@ def showcase(
         tmp,
         replay.url,
         engine_path,
-        depth=8,
+        depth=10,
         matches=match,
         perceived_model=model_for_pictures(tmp),
     )
