@@ -298,6 +298,7 @@ PROVENANCE_KEYS = (
     "base",
     "date",
     "command",
+    "validated_also",
 )
 
 
@@ -401,6 +402,10 @@ def find_perceived_model(
     for m in engines:
         if same_engine(m) and m.provenance.get("limit") == wanted:
             return m, f"model {m.name}"
+    for m in engines:
+        also = [x.strip() for x in m.provenance.get("validated_also", "").split(",")]
+        if same_engine(m) and wanted in also:
+            return m, f"model {m.name} (fitted at {m.provenance.get('limit')}, validated at {wanted})"
     depth = _depth(wanted)
     for pool in ([m for m in engines if same_engine(m)], engines):
         near = [m for m in pool if _depth(m.provenance.get("limit")) is not None]

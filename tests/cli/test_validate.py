@@ -179,3 +179,21 @@ def test_fit_refuses_too_few_games(
 ) -> None:
     code, _, err = run(["fit", str(sample), "--games", "10"], capsys)
     assert code == 2 and "at least 50" in err
+
+
+def test_shipped_models_are_picked_by_evaluation_source() -> None:
+    """The shipped models: one for PGN evaluations, one for Stockfish 15.1 at
+    depth 10 (also validated at depth 12, docs/validity.md); other limits get
+    the nearest one, labelled as not validated."""
+    pgn, why = find_perceived_model("pgn")
+    assert pgn is not None and pgn.provenance["evals"] == "pgn" and "not validated" not in why
+    d10, why = find_perceived_model("engine", "Stockfish 15.1", "depth 10")
+    assert d10 is not None and d10.provenance["limit"] == "depth 10" and why == f"model {d10.name}"
+    d12, why = find_perceived_model("engine", "Stockfish 15.1", "depth 12")
+    assert d12 == d10 and "validated at depth 12" in why
+    d20, why = find_perceived_model("engine", "Stockfish 15.1", "depth 20")
+    assert d20 == d10 and "not validated" in why
+    for m in (pgn, d10):
+        assert m.rating_low is not None and m.rating_high is not None
+        assert 700 < m.rating_low < 1000 < 2200 < m.rating_high < 2600
+        assert m.provenance["command"].startswith("livegain fit ")
