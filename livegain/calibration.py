@@ -405,7 +405,8 @@ def find_perceived_model(
     for m in engines:
         also = [x.strip() for x in m.provenance.get("validated_also", "").split(",")]
         if same_engine(m) and wanted in also:
-            return m, f"model {m.name} (fitted at {m.provenance.get('limit')}, validated at {wanted})"
+            fitted = m.provenance.get("limit")
+            return m, f"model {m.name} (fitted at {fitted}, validated at {wanted})"
     depth = _depth(wanted)
     for pool in ([m for m in engines if same_engine(m)], engines):
         near = [m for m in pool if _depth(m.provenance.get("limit")) is not None]
