@@ -492,15 +492,63 @@ def _tournament(
 JACKKNIFE_GROUPS = 200
 
 
-def _minus(hist: GainHistogram, gone: GainHistogram) -> GainHistogram:
-    """``hist`` without the moves of ``gone`` (a part of it): a copy, then one
-    removal per move gone, so the cost is that of the moves removed."""
-    out = hist.copy()
-    remove = out.remove
-    for value, count in gone.counts().items():
-        for _ in range(count):
-            remove(value)
-    return out
+#: More than the range of gains (+/-7800): histograms placed this far apart
+#: make one sorted array.
+_STRIDE = 1 << 20
+
+
+class _Stack:
+    """Gain histograms stacked in one sorted array (the k-th shifted by k times
+    :data:`_STRIDE`), to compute Algorithm 1 between many of them at once."""
+
+    def __init__(self, hists: Sequence[GainHistogram]) -> None:
+        gains: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        counts: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        for k, hist in enumerate(hists):
+            bins = hist.counts()
+            values = np.fromiter(bins, dtype=np.int64, count=len(bins))
+            order = np.argsort(values)
+            gains.append(values[order] + k * _STRIDE)
+            counts.append(np.fromiter(bins.values(), dtype=np.int64, count=len(bins))[order])
+        lengths = np.array([len(g) for g in gains[1:]], dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        self.gains = np.concatenate(gains)
+        self.counts = np.concatenate(counts)
+        self.cum = np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64)
+        #: moves of each histogram
+        self.n = self.cum[self.starts[1:]] - self.cum[self.starts[:-1]]
+
+    def u2(self, xs: np.ndarray, other: _Stack, ys: np.ndarray) -> np.ndarray:
+        """``2U`` of histogram ``xs[k]`` over histogram ``ys[k]`` of ``other``
+        for each k: the sum over x's moves of twice the moves of y below plus
+        those equal (Algorithm 1's p is ``2U / (2 n m)``). Integers below 2**53,
+        exact in the float64 returned."""
+        lengths = self.starts[xs + 1] - self.starts[xs]
+        owner = np.repeat(np.arange(len(xs)), lengths)
+        first = np.repeat(self.starts[xs] - (np.cumsum(lengths) - lengths), lengths)
+        pos = first + np.arange(int(lengths.sum()))
+        y = ys[owner]
+        keys = self.gains[pos] + (y - xs[owner]) * _STRIDE
+        twice = (
+            other.cum[np.searchsorted(other.gains, keys, "left")]
+            + other.cum[np.searchsorted(other.gains, keys, "right")]
+            - 2 * other.cum[other.starts[y]]
+        )
+        return np.bincount(
+            owner, weights=(self.counts[pos] * twice).astype(float), minlength=len(xs)
+        )
+
+
+def _rating_differences(u2: np.ndarray, n: np.ndarray, m: np.ndarray) -> list[float]:
+    """``rating_difference(p).value`` for ``p = 2U / (2 n m)``, NaN where a side
+    has no move: the same floats as ``GainHistogram.expected_score`` gives
+    (integer operands, one correctly rounded division)."""
+    return [
+        rating_difference(u / (2.0 * x * y)).value if x and y else math.nan
+        for u, x, y in zip(
+            u2.tolist(), n.astype(float).tolist(), m.astype(float).tolist(), strict=True
+        )
+    ]
 
 
 def _jackknife(
@@ -513,10 +561,11 @@ def _jackknife(
     estimate disappears without some group (e.g. a single game) get none.
 
     Rerunning only what a group changes keeps this linear in the number of
-    games: the d_ij of the pairs whose histograms lose moves are recomputed,
-    and only the components of the pairing graph holding a player of the
-    group are fitted again; the others keep the estimates of the full fit
-    (Algorithm 2 fits each component on its own)."""
+    games: the moves of the group are subtracted from the histograms they
+    belong to, the d_ij of the pairs whose histograms lost moves are
+    recomputed, and only the components of the pairing graph holding a player
+    of the group are fitted again; the others keep the estimates of the full
+    fit (Algorithm 2 fits each component on its own)."""
     names = [p.name for p in players]
     index = {name: i for i, name in enumerate(names)}
     known = np.array([np.nan if p.elo is None else float(p.elo) for p in players])
@@ -534,25 +583,23 @@ def _jackknife(
         ha, hb = pair_base.setdefault((a, b), (GainHistogram(), GainHistogram()))
         ha.merge((rep.white if rep.white.name == a else rep.black).histogram)
         hb.merge((rep.black if rep.white.name == a else rep.white).histogram)
-    base_hists = {p.name: p.histogram for p in players}
 
-    def difference(ha: GainHistogram, hb: GainHistogram) -> float:
-        if ha.n == 0 or hb.n == 0:
-            return math.nan
-        return rating_difference(ha.expected_score(hb)).value
-
-    # the full fit, with the pairs in the order the replicates use
+    # the full fit, with the pairs in the order the replicates use. Each pair
+    # compares two histograms of a stack: the two players' (aggregate) or the
+    # pair's own two (pair)
     pairs = list(pair_base)
     pair_index = {pair: q for q, pair in enumerate(pairs)}
     pa = np.array([index[a] for a, _ in pairs], dtype=np.int64)
     pb = np.array([index[b] for _, b in pairs], dtype=np.int64)
-    pd = np.array(
-        [
-            difference(base_hists[a], base_hists[b]) if method == "aggregate" else difference(*h)
-            for (a, b), h in pair_base.items()
-        ],
-        dtype=float,
-    )
+    if method == "aggregate":
+        stack = _Stack([p.histogram for p in players])
+        ea, eb = pa, pb
+    else:
+        stack = _Stack([h for pair in pair_base.values() for h in pair])
+        ea = 2 * np.arange(len(pairs), dtype=np.int64)
+        eb = ea + 1
+    u2_base = stack.u2(ea, stack, eb)
+    pd = np.array(_rating_differences(u2_base, stack.n[ea], stack.n[eb]), dtype=float)
     live = np.flatnonzero(~np.isnan(pd))
     n = len(names)
     base_est = tournament_estimates(n, pa[live], pb[live], pd[live], known)
@@ -564,49 +611,58 @@ def _jackknife(
     pair_starts = np.concatenate(
         [[0], np.cumsum(np.bincount(live_comp, minlength=len(comp_starts) - 1))]
     )
-    incident: dict[str, list[int]] = defaultdict(list)
+    incident: dict[int, list[int]] = defaultdict(list)  # histogram -> its live pairs
     for q in live.tolist():
-        incident[pairs[q][0]].append(q)
-        incident[pairs[q][1]].append(q)
+        incident[int(ea[q])].append(q)
+        incident[int(eb[q])].append(q)
 
     replicates = np.empty((k, n))
     for group in range(k):
         removed = counted[group::k]
-        gone: dict[str, GainHistogram] = defaultdict(GainHistogram)
-        pair_gone: dict[int, tuple[GainHistogram, GainHistogram]] = {}
+        movers: set[int] = set()
+        gone: dict[int, GainHistogram] = {}  # histogram of the stack -> its moves removed
         games_gone: dict[int, int] = defaultdict(int)
         for rep in removed:
-            gone[rep.white.name].merge(rep.white.histogram)
-            gone[rep.black.name].merge(rep.black.histogram)
+            movers.update((index[rep.white.name], index[rep.black.name]))
             a, b = sorted((rep.white.name, rep.black.name))
-            if a == b:
-                continue
-            q = pair_index[(a, b)]
-            games_gone[q] += 1
-            ga, gb = pair_gone.setdefault(q, (GainHistogram(), GainHistogram()))
-            ga.merge((rep.white if rep.white.name == a else rep.black).histogram)
-            gb.merge((rep.black if rep.white.name == a else rep.white).histogram)
-        # the d_ij this group changes: NaN drops the pair
-        changed: dict[int, float] = {}
-        if method == "aggregate":
-            hists = {name: _minus(base_hists[name], h) for name, h in gone.items()}
-            for name in gone:
-                for q in incident[name]:
-                    if q not in changed:
-                        a, b = pairs[q]
-                        changed[q] = difference(
-                            hists.get(a, base_hists[a]), hists.get(b, base_hists[b])
-                        )
-        else:
-            for q, (ga, gb) in pair_gone.items():
-                if not np.isnan(pd[q]):
-                    ha, hb = pair_base[pairs[q]]
-                    changed[q] = difference(_minus(ha, ga), _minus(hb, gb))
+            q = pair_index.get((a, b), -1)
+            if a != b:
+                games_gone[q] += 1
+            mine_a = rep.white if rep.white.name == a else rep.black
+            mine_b = rep.black if mine_a is rep.white else rep.white
+            if method == "aggregate":
+                sides = [(index[a], mine_a), (index[b], mine_b)]
+            else:
+                sides = [(2 * q, mine_a), (2 * q + 1, mine_b)] if a != b else []
+            for h, side in sides:
+                if side.histogram.n:
+                    gone.setdefault(h, GainHistogram()).merge(side.histogram)
+        # the d_ij this group changes (NaN drops the pair), from the full
+        # file's 2U: 2U is bilinear, so (A - Ga) over (B - Gb) is
+        # 2U(A,B) - 2U(Ga,B) - (2 n_A n_Gb - 2U(Gb,A)) + 2U(Ga,Gb)
+        todo = np.array(sorted({q for h in gone for q in incident[h]}), dtype=np.int64)
+        holes = list(gone)
+        lost = _Stack([gone[h] for h in holes])
+        where = np.full(len(stack.n), -1, dtype=np.int64)
+        where[holes] = np.arange(len(holes))
+        xa, xb = ea[todo], eb[todo]
+        ga, gb = where[xa], where[xb]
+        u2 = u2_base[todo].copy()
+        n_a, n_b = stack.n[xa].copy(), stack.n[xb].copy()
+        sel = ga >= 0
+        u2[sel] -= lost.u2(ga[sel], stack, xb[sel])
+        n_a[sel] -= lost.n[ga[sel]]
+        sel = gb >= 0
+        u2[sel] -= 2.0 * stack.n[xa[sel]] * lost.n[gb[sel]] - lost.u2(gb[sel], stack, xa[sel])
+        n_b[sel] -= lost.n[gb[sel]]
+        sel = (ga >= 0) & (gb >= 0)
+        u2[sel] += lost.u2(ga[sel], lost, gb[sel])
+        changed = dict(zip(todo.tolist(), _rating_differences(u2, n_a, n_b), strict=True))
         for q, count in games_gone.items():
             if pair_games[pairs[q]] == count:
                 changed[q] = math.nan
         # refit the components this group touches
-        touched = np.unique(comp[[index[name] for name in gone]])
+        touched = np.unique(comp[sorted(movers)])
         nodes = np.sort(
             np.concatenate([by_comp[comp_starts[c] : comp_starts[c + 1]] for c in touched])
         )
@@ -615,8 +671,9 @@ def _jackknife(
         )
         d = pd[sub]
         if changed:
-            where = np.array(list(changed), dtype=np.int64)
-            d[np.searchsorted(sub, where)] = np.array(list(changed.values()), dtype=float)
+            moved = np.array(list(changed), dtype=np.int64)
+            inside = np.isin(moved, sub)  # a pair already dropped from the full fit stays out
+            d[np.searchsorted(sub, moved[inside])] = np.array(list(changed.values()))[inside]
         keep = ~np.isnan(d)
         est = tournament_estimates(
             len(nodes),
@@ -681,7 +738,13 @@ def model_json(m: PerceivedModel | None) -> dict[str, Any] | None:
     """Which calibrated model the report used, and where it came from."""
     if m is None:
         return None
-    return {"model": m.name, "min_moves": m.min_moves, **dict(m.provenance)}
+    return {
+        "model": m.name,
+        "min_moves": m.min_moves,
+        "rating_low": m.rating_low,
+        "rating_high": m.rating_high,
+        **dict(m.provenance),
+    }
 
 
 def head_to_head_json(h: HeadToHead) -> dict[str, Any]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from livegain.analysis import (
@@ -21,12 +23,13 @@ from livegain.analysis import (
     analyze,
     csv_rows,
 )
-from livegain.cli._common import CliError, add_engine_options, console, print_json, table
+from livegain.cli._common import CliError, add_engine_options, console, table
 from livegain.core.perceived import CalibratedRating, PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING, PerceivedRating
 from livegain.pgnio import (
-    annotated_games_from_pgn,
-    read_pgn_games,
+    PgnError,
+    PgnEvalsStream,
+    read_pgn_games_skipping,
     write_annotated_pgn,
 )
 
@@ -34,6 +37,10 @@ _MARKS = {"games-cluster": " g", "bootstrap-games": " b"}
 
 #: More games than this: one summary row per game instead of a table per game.
 DETAIL_GAMES = 8
+
+#: More games than this: ``--json`` is written without indentation (Python's C
+#: encoder: several times faster, and a third smaller; docs/analyze.md).
+COMPACT_JSON_GAMES = 200
 
 
 def register(sub: Any) -> None:
@@ -82,6 +89,86 @@ def register(sub: Any) -> None:
     out.add_argument("--csv", action="store_true", help="CSV (one row per player) on stdout")
     p.add_argument("--output-pgn", default=None, metavar="OUT", help="write annotated PGN")
     p.set_defaults(func=run)
+
+
+def _stream(args: argparse.Namespace, progress: _Progress | None) -> PgnEvalsStream:
+    try:
+        return PgnEvalsStream(
+            args.pgn,
+            workers=args.workers,
+            on_progress=progress.reading if progress is not None else None,
+        )
+    except PgnError as exc:  # no such file, a directory
+        raise CliError(str(exc)) from exc
+
+
+def _engine_read(args: argparse.Namespace) -> tuple[list[AnnotatedGame], list[str], str]:
+    """Engine mode: the games analysed by the engine, the skipped ones (a game
+    that cannot be read is skipped with its reason; an error only when none is
+    left), and the engine's name."""
+    try:
+        games, numbers, skipped = read_pgn_games_skipping(args.pgn)
+    except PgnError as exc:
+        raise CliError(str(exc)) from exc
+    annotated, engine_name = _engine_games(args, games)
+    for game, number in zip(annotated, numbers, strict=True):
+        game.extra["game_number"] = str(number)
+    return annotated, skipped, engine_name
+
+
+def _stderr_is_tty() -> bool:
+    return sys.stderr.isatty()
+
+
+class _Progress:
+    """The rich progress bar of ``--evals pgn`` on stderr: the file read
+    (bytes, games, time left; the first games are analysed meanwhile), then
+    the rest of the analysis. Refreshed on each update
+    only: no refresh thread, so the reading processes can be forked."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(bar_width=24),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[games]:,} games"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True, force_terminal=True),
+            auto_refresh=False,
+            transient=False,
+        )
+        self.task = self.progress.add_task("reading", total=None, games=0)
+        self.progress.start()
+
+    def reading(self, done: int, total: int, games: int) -> None:
+        self.progress.update(self.task, completed=done, total=total, games=games)
+        if done >= total:  # read to the end: the analysis goes on
+            self.task = self.progress.add_task("analysing", total=None, games=games)
+        self.progress.refresh()
+
+    def stop(self) -> None:
+        if self.progress.live.is_started:
+            self.progress.update(self.task, completed=1, total=1)
+            self.progress.stop()
+
+
+def _print_json(data: Any, compact: bool) -> None:
+    """print_json's output (or, ``compact``, the same without indentation: the
+    C encoder, for big reports), encoded first and written at once."""
+    text = json.dumps(data, default=str) if compact else json.dumps(data, indent=2, default=str)
+    sys.stdout.write(text + "\n")
 
 
 def _engine_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[AnnotatedGame], str]:
@@ -160,36 +247,47 @@ def run(args: argparse.Namespace) -> int:
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise CliError(f"--{flag} must be at least 1")
+    progress = _Progress() if args.evals == "pgn" and _stderr_is_tty() else None
+    stream: PgnEvalsStream | None = None
+    truncated: list[str] = []
     try:
-        games = read_pgn_games(args.pgn)
-    except ValueError as exc:  # PgnError, or python-chess on a malformed game
-        raise CliError(str(exc)) from exc
-    skipped: list[str] = []
-    engine_name: str | None = None
-    if args.evals == "pgn":
+        if args.evals == "pgn":
+            # the games are analysed while the next ones are read
+            stream = _stream(args, progress)
+            games: Sequence[AnnotatedGame] = stream
+            engine_name: str | None = None
+        else:
+            games, skipped, engine_name = _engine_read(args)
+        engine_rating, source = default_engine_rating(args, engine_name)
+        model, model_why = perceived_model(args, engine_name)
         try:
-            annotated, skipped = annotated_games_from_pgn(games)
-        except ValueError as exc:  # PgnError, or python-chess on a malformed game
-            raise CliError(f"{args.pgn}: {exc}") from exc
-    else:
-        annotated, engine_name = _engine_games(args, games)
-    engine_rating, source = default_engine_rating(args, engine_name)
-    model, model_why = perceived_model(args, engine_name)
-    try:
-        report = analyze(
-            annotated,
-            engine_rating,
-            pairing=args.pairing,
-            interval=args.interval,
-            seed=args.seed,
-            engine_name=engine_name,
-            model=model,
-        )
-    except ValueError as exc:
-        raise CliError(str(exc)) from exc
+            report = analyze(
+                games,
+                engine_rating,
+                pairing=args.pairing,
+                interval=args.interval,
+                seed=args.seed,
+                engine_name=engine_name,
+                model=model,
+            )
+            if stream is not None:
+                # a game that cannot be read or analysed is skipped with its
+                # reason; an error only when none is left
+                read = stream.result()
+                games, skipped, truncated = read.games, read.skipped, read.truncated
+        except ValueError as exc:  # PgnError included
+            raise CliError(str(exc)) from exc
+    finally:
+        if stream is not None:
+            stream.close()
+        if progress is not None:
+            progress.stop()
+    annotated = list(games)
     report.skipped = skipped
     for message in skipped:
         print(f"livegain analyze: skipped {message}", file=sys.stderr)
+    for message in truncated:
+        print(f"livegain analyze: truncated {message}", file=sys.stderr)
     if args.output_pgn:
         try:
             write_annotated_pgn(annotated, args.output_pgn)
@@ -200,7 +298,8 @@ def run(args: argparse.Namespace) -> int:
         data["engine"]["source"] = source
         if data.get("calibration") is not None:
             data["calibration"]["choice"] = model_why
-        print_json(data)
+        data["truncated"] = truncated
+        _print_json(data, compact=len(report.games) > COMPACT_JSON_GAMES)
     elif args.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerows(csv_rows(report))

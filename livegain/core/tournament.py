@@ -27,6 +27,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from scipy.sparse import csc_matrix, csr_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.sparse.linalg import splu
 from scipy.special import stdtrit
 
 
@@ -66,7 +70,9 @@ def perceived_tournament(
     """
     names = list(dict.fromkeys(players))
     index = {p: k for k, p in enumerate(names)}
-    neighbours: list[list[tuple[int, float]]] = [[] for _ in names]
+    ei: list[int] = []
+    ej: list[int] = []
+    ed: list[float] = []
     for i, j, d in differences:
         if i not in index or j not in index:
             raise ValueError(f"unknown player in pairing {i!r} - {j!r}")
@@ -74,44 +80,24 @@ def perceived_tournament(
             raise ValueError(f"player {i!r} paired with himself")
         if not math.isfinite(d):
             raise ValueError(f"difference {i!r} - {j!r} is not finite")
-        a, b = index[i], index[j]
-        neighbours[a].append((b, float(d)))
-        neighbours[b].append((a, -float(d)))
-
-    comp = _components(neighbours)
-    n_comp = max(comp, default=-1) + 1
-    known = {k: actual.get(p) for k, p in enumerate(names)}
-
-    # step 1: initialise with the actual rating (else the component's mean rating)
-    comp_mean: list[float] = []
-    for c in range(n_comp):
-        values = [v for k, v in known.items() if comp[k] == c and v is not None]
-        comp_mean.append(sum(values) / len(values) if values else 0.0)
-    r = [float(v) if (v := known[k]) is not None else comp_mean[comp[k]] for k in range(len(names))]
-
-    # steps 2-3: minimise each e_i in turn until nothing changes
-    iterations = 0
-    converged = False
-    while iterations < max_iterations:
-        iterations += 1
-        change = 0.0
-        for k, nb in enumerate(neighbours):
-            if not nb:
-                continue
-            new = sum(r[j] + d for j, d in nb) / len(nb)
-            change = max(change, abs(new - r[k]))
-            r[k] = new
-        if change <= tol:
-            converged = True
-            break
+        ei.append(index[i])
+        ej.append(index[j])
+        ed.append(float(d))
+    known = [actual.get(p) for p in names]
+    fit = _fit(len(names), ei, ej, ed, _actual_array(known), tol, max_iterations)
+    r = fit.values.tolist()
+    opponents: list[set[int]] = [set() for _ in names]
+    for a, b in zip(ei, ej, strict=True):
+        opponents[a].add(b)
+        opponents[b].add(a)
 
     # step 4, per component
     out: dict[str, TournamentRating] = {}
-    for c in range(n_comp):
-        members = [k for k in range(len(names)) if comp[k] == c]
+    for c in range(fit.components):
+        members = fit.members(c)
         centre = sum(r[k] for k in members) / len(members)
         rated = [k for k in members if known[k] is not None]
-        isolated = len(members) == 1 and not neighbours[members[0]]
+        isolated = len(members) == 1
         shift: float | None = None
         if rated and not isolated:
             shift = sum(float(known[k] or 0.0) for k in rated) / len(rated) - sum(
@@ -125,27 +111,279 @@ def perceived_tournament(
                 relative=r[k] - centre,
                 component=c,
                 anchored=shift is not None,
-                opponents=len({j for j, _ in neighbours[k]}),
+                opponents=len(opponents[k]),
             )
-    return TournamentFit(out, iterations, converged, n_comp)
+    return TournamentFit(out, fit.iterations, fit.converged, fit.components)
 
 
-def _components(neighbours: Sequence[Sequence[tuple[int, float]]]) -> list[int]:
-    comp = [-1] * len(neighbours)
-    c = 0
-    for start in range(len(neighbours)):
-        if comp[start] >= 0:
-            continue
-        stack = [start]
-        comp[start] = c
-        while stack:
-            k = stack.pop()
-            for j, _ in neighbours[k]:
-                if comp[j] < 0:
-                    comp[j] = c
-                    stack.append(j)
-        c += 1
-    return comp
+def tournament_estimates(
+    n: int,
+    ei: Sequence[int] | np.ndarray,
+    ej: Sequence[int] | np.ndarray,
+    ed: Sequence[float] | np.ndarray,
+    known: Sequence[float | None] | np.ndarray,
+    tol: float = 1e-9,
+    max_iterations: int = 200_000,
+) -> np.ndarray:
+    """The ``estimated`` ratings of :func:`perceived_tournament` for players
+    ``0..n-1`` and differences ``(ei[e], ej[e], ed[e])`` (already checked),
+    NaN where there is none; without building the per-player records (the
+    jackknife of Algorithm 2 calls it once per group of games). ``known``: the
+    actual ratings, None or NaN where unknown."""
+    actual = _actual_array(known)
+    fit = _fit(n, ei, ej, ed, actual, tol, max_iterations)
+    r = fit.values
+    labels = fit.labels
+    rated = ~np.isnan(actual)
+    n_comp = fit.components
+    size = np.bincount(labels, minlength=n_comp)
+    count = np.bincount(labels[rated], minlength=n_comp)
+    sum_actual = np.bincount(labels[rated], weights=actual[rated], minlength=n_comp)
+    sum_r = np.bincount(labels[rated], weights=r[rated], minlength=n_comp)
+    anchored = (count > 0) & (size > 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shift = np.where(anchored, sum_actual / count - sum_r / count, np.nan)
+    return np.asarray(r + shift[labels], dtype=float)
+
+
+def pairing_components(
+    n: int, ei: Sequence[int] | np.ndarray, ej: Sequence[int] | np.ndarray
+) -> np.ndarray:
+    """The component of each of the players ``0..n-1`` in the graph of pairings
+    ``(ei[e], ej[e])``, numbered in the order of their first player (as
+    :attr:`TournamentRating.component`)."""
+    return _component_labels(n, np.asarray(ei, dtype=np.int64), np.asarray(ej, dtype=np.int64))
+
+
+#: Components with at most this many players are fitted by Gauss-Seidel from
+#: the actual ratings, as the paper describes. Larger ones (thousands of
+#: players who met a few others each, as on an online server: Gauss-Seidel
+#: would need tens of thousands of sweeps over long chains of pairings) start
+#: from the exact least-squares solution, which is the iteration's fixed
+#: point, and Gauss-Seidel sweeps only if that is not within ``tol`` already.
+GAUSS_SEIDEL_PLAYERS = 16
+
+
+@dataclass
+class _Fit:
+    values: np.ndarray  # r'_i before the shift (a component's constant is arbitrary)
+    labels: np.ndarray  # component of each player, numbered by first player
+    order: np.ndarray  # players sorted by component (in order within one)
+    starts: np.ndarray  # where each component begins in ``order`` (and the end)
+    iterations: int
+    converged: bool
+
+    @property
+    def components(self) -> int:
+        return len(self.starts) - 1
+
+    def members(self, c: int) -> list[int]:
+        return [int(k) for k in self.order[self.starts[c] : self.starts[c + 1]]]
+
+
+def _fit(
+    n: int,
+    ei: Sequence[int] | np.ndarray,
+    ej: Sequence[int] | np.ndarray,
+    ed: Sequence[float] | np.ndarray,
+    actual: np.ndarray,
+    tol: float,
+    max_iterations: int,
+) -> _Fit:
+    """Steps 1-3 of Algorithm 2, one component at a time (a component's values
+    depend only on its own players and differences, in their order)."""
+    u = np.asarray(ei, dtype=np.int64)
+    v = np.asarray(ej, dtype=np.int64)
+    d = np.asarray(ed, dtype=float)
+    labels = _component_labels(n, u, v)
+    size = np.bincount(labels)
+    n_comp = len(size)
+    order = np.argsort(labels, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(size)]).astype(np.int64)
+
+    # step 1: initialise with the actual rating (else the component's mean rating)
+    rated = ~np.isnan(actual)
+    total = np.bincount(labels[rated], weights=actual[rated], minlength=n_comp)
+    count = np.bincount(labels[rated], minlength=n_comp)
+    mean = np.divide(total, count, out=np.zeros(n_comp), where=count > 0)
+    r = np.where(rated, actual, mean[labels]) if n else np.zeros(0)
+
+    small = (size >= 2) & (size <= GAUSS_SEIDEL_PLAYERS)
+    large = size > GAUSS_SEIDEL_PLAYERS
+    edge_comp = labels[u]
+    if large.any():
+        nodes = np.flatnonzero(large[labels])
+        sel = np.flatnonzero(large[edge_comp])
+        local = np.full(n, -1, dtype=np.int64)
+        local[nodes] = np.arange(len(nodes))
+        exact = np.zeros(n)
+        exact[nodes] = _least_squares(
+            len(nodes), local[u[sel]], local[v[sel]], d[sel], labels[nodes]
+        )
+        # the constant of each component is free: keep its first player's start value
+        first = order[starts[:-1]]
+        offset = r[first] - exact[first]
+        r[nodes] = exact[nodes] + offset[labels[nodes]]
+        # a Gauss-Seidel fixed point within tol? (one Jacobi pass, vectorised)
+        su, sv, sd = u[sel], v[sel], d[sel]
+        pulled = np.bincount(su, weights=r[sv] + sd, minlength=n) + np.bincount(
+            sv, weights=r[su] - sd, minlength=n
+        )
+        terms = np.bincount(su, minlength=n) + np.bincount(sv, minlength=n)
+        change = np.zeros(n_comp)
+        np.maximum.at(change, labels[nodes], np.abs(pulled[nodes] / terms[nodes] - r[nodes]))
+        small |= large & (change > tol)
+    iterations = 1
+    converged = True
+    if small.any():
+        neighbours: dict[int, list[tuple[int, float]]] = {}
+        for e in np.flatnonzero(small[edge_comp]).tolist():
+            a, b, x = int(u[e]), int(v[e]), float(d[e])
+            neighbours.setdefault(a, []).append((b, x))
+            neighbours.setdefault(b, []).append((a, -x))
+        values = r.tolist()
+        for c in np.flatnonzero(small).tolist():
+            members = [int(k) for k in order[starts[c] : starts[c + 1]]]
+            done, ok = _gauss_seidel(members, neighbours, values, tol, max_iterations)
+            iterations = max(iterations, done)
+            converged = converged and ok
+            r[members] = [values[k] for k in members]
+    return _Fit(r, labels, order, starts, iterations, converged)
+
+
+def _actual_array(known: Sequence[float | None] | np.ndarray) -> np.ndarray:
+    if isinstance(known, np.ndarray):
+        return np.asarray(known, dtype=float)
+    return np.array([np.nan if x is None else float(x) for x in known], dtype=float)
+
+
+def _gauss_seidel(
+    members: Sequence[int],
+    neighbours: Mapping[int, Sequence[tuple[int, float]]],
+    r: list[float],
+    tol: float,
+    max_iterations: int,
+) -> tuple[int, bool]:
+    """Steps 2-3 on one component: minimise each e_i in turn until nothing
+    changes by more than ``tol``. Returns (sweeps, converged)."""
+    lists = [neighbours[k] for k in members]
+    iterations = 0
+    while iterations < max_iterations:
+        iterations += 1
+        change = 0.0
+        for k, nb in zip(members, lists, strict=True):
+            new = sum(r[j] + x for j, x in nb) / len(nb)
+            change = max(change, abs(new - r[k]))
+            r[k] = new
+        if change <= tol:
+            return iterations, True
+    return iterations, False
+
+
+def _component_labels(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Connected components of the pairing graph, numbered in the order of
+    their first player."""
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    by_row = np.argsort(u, kind="stable")
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(u, minlength=n))])
+    graph = csr_matrix((np.ones(len(u)), v[by_row], indptr), shape=(n, n))
+    _, raw = connected_components(graph, directed=False)
+    raw = np.asarray(raw, dtype=np.int64)
+    n_raw = int(raw.max()) + 1
+    first = np.full(n_raw, n, dtype=np.int64)
+    np.minimum.at(first, raw, np.arange(n, dtype=np.int64))
+    rank = np.empty(n_raw, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(n_raw, dtype=np.int64)
+    return np.asarray(rank[raw], dtype=np.int64)
+
+
+def _least_squares(
+    n: int, u: np.ndarray, v: np.ndarray, d: np.ndarray, labels: np.ndarray
+) -> np.ndarray:
+    """The exact minimiser of ``sum_e (r[u_e] - r[v_e] - d_e)^2`` (each
+    component's constant fixed arbitrarily; ``labels``: the components).
+
+    Parallel differences are merged into one weighted term. Players with a
+    single opponent left are eliminated (their term is then fitted exactly:
+    ``r_leaf = r_opponent + b_leaf / w``, and their opponent's equation loses
+    it), which on a pairing graph of many small events or an online pool leaves
+    a small core (the players on cycles), solved by sparse LU with a minimum
+    degree ordering; then the eliminated players are filled back in.
+    """
+    r = np.zeros(n)
+    if n == 0 or len(u) == 0:
+        return r
+    lo = np.minimum(u, v)
+    hi = np.maximum(u, v)
+    oriented = np.where(u == lo, d, -d)  # difference of lo over hi
+    keys, inverse = np.unique(lo * n + hi, return_inverse=True)
+    inverse = inverse.ravel()
+    w = np.bincount(inverse).astype(float)
+    s = np.bincount(inverse, weights=oriented)
+    a = keys // n
+    b = keys % n
+    m = len(keys)
+    # normal equations: sum_j w_ij (r_i - r_j) = rhs_i
+    rhs = np.bincount(a, weights=s, minlength=n) - np.bincount(b, weights=s, minlength=n)
+    degree = np.bincount(a, minlength=n) + np.bincount(b, minlength=n)
+    edge_ids = np.arange(m, dtype=np.int64)
+    incident = np.zeros(n, dtype=np.int64)  # xor of the ids of a player's remaining terms
+    np.bitwise_xor.at(incident, a, edge_ids)
+    np.bitwise_xor.at(incident, b, edge_ids)
+    alive = np.ones(m, dtype=bool)
+    steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    leaves = np.flatnonzero(degree == 1)
+    while leaves.size:
+        e = incident[leaves]
+        other = np.where(a[e] == leaves, b[e], a[e])
+        # two players left facing each other: eliminate the later one only
+        keep = (degree[other] != 1) | (leaves > other)
+        leaves, e, other = leaves[keep], e[keep], other[keep]
+        steps.append((leaves, other, rhs[leaves] / w[e]))
+        np.add.at(rhs, other, rhs[leaves])
+        alive[e] = False
+        degree[leaves] = 0
+        np.subtract.at(degree, other, 1)
+        np.bitwise_xor.at(incident, other, e)
+        candidates = np.unique(other)
+        leaves = candidates[degree[candidates] == 1]
+    core_edges = np.flatnonzero(alive)
+    if core_edges.size:
+        ca, cb, cw = a[core_edges], b[core_edges], w[core_edges]
+        # what is left of a component is connected: fix its first player at 0
+        in_core = degree > 0
+        first = np.full(int(labels.max()) + 1, n, dtype=np.int64)
+        np.minimum.at(first, labels[in_core], np.flatnonzero(in_core))
+        grounded = np.zeros(n, dtype=bool)
+        grounded[first[first < n]] = True
+        unknown = np.flatnonzero(in_core & ~grounded)
+        if unknown.size:
+            pos = np.full(n, -1, dtype=np.int64)
+            pos[unknown] = np.arange(unknown.size)
+            pa, pb = pos[ca], pos[cb]
+            diag = np.bincount(ca, weights=cw, minlength=n) + np.bincount(
+                cb, weights=cw, minlength=n
+            )
+            both = (pa >= 0) & (pb >= 0)
+            rows = np.concatenate([pos[unknown], pa[both], pb[both]])
+            cols = np.concatenate([pos[unknown], pb[both], pa[both]])
+            vals = np.concatenate([diag[unknown], -cw[both], -cw[both]])
+            matrix = csc_matrix((vals, (rows, cols)), shape=(unknown.size, unknown.size))
+            # symmetric positive definite: a symmetric ordering, no pivoting
+            lu = splu(
+                matrix,
+                permc_spec="MMD_AT_PLUS_A",
+                diag_pivot_thresh=0.0,
+                options={"SymmetricMode": True},
+            )
+            target = rhs[unknown]
+            x = lu.solve(target)
+            x += lu.solve(target - matrix @ x)  # one step of iterative refinement
+            r[unknown] = x
+    for leaves, other, offset in reversed(steps):
+        r[leaves] = r[other] + offset
+    return r
 
 
 @dataclass(frozen=True)
