@@ -499,7 +499,11 @@ class _Parsed:
 
 #: python-chess's SAN without its check suffix (Board.san() is that, then the
 #: move played and taken back to see whether it checks or mates). Standard
-#: boards only: variants add their own win and loss marks.
+#: boards only: variants add their own win and loss marks. A private method,
+#: used on purpose: 6.1 us per move against 20.9 us for the public
+#: Board.san() (3,000 positions of random games, python-chess 1.11), about
+#: 35 s of CPU on the 2.4 million moves of the lichess set; when a python-chess
+#: release lacks it, Board.san() is used (docs/analyze.md).
 _SAN_WITHOUT_SUFFIX = "_algebraic_without_suffix"
 
 
