@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gc
 import json
 import sys
 from collections.abc import Sequence
@@ -243,6 +244,20 @@ def perceived_model(
 
 
 def run(args: argparse.Namespace) -> int:
+    # A batch run builds millions of small objects (plies, trace points, JSON
+    # dicts) that hold no reference cycles: the cyclic garbage collector only
+    # rescans them. Off for the run: 33.1 s -> 26.8 s on 5,000 lichess games
+    # (docs/analyze.md); reference counting still frees everything.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(args)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run(args: argparse.Namespace) -> int:
     for flag in ("depth", "nodes", "workers"):
         value = getattr(args, flag)
         if value is not None and value < 1:
