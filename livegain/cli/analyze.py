@@ -226,10 +226,11 @@ def default_engine_rating(
 
 
 def perceived_model(
-    args: argparse.Namespace, engine_name: str | None = None
+    args: argparse.Namespace, engine_name: str | None = None, path: str | None = None
 ) -> tuple[PerceivedModel | None, str]:
     """The calibrated model for these evaluations (as ``livegain serve`` picks
-    it for its engine), and a line saying which and why."""
+    it for its engine) from the shipped file or ``path``, and a line saying
+    which and why (or why there is none)."""
     from livegain.calibration import CalibrationError, find_perceived_model
 
     limit = None
@@ -238,7 +239,7 @@ def perceived_model(
 
         limit = SearchLimit.of(args.depth, args.nodes)
     try:
-        return find_perceived_model(args.evals, engine_name, limit)
+        return find_perceived_model(args.evals, engine_name, limit, path)
     except CalibrationError as exc:  # a broken model file must not stop an analysis
         return None, f"no calibrated model ({exc})"
 

@@ -99,36 +99,42 @@ def register(sub: Any) -> None:
 
 
 def _games(args: argparse.Namespace) -> tuple[list[Any], list[str], str | None]:
-    """The annotated games of the chosen part, skipped messages, engine name."""
+    """The annotated games of the chosen part, skipped messages, engine name.
+
+    The files are read as ``livegain analyze`` reads them (a game that cannot
+    be read is skipped with its reason); the part and the sample are chosen
+    from the games' tags, before any engine work."""
     from livegain.cli.analyze import _engine_games
-    from livegain.pgnio import annotated_games_from_pgn, read_pgn_games
-    from livegain.validity import sample_order, split_part
+    from livegain.pgnio import PgnError, read_pgn_evals, read_pgn_games_skipping
 
     for flag in ("depth", "nodes", "workers", "games"):
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise CliError(f"--{flag} must be at least 1")
     try:
-        games = read_pgn_games(args.pgn)
-    except ValueError as exc:
+        if args.evals == "pgn":
+            read = read_pgn_evals(args.pgn, workers=args.workers)
+            return _chosen(args, read.games, lambda g: g.headers), read.skipped, None
+        games, _numbers, skipped = read_pgn_games_skipping(args.pgn)
+    except PgnError as exc:
         raise CliError(str(exc)) from exc
+    chosen = _chosen(args, games, lambda g: dict(g.headers))
+    annotated, engine_name = _engine_games(args, chosen)
+    return annotated, skipped, engine_name
+
+
+def _chosen(args: argparse.Namespace, games: list[Any], tags: Any) -> list[Any]:
+    """The games of ``--part``, then the fixed sample of ``--games``, in file order."""
+    from livegain.validity import sample_order, split_part
+
     if args.part != "all":
-        games = [g for g in games if split_part(dict(g.headers)) == args.part]
+        games = [g for g in games if split_part(tags(g)) == args.part]
     if args.games is not None and args.games < len(games):
-        keep = {
-            id(g) for g in sorted(games, key=lambda g: sample_order(dict(g.headers)))[: args.games]
-        }
+        keep = {id(g) for g in sorted(games, key=lambda g: sample_order(tags(g)))[: args.games]}
         games = [g for g in games if id(g) in keep]
     if not games:
         raise CliError(f"{args.pgn}: no game in the {args.part} part")
-    if args.evals == "pgn":
-        try:
-            annotated, skipped = annotated_games_from_pgn(games)
-        except ValueError as exc:
-            raise CliError(f"{args.pgn}: {exc}") from exc
-        return annotated, skipped, None
-    annotated, engine_name = _engine_games(args, games)
-    return annotated, [], engine_name
+    return games
 
 
 def _limit(args: argparse.Namespace) -> str:
@@ -212,22 +218,13 @@ def run_fit(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    from livegain.calibration import CalibrationError, find_perceived_model
-    from livegain.cli.analyze import default_engine_rating
+    from livegain.cli.analyze import default_engine_rating, perceived_model
     from livegain.validity import validate, validity_rows, write_plots
 
     annotated, skipped, engine_name = _games(args)
-    try:
-        model, why = find_perceived_model(
-            args.evals,
-            engine_name,
-            _limit(args) if args.evals == "engine" else None,
-            args.models,
-        )
-    except CalibrationError as exc:
-        raise CliError(str(exc)) from exc
+    model, why = perceived_model(args, engine_name, args.models)
     if model is None:
-        raise CliError("no calibrated model (run livegain fit --write-config first)")
+        raise CliError(f"{why} (run livegain fit --write-config first)")
     engine_rating, source = default_engine_rating(args, engine_name)
     rows = validity_rows(annotated, model, engine_rating)
     try:
