@@ -6,6 +6,7 @@ import zlib
 
 import chess
 import pytest
+from toy_models import toy_model
 
 from livegain.core.evaluation import Evaluation, gains
 from livegain.core.events import GameSnapshot, PlayerInfo
@@ -17,7 +18,7 @@ from livegain.core.game import (
     dgt_signal_result,
 )
 from livegain.core.ledger import GameLedger
-from livegain.core.perceived import MoveBin, MoveClasses, PerceivedModel
+from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.publish import convert, schema
 
@@ -59,23 +60,6 @@ OPERA = [
 WHITE = PlayerInfo("Morphy, Paul", rating=2690)
 BLACK = PlayerInfo("Duke Karl / Count Isouard", rating=2100)
 ENGINE = "Stockfish test depth 6"
-
-
-def toy_model() -> PerceivedModel:
-    """A small calibrated model: a move scores lower the more it loses."""
-    classes = MoveClasses()
-    bands = len(classes.loss_edges) + 1
-    scores = tuple(
-        2700.0 - 150.0 * (c % bands) + 3.0 * (c // bands % 7) for c in range(classes.count)
-    )
-    bins = (
-        MoveBin(1, 1500.0, 0.25, -700.0, 650.0),
-        MoveBin(5, 400.0, 0.8, -450.0, 420.0),
-        MoveBin(10, 0.0, 1.0, -320.0, 300.0),
-    )
-    return PerceivedModel(
-        "toy", classes, scores, bins, prior=2000.0, prior_low=1400.0, prior_high=2600.0
-    )
 
 
 MODEL = toy_model()

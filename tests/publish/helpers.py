@@ -6,25 +6,11 @@ import asyncio
 import json
 from typing import Any
 
-from livegain.core.perceived import MoveBin, MoveClasses, PerceivedModel
+from toy_models import toy_model
+
 from livegain.publish.schema import BoardState, EvalInfo, Player, Ply, Update
 
-
-def toy_model(name: str = "toy") -> PerceivedModel:
-    """A small calibrated perceived-rating model: a move scores lower the more it loses."""
-    classes = MoveClasses()
-    bands = len(classes.loss_edges) + 1
-    scores = tuple(
-        2700.0 - 150.0 * (c % bands) + 3.0 * (c // bands % 7) for c in range(classes.count)
-    )
-    bins = (
-        MoveBin(1, 1500.0, 0.25, -700.0, 650.0),
-        MoveBin(5, 400.0, 0.8, -450.0, 420.0),
-        MoveBin(10, 0.0, 1.0, -320.0, 300.0),
-    )
-    return PerceivedModel(
-        name, classes, scores, bins, prior=2000.0, prior_low=1400.0, prior_high=2600.0
-    )
+__all__ = ["toy_model"]
 
 
 def board_state(
