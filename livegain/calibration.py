@@ -423,6 +423,23 @@ def find_perceived_model(
     )
 
 
+def pick_perceived_model(
+    evals: str,
+    engine_name: str | None = None,
+    limit: LimitLike = None,
+    path: str | Path | None = None,
+) -> tuple[PerceivedModel | None, str]:
+    """:func:`find_perceived_model` for those that must go on without a model
+    (the service, ``analyze``, the demo): a named file that is missing or a
+    model file that cannot be read gives no model and says why, not an error."""
+    if path is not None and not Path(path).is_file():
+        return None, f"no calibrated model ({path}: no such file)"
+    try:
+        return find_perceived_model(evals, engine_name, limit, path)
+    except CalibrationError as exc:
+        return None, f"no calibrated model ({exc})"
+
+
 def perceived_model_toml(model: PerceivedModel) -> dict[str, Any]:
     """One ``[[model]]`` table."""
     out: dict[str, Any] = {"name": model.name}

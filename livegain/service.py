@@ -128,15 +128,11 @@ def perceived_model_for(
     model file. A missing or broken file does not stop the service: it runs
     with Algorithm 4 only (``perceived: null``) and says why.
     """
-    from livegain.calibration import find_perceived_model
+    from livegain.calibration import pick_perceived_model
 
-    path = settings.engine.perceived_model
-    if path is not None and not Path(path).is_file():
-        return None, f"no calibrated model ({path}: no such file)"
-    try:
-        return find_perceived_model("engine", engine_name or None, limit, path=path)
-    except Exception as exc:  # a broken model file must not stop the service
-        return None, f"no calibrated model ({exc})"
+    return pick_perceived_model(
+        "engine", engine_name or None, limit, settings.engine.perceived_model
+    )
 
 
 # --------------------------------------------------------------------------

@@ -231,17 +231,14 @@ def perceived_model(
     """The calibrated model for these evaluations (as ``livegain serve`` picks
     it for its engine) from the shipped file or ``path``, and a line saying
     which and why (or why there is none)."""
-    from livegain.calibration import CalibrationError, find_perceived_model
+    from livegain.calibration import pick_perceived_model
 
     limit = None
     if args.evals == "engine":
         from livegain.engine.pool import SearchLimit
 
         limit = SearchLimit.of(args.depth, args.nodes)
-    try:
-        return find_perceived_model(args.evals, engine_name, limit, path)
-    except CalibrationError as exc:  # a broken model file must not stop an analysis
-        return None, f"no calibrated model ({exc})"
+    return pick_perceived_model(args.evals, engine_name, limit, path)
 
 
 def run(args: argparse.Namespace) -> int:

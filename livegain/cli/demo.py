@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_batch(args: argparse.Namespace) -> int:
     from livegain.analysis import analyze
-    from livegain.calibration import CalibrationError, find_perceived_model
+    from livegain.calibration import pick_perceived_model
     from livegain.cli.analyze import print_report
     from livegain.core.rating import PAPER_ENGINE_RATING
     from livegain.pgnio import PgnError, annotated_games_from_pgn, read_pgn_games
@@ -97,10 +97,7 @@ def run_batch(args: argparse.Namespace) -> int:
         games, _ = annotated_games_from_pgn(read_pgn_games(game_of_the_century_path()))
     except PgnError as exc:
         raise CliError(f"shipped game unreadable: {exc}") from exc
-    try:
-        model, why = find_perceived_model("pgn")
-    except CalibrationError as exc:
-        model, why = None, f"no calibrated model ({exc})"  # Algorithm 4 alone
+    model, why = pick_perceived_model("pgn")  # None: Algorithm 4 alone
     report = analyze(games, PAPER_ENGINE_RATING, model=model)
     if args.json:
         print_json(report.to_json())
