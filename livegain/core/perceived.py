@@ -113,6 +113,9 @@ class PerceivedModel:
     rating_low: float | None = None
     rating_high: float | None = None
     provenance: dict[str, str] = field(default_factory=dict, compare=False)
+    #: the move scores in hundredths of a point, and the bins' first move counts
+    _centi: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _froms: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.move_scores) != self.classes.count:
@@ -130,12 +133,10 @@ class PerceivedModel:
 
     def centi_score(self, move_class: int) -> int:
         """The move score of a class in hundredths of a point (an integer)."""
-        centi: tuple[int, ...] = self._centi  # type: ignore[attr-defined]
-        return centi[move_class]
+        return self._centi[move_class]
 
     def bin_for(self, moves: int) -> MoveBin:
-        froms: tuple[int, ...] = self._froms  # type: ignore[attr-defined]
-        return self.bins[max(0, bisect_right(froms, moves) - 1)]
+        return self.bins[max(0, bisect_right(self._froms, moves) - 1)]
 
     def estimate(self, moves: int, centi_sum: int) -> CalibratedRating:
         """The estimate after ``moves`` moves whose move scores add up to
