@@ -137,12 +137,6 @@ def _chosen(args: argparse.Namespace, games: list[Any], tags: Any) -> list[Any]:
     return games
 
 
-def _limit(args: argparse.Namespace) -> str:
-    from livegain.engine.pool import SearchLimit
-
-    return SearchLimit.of(args.depth, args.nodes).describe()
-
-
 def run_fit(args: argparse.Namespace) -> int:
     from livegain.calibration import (
         CalibrationError,
@@ -177,7 +171,9 @@ def run_fit(args: argparse.Namespace) -> int:
         provenance["base"] = base.name
     if args.evals == "engine":
         provenance["engine"] = engine_name or "?"
-        provenance["limit"] = _limit(args)
+        from livegain.engine.pool import SearchLimit
+
+        provenance["limit"] = SearchLimit.of(args.depth, args.nodes).describe()
         default_name = f"{engine_name or 'engine'} {provenance['limit']}, {Path(args.pgn).name}"
     else:
         default_name = f"pgn evals, {Path(args.pgn).name}"
