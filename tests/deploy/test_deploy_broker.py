@@ -1,0 +1,144 @@
+"""deploy/: the broker configuration locks the doors, checked on a real Mosquitto.
+
+The compose file cannot be started here (no Docker daemon), but its broker
+configuration, ACL and password script can: the test runs Debian's Mosquitto
+on ``deploy/mosquitto.conf`` (paths and port moved into a temp dir) with the
+password file ``deploy/broker-users.sh`` makes, and checks who may do what.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiomqtt
+import pytest
+from brokers import MOSQUITTO, free_port, port_open
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
+
+
+class DeployBroker:
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        secrets = workdir / "secrets"
+        subprocess.run([str(DEPLOY / "broker-users.sh"), str(secrets)], check=True)
+        self.passwords = dict(
+            re.match(r"BROKER_(\w+)_PASSWORD=(\S+)", line).groups()  # type: ignore[union-attr]
+            for line in (secrets / "broker.env").read_text().splitlines()
+        )
+        conf = (DEPLOY / "mosquitto.conf").read_text()
+        conf = conf.replace("listener 1883\n", f"listener {self.port} 127.0.0.1\n")
+        conf = conf.replace("/mosquitto/config/passwd", str(secrets / "passwd"))
+        conf = conf.replace("/mosquitto/config/acl", str(DEPLOY / "acl"))
+        (workdir / "data").mkdir()
+        conf = conf.replace("/mosquitto/data/", f"{workdir / 'data'}/")
+        conf = conf.replace("log_dest stdout", f"log_dest file {workdir / 'log'}")
+        conf += f"user {getpass.getuser()}\n"
+        (workdir / "mosquitto.conf").write_text(conf)
+        self.proc = subprocess.Popen(
+            [MOSQUITTO, "-c", str(workdir / "mosquitto.conf")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(200):
+            if port_open("127.0.0.1", self.port, 0.1):
+                return
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                raise RuntimeError(f"mosquitto exited on deploy/mosquitto.conf: {err}")
+            time.sleep(0.05)
+        raise RuntimeError("mosquitto did not open its port")
+
+    def client(self, user: str | None, **kw: object) -> aiomqtt.Client:
+        password = self.passwords[user.upper()] if user else None
+        return aiomqtt.Client(
+            "127.0.0.1",
+            self.port,
+            username=user,
+            password=password,
+            protocol=aiomqtt.ProtocolVersion.V5,
+            **kw,  # type: ignore[arg-type]
+        )
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[DeployBroker]:
+    if not Path(MOSQUITTO).exists() or shutil.which("mosquitto_passwd") is None:
+        pytest.skip("mosquitto / mosquitto_passwd not installed (make test installs them)")
+    b = DeployBroker(tmp_path)
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
+async def _received(client: aiomqtt.Client, wait: float) -> list[tuple[str, bytes]]:
+    got: list[tuple[str, bytes]] = []
+
+    async def read() -> None:
+        async for msg in client.messages:
+            got.append((str(msg.topic), bytes(msg.payload)))  # type: ignore[arg-type]
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(read(), wait)
+    return got
+
+
+async def test_anonymous_and_wrong_password_are_refused(broker: DeployBroker) -> None:
+    with pytest.raises(aiomqtt.MqttError):
+        async with broker.client(None):
+            pass
+    with pytest.raises(aiomqtt.MqttError):
+        async with aiomqtt.Client(
+            "127.0.0.1", broker.port, username="relay", password="not-the-password"
+        ):
+            pass
+
+
+async def test_acl_relay_feeds_service_publishes_viewer_reads(broker: DeployBroker) -> None:
+    async with (
+        broker.client("livegain") as service,
+        broker.client("viewer") as viewer,
+        broker.client("relay") as relay,
+    ):
+        await service.subscribe("livegain/in/#", qos=1)
+        await viewer.subscribe("livegain/#", qos=1)
+        # The relay feeds a move: the service gets it, the viewer may not read it.
+        await relay.publish("livegain/in/t/1/1", b'{"seq": 1, "ply": 1, "san": "e4"}', qos=1)
+        # A viewer's publish is refused, on results and on the ingest.
+        await viewer.publish("livegain/out/t/state", b"forged", qos=1)
+        await viewer.publish("livegain/in/t/1/1", b"forged", qos=1)
+        # The relay may not write results either.
+        await relay.publish("livegain/out/t/state", b"forged by relay", qos=1)
+        # The service publishes a result: the viewer reads it.
+        await service.publish("livegain/out/t/state", b"real", qos=1)
+        got_service = await _received(service, 1.0)
+        got_viewer = await _received(viewer, 1.0)
+    assert got_service == [("livegain/in/t/1/1", b'{"seq": 1, "ply": 1, "san": "e4"}')]
+    assert got_viewer == [("livegain/out/t/state", b"real")]
+
+
+def test_compose_binds_to_loopback_and_keeps_the_broker_closed() -> None:
+    text = (REPO / "docker-compose.yml").read_text()
+    published = re.findall(r'^\s+- "([^"]+:\d+)"\s*$', text, flags=re.M)
+    assert published, "docker-compose.yml publishes no port"
+    for mapping in published:
+        assert mapping.startswith("127.0.0.1:"), f"{mapping} is published beyond loopback"
+    conf = (DEPLOY / "mosquitto.conf").read_text()
+    assert re.search(r"^allow_anonymous false$", conf, flags=re.M)
+    assert re.search(r"^password_file ", conf, flags=re.M)
+    assert re.search(r"^acl_file ", conf, flags=re.M)
