@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -21,6 +21,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from livegain.broker import BrokerAddress, parse_mqtt_url
+from livegain.core.game import DEFAULT_MAX_BOARDS, DEFAULT_MAX_PLIES
 from livegain.feeds.base import FeedConfig
 from livegain.publish.fanout import default_count as default_helper_count
 
@@ -45,6 +47,40 @@ class ServerConfig(_Section):
         le=64,
         description="Processes that write updates to large audiences, each pinned "
         "to a core (default: one per usable core, at most 4; none on one core)",
+    )
+    origins: list[str] = Field(
+        default_factory=list,
+        description="Origins (scheme://host[:port]) whose pages may open /ws besides "
+        "the server's own; '*' allows any, 'null' local files. Clients that send no "
+        "Origin (OBS, command-line tools) are always allowed",
+    )
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Origins allowed to read the HTTP API from scripts (CORS); '*' any; "
+        "default none",
+    )
+    max_connections: int = Field(default=10_000, ge=1, description="WebSocket connections")
+    max_connections_per_ip: int = Field(
+        default=64, ge=0, description="WebSocket connections per client address (0: no limit)"
+    )
+    max_subscriptions: int = Field(default=64, ge=1, description="Board ids per client")
+    max_board_id: int = Field(default=96, ge=8, description="Longest board id a client may send")
+    board_page: int = Field(
+        default=100, ge=1, le=1000, description="Boards in hello and per list_boards page"
+    )
+    board_list_interval: float = Field(
+        default=0.5, ge=0.0, le=60.0, description="Seconds board-list changes are gathered"
+    )
+    board_expiry: float | None = Field(
+        default=None,
+        gt=0,
+        description="A board without a result that gets no move for this many seconds "
+        "is removed (default: never)",
+    )
+    admin_token: str | None = Field(
+        default=None,
+        min_length=16,
+        description="Bearer token for DELETE /api/boards/{id} (default: no admin API)",
     )
 
     def helper_count(self) -> int:
@@ -81,10 +117,41 @@ class EngineConfig(_Section):
 
 class MqttPublishConfig(_Section):
     enabled: bool = False
-    url: str = Field(default="mqtt://127.0.0.1:1883", description="mqtt://[user:pass@]host[:port]")
+    url: str = Field(
+        default="mqtt://127.0.0.1:1883",
+        description="mqtt://[user:pass@]host[:port], or mqtts://host[:8883] for TLS",
+    )
     prefix: str = Field(default="livegain/out", description="Topics: {prefix}/{board_id}/...")
-    client_id: str | None = Field(default=None, description="Default: livegain-pub-<pid>")
+    client_id: str | None = Field(
+        default=None, description="Default: livegain-pub-<host>-<random>, new at each start"
+    )
     qos: Literal[0, 1, 2] = 1
+    username: str | None = Field(default=None, description="Broker user (wins over the URL's)")
+    password: SecretStr | None = Field(
+        default=None, description="Broker password (wins over the URL's); never logged"
+    )
+    password_env: str | None = Field(
+        default=None, description="Name of an environment variable holding the password"
+    )
+    ca_file: str | None = Field(
+        default=None, description="mqtts: PEM CA bundle to verify the broker (default: system)"
+    )
+    cert_file: str | None = Field(default=None, description="mqtts: client certificate (PEM)")
+    key_file: str | None = Field(
+        default=None, description="mqtts: client key (PEM; default: in cert_file)"
+    )
+
+    def broker(self) -> BrokerAddress:
+        """The broker address with credentials and TLS files (ValueError if bad)."""
+        return parse_mqtt_url(
+            self.url,
+            username=self.username,
+            password=self.password.get_secret_value() if self.password else None,
+            password_env=self.password_env,
+            ca_file=self.ca_file,
+            cert_file=self.cert_file,
+            key_file=self.key_file,
+        )
 
 
 class MatchConfig(_Section):
@@ -120,6 +187,21 @@ class LogConfig(_Section):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+class LimitsConfig(_Section):
+    """What one game or one tournament may hold; past it, input is refused with an error."""
+
+    max_plies: int = Field(
+        default=DEFAULT_MAX_PLIES,
+        gt=0,
+        description="Plies (half-moves) per game; a longer game is refused",
+    )
+    max_boards: int = Field(
+        default=DEFAULT_MAX_BOARDS,
+        gt=0,
+        description="Boards in the tournament; a game that would add one more is refused",
+    )
+
+
 class Settings(BaseSettings):
     """Everything ``livegain serve`` needs."""
 
@@ -138,6 +220,7 @@ class Settings(BaseSettings):
     mqtt: MqttPublishConfig = Field(default_factory=MqttPublishConfig)
     matches: list[MatchConfig] = Field(default_factory=list)
     log: LogConfig = Field(default_factory=LogConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
 
     _toml_file: ClassVar[Path | None] = None
 

@@ -29,13 +29,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import logging
 import re
 import sys
 import time
 import unicodedata
-from collections import Counter
-from collections.abc import Sequence
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,6 +44,7 @@ from typing import Any, Protocol
 import chess
 import structlog
 
+from livegain.broker import redact_credentials, redact_url
 from livegain.config import MatchConfig, Settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot
@@ -52,6 +54,7 @@ from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.engine.pool import EnginePool, SearchLimit
 from livegain.feeds.base import Feed, make_feed
+from livegain.metrics import MetricsView, ServiceMetrics
 from livegain.publish import convert, schema
 from livegain.publish.mqtt import MqttPublisher
 from livegain.publish.server import LiveServer, ServerLimits
@@ -63,6 +66,12 @@ STORE_FILE = "livegain.sqlite3"
 MAX_EVAL_ATTEMPTS = 3
 STORE_MISSED_MAX = 100_000
 """Positions remembered as absent from the store (a memo that avoids lookups)."""
+FEED_FAILING_AFTER = 30.0
+"""Seconds of errors only (no game read) before a feed counts as failing."""
+GC_FREEZE_EVERY = 1.0
+"""Seconds between moves of the objects alive to the permanent generation."""
+RECENT = 120.0
+"""Seconds a feed crash, a feed error or an engine fault counts as recent."""
 
 
 class Evaluator(Protocol):
@@ -84,6 +93,7 @@ def configure_logging(level: str = "info", json_format: bool = True) -> None:
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.format_exc_info,
+        redact_credentials,  # scheme://user:password@ -> scheme://user:***@, in any value
     ]
     processors.append(
         structlog.processors.JSONRenderer()
@@ -234,23 +244,25 @@ class MatchTracker:
 # --------------------------------------------------------------------------
 
 
-def _interleave(reqs: list[EvalRequest]) -> list[EvalRequest]:
+def _interleave(
+    latest: Iterable[EvalRequest], backfill: Iterable[EvalRequest]
+) -> Iterator[EvalRequest]:
     """Alternate latest positions and backfill, so both make progress.
 
-    ``Tournament.pending`` lists every board's latest position first. When
-    moves arrive faster than the engine evaluates, serving those strictly
-    first would starve the backfill, and with it the contiguous evaluated
-    prefix that gains and perceived ratings need.
+    When moves arrive faster than the engine evaluates, serving every board's
+    latest position strictly first would starve the backfill, and with it the
+    contiguous evaluated prefix that gains and perceived ratings need. Lazy:
+    the scheduler reads only as far as it has room for.
     """
-    latest = [r for r in reqs if r.priority == 0]
-    backfill = [r for r in reqs if r.priority != 0]
-    out: list[EvalRequest] = []
-    for i in range(max(len(latest), len(backfill))):
-        if i < len(latest):
-            out.append(latest[i])
-        if i < len(backfill):
-            out.append(backfill[i])
-    return out
+    a, b = iter(latest), iter(backfill)
+    while True:
+        x, y = next(a, None), next(b, None)
+        if x is None and y is None:
+            return
+        if x is not None:
+            yield x
+        if y is not None:
+            yield y
 
 
 @dataclass
@@ -264,6 +276,7 @@ class ServiceStats:
     updates: int = 0
     restored_boards: int = 0
     restored_evals: int = 0
+    store_failures: int = 0
     feed_errors: Counter[str] = field(default_factory=Counter)
     board_failures: Counter[str] = field(default_factory=Counter)
 
@@ -276,10 +289,60 @@ class _Sink:
         self.feed_name = feed_name
 
     def snapshot(self, snap: GameSnapshot) -> None:
+        self.service.feed_health(self.feed_name).read_ok()
         self.service.on_snapshot(snap)
 
     def error(self, source: str, where: str, message: str) -> None:
+        self.service.feed_health(self.feed_name).failed(f"{where}: {message}")
         self.service.on_feed_error(source or self.feed_name, where, message)
+
+
+@dataclass
+class FeedHealth:
+    """What the service saw of one feed: games read, errors, crashes (monotonic times)."""
+
+    last_read: float | None = None
+    errors_since: float | None = None
+    """Start of the current run of errors with no game read since (None: none)."""
+    last_error_at: float | None = None
+    last_error: str | None = None
+    crashed_at: float | None = None
+    crashes: int = 0
+
+    def read_ok(self) -> None:
+        self.last_read = time.monotonic()
+        self.errors_since = None
+
+    def failed(self, message: str, *, crash: bool = False) -> None:
+        now = time.monotonic()
+        # Shown on the unauthenticated /healthz: no user:password@ of a feed's URL.
+        self.last_error_at, self.last_error = now, redact_url(message)
+        if self.errors_since is None:
+            self.errors_since = now
+        if crash:
+            self.crashed_at = now
+            self.crashes += 1
+
+    def problem(self, failing_after: float, recent: float) -> str | None:
+        """Why the feed counts as failing now, or None."""
+        now = time.monotonic()
+        if (
+            self.crashed_at is not None
+            and now - self.crashed_at < recent
+            and (self.last_read is None or self.last_read < self.crashed_at)
+        ):
+            return f"crashed ({self.last_error}), restarting"
+        if (
+            self.errors_since is not None
+            and self.last_error_at is not None
+            and now - self.errors_since >= failing_after
+            and now - self.last_error_at < recent
+        ):
+            return (
+                f"only errors for {now - self.errors_since:.0f} s, no game read "
+                f"(last: {self.last_error})"
+            )
+        return None
 
 
 class Service:
@@ -321,11 +384,33 @@ class Service:
                 max_message_bytes=settings.server.max_message_bytes,
                 soft_backlog=settings.server.soft_backlog_kb * 1024,
                 stale_timeout=settings.server.stale_timeout,
+                max_clients=settings.server.max_connections,
+                max_connections_per_ip=settings.server.max_connections_per_ip,
+                max_subscriptions=settings.server.max_subscriptions,
+                max_board_id=settings.server.max_board_id,
+                origins=tuple(settings.server.origins),
+                cors_origins=tuple(settings.server.cors_origins),
+                board_page=settings.server.board_page,
+                board_list_interval=settings.server.board_list_interval,
             ),
             health=self.health,
             fanout_helpers=settings.server.helper_count(),
+            admin_token=settings.server.admin_token,
         )
         self.server.on_boards = self._on_boards
+        self.server.on_remove = self.remove_board
+        self._board_active: dict[str, float] = {}
+        """Per board, when it last got a move or a new result (for board_expiry)."""
+        self.metrics = ServiceMetrics(self._metrics_view)
+        self.server.metrics = self.metrics.render
+        self.feed_failing_after = FEED_FAILING_AFTER
+        self.recent = RECENT
+        self._feed_health: dict[str, FeedHealth] = {}
+        self._store_error: str | None = None
+        self._engine_failed_at: deque[float] = deque(maxlen=1000)
+        self._engine_last_error: str | None = None
+        self._engine_restarts_seen = 0
+        self._engine_restarted_at: float | None = None
         self.engine_desc = "?"
         self.engine_key = "?"
         self.ready = asyncio.Event()
@@ -365,6 +450,9 @@ class Service:
                     tasks.append(tg.create_task(self._run_feed(feed), name=f"feed-{feed.name}"))
                 if self.mqtt is not None:
                     tasks.append(tg.create_task(self.mqtt.run(), name="mqtt-publish"))
+                tasks.append(tg.create_task(self._gc_pacer(), name="gc-pacer"))
+                if self.settings.server.board_expiry is not None:
+                    tasks.append(tg.create_task(self._expire_boards(), name="board-expiry"))
                 self.ready.set()
                 log.info(
                     "service_started",
@@ -414,18 +502,30 @@ class Service:
             self.max_inflight = max(2, 2 * int(workers))
         self.engine_desc = self.evaluator.describe()
         self.engine_key = self.evaluator.engine_key
-        self.tournament = Tournament(engine_rating=rating, model=model)
+        self.tournament = Tournament(
+            engine_rating=rating,
+            model=model,
+            max_plies=s.limits.max_plies,
+            max_boards=s.limits.max_boards,
+        )
         if s.persist:
             self.store = Store(Path(s.data_dir) / STORE_FILE)
             self._restore()
         if s.mqtt.enabled:
-            self.mqtt = MqttPublisher(
-                s.mqtt.url, s.mqtt.prefix, client_id=s.mqtt.client_id, qos=s.mqtt.qos
-            )
+            self.mqtt = MqttPublisher.from_config(s.mqtt)
         # Publish what was restored before anyone can connect.
         for bid in list(self.tournament.boards):
             self._publish_board(bid, [], new=True)
-        self.feeds = [make_feed(cfg) for cfg in s.feeds] + self.extra_feeds
+        self.feeds = [
+            make_feed(cfg, max_plies=s.limits.max_plies) for cfg in s.feeds
+        ] + self.extra_feeds
+        # Feeds that keep state of their own (MQTT: per-board move lists) take
+        # back the stored boards before they run: a restart goes on from them.
+        stored = [snap for _, snap in self.store.load_snapshots()] if self.store else []
+        for feed in self.feeds:
+            restore = getattr(feed, "restore", None)
+            if callable(restore):
+                restore(stored, Path(s.data_dir) if s.persist else None)
         await self.server.start()
 
     async def _shutdown(self) -> None:
@@ -484,9 +584,34 @@ class Service:
                 raise
             except Exception as exc:
                 self.stats.feed_errors[feed.name] += 1
+                self.feed_health(feed.name).failed(f"{type(exc).__name__}: {exc}", crash=True)
                 log.exception("feed_crashed", feed=feed.name, error=str(exc), retry_in=delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 60.0)
+
+    async def _gc_pacer(self) -> None:
+        """Keep Python's full garbage collections off the live path.
+
+        Board states are many long-lived objects (about 435,000 at 1,000
+        boards), and a full collection walks every one of them on the event
+        loop: 90-260 ms at 1,000 boards, during which no viewer and no
+        ``/healthz`` is served. Once a second, after a young collection (which
+        frees the cyclic garbage made meanwhile), the objects alive are moved
+        to the permanent generation (:func:`gc.freeze`), which collections
+        skip; both cost only what was made since. The price: an object in a
+        reference cycle that outlives its young collection and dies later is
+        not freed (objects without cycles are freed at once, as always).
+        """
+        while True:
+            await asyncio.sleep(GC_FREEZE_EVERY)
+            gc.collect(1)
+            gc.freeze()
+
+    def feed_health(self, name: str) -> FeedHealth:
+        health = self._feed_health.get(name)
+        if health is None:
+            health = self._feed_health[name] = FeedHealth()
+        return health
 
     def on_feed_error(self, source: str, where: str, message: str) -> None:
         self.stats.feed_errors[source] += 1
@@ -504,6 +629,8 @@ class Service:
             log.exception("snapshot_failed", feed=snap.source, game=key, error=str(exc))
             return
         for err in applied.errors:
+            if err.board_id is None:  # a game refused or unmatched: the feed's error
+                self.stats.feed_errors[err.source] += 1
             log.warning(
                 "board_error",
                 board_id=err.board_id,
@@ -522,11 +649,15 @@ class Service:
             try:
                 self.store.save_snapshot(bid, snap)
             except Exception as exc:
-                log.exception("store_failed", board_id=bid, error=str(exc))
+                self._store_failed(exc, board_id=bid)
+            else:
+                self._store_ok()
         if applied.new_board:
             log.info("board_added", board_id=bid, white=snap.white.name, black=snap.black.name)
         # New players, event or round: subscribers get a whole new snapshot.
         whole = applied.new_board or applied.info_changed
+        if applied.new_board or applied.updates:
+            self._board_active[bid] = time.monotonic()
         self._publish_board(bid, list(applied.updates), new=whole)
         # Finished positions are scored without the engine: this may already
         # have produced evaluations. The new positions go to the engine now,
@@ -552,6 +683,7 @@ class Service:
 
     def _publish_board(self, bid: str, updates: list[BoardUpdate], *, new: bool = False) -> None:
         assert self.tournament is not None
+        started = time.perf_counter()
         try:
             game = self.tournament.board(bid)
             match = self._match_odds(game)
@@ -584,10 +716,44 @@ class Service:
         except Exception as exc:
             self.stats.board_failures[bid] += 1
             log.exception("publish_failed", board_id=bid, error=str(exc))
+        self.metrics.publish_seconds.observe(time.perf_counter() - started)
 
     def _on_boards(self, data: bytes) -> None:
+        # The whole list, at most every [server] board_list_interval seconds
+        # (the server gathers the changes), retained on the broker.
         if self.mqtt is not None:
             self.mqtt.publish_boards(data)
+
+    def remove_board(self, bid: str, reason: str = "admin") -> bool:
+        """Take a board out of the game registry, the store and the server (its
+        viewers get a ``removed`` diff). A feed that sends it again adds it anew."""
+        found = self.tournament is not None and self.tournament.remove(bid)
+        if self.store is not None:
+            try:
+                self.store.delete_board(bid)
+            except Exception as exc:
+                log.exception("store_failed", board_id=bid, error=str(exc))
+        found = self.server.remove_board(bid) or found
+        if self.mqtt is not None:
+            self.mqtt.remove_board(bid)
+        self._board_active.pop(bid, None)
+        if found:
+            log.info("board_removed", board_id=bid, reason=reason)
+        return found
+
+    async def _expire_boards(self) -> None:
+        """Remove boards without a result that got no move for ``board_expiry`` s."""
+        expiry = self.settings.server.board_expiry
+        assert expiry is not None
+        while True:
+            await asyncio.sleep(min(60.0, expiry / 4))
+            if self.tournament is None:
+                continue
+            now = time.monotonic()
+            for bid, game in list(self.tournament.boards.items()):
+                last = self._board_active.setdefault(bid, now)
+                if game.result == "*" and now - last >= expiry:
+                    self.remove_board(bid, reason=f"no move for {expiry:g} s")
 
     # ------------------------------------------------------------ evaluation
 
@@ -598,26 +764,49 @@ class Service:
             self._wake.clear()
 
     def _schedule(self) -> None:
+        """Answer what the store knows, then fill the engine's free slots.
+
+        Runs after every snapshot and every evaluation, so it costs only what
+        changed: the store is asked about the positions of boards that gained
+        some since the last turn (and, below, about a position just before it
+        would go to the engine), and the list of pending positions is read
+        only as far as there are free slots.
+        """
         assert self.tournament is not None and self.max_inflight is not None
-        for req in _interleave(self.tournament.pending()):
+        t = self.tournament
+        if self.store is not None:
+            for bid in t.take_changed():
+                for req in t.board(bid).requests():
+                    if req.key not in self._inflight:
+                        self._from_store(req)
+        if len(self._inflight) >= self.max_inflight:
+            return
+        for req in _interleave(t.iter_latest(), t.iter_backfill()):
             key = req.key
             if key in self._inflight or key in self._given_up:
                 continue
-            if self.store is not None and req.fen not in self._store_missed:
-                ev = self.store.get_eval(self.engine_key, req.fen)
-                if ev is not None:
-                    self.stats.store_hits += 1
-                    self._record(req, ev)
-                    continue
-                # Only this process adds evaluations to the store, and it records
-                # them as it does: a position missing now stays missing. (A
-                # memo only: past its bound it starts again, costing lookups.)
-                if len(self._store_missed) >= STORE_MISSED_MAX:
-                    self._store_missed.clear()
-                self._store_missed.add(req.fen)
-            if len(self._inflight) >= self.max_inflight:
-                continue  # keep scanning: later positions may be in the store
+            if self._from_store(req):
+                continue
             self._inflight[key] = asyncio.create_task(self._evaluate(req), name=f"eval-{key}")
+            if len(self._inflight) >= self.max_inflight:
+                return
+
+    def _from_store(self, req: EvalRequest) -> bool:
+        """Record ``req``'s evaluation from the store if it is there (True)."""
+        if self.store is None or req.fen in self._store_missed:
+            return False
+        ev = self.store.get_eval(self.engine_key, req.fen)
+        if ev is not None:
+            self.stats.store_hits += 1
+            self._record(req, ev)
+            return True
+        # Only this process adds evaluations to the store, and it records
+        # them as it does: a position missing now stays missing. (A
+        # memo only: past its bound it starts again, costing lookups.)
+        if len(self._store_missed) >= STORE_MISSED_MAX:
+            self._store_missed.clear()
+        self._store_missed.add(req.fen)
+        return False
 
     async def _evaluate(self, req: EvalRequest) -> None:
         key = req.key
@@ -629,6 +818,8 @@ class Service:
         except Exception as exc:
             self._failures[key] += 1
             self.stats.engine_failures += 1
+            self._engine_failed_at.append(time.monotonic())
+            self._engine_last_error = f"{type(exc).__name__}: {exc}"
             attempts = self._failures[key]
             log.warning(
                 "evaluation_failed",
@@ -653,7 +844,9 @@ class Service:
                 self.store.save_eval(self.engine_key, req.fen, ev)
                 self._store_missed.discard(req.fen)  # other boards may need it too
             except Exception as exc:
-                log.exception("store_failed", board_id=req.board_id, error=str(exc))
+                self._store_failed(exc, board_id=req.board_id, ply=req.ply)
+            else:
+                self._store_ok()
         self._record(req, ev)
 
     def _record(self, req: EvalRequest, ev: Evaluation) -> None:
@@ -703,19 +896,29 @@ class Service:
                 "updates": self.stats.updates,
                 "restored_boards": self.stats.restored_boards,
                 "restored_evals": self.stats.restored_evals,
-                "pending": len(t.pending()) if t is not None else 0,
+                "pending": t.pending_count() if t is not None else 0,
             },
-            "feeds": {
-                f.name: {"errors": self.stats.feed_errors.get(f.name, 0)} for f in self.feeds
-            },
+            "feeds": {},
             "feed_errors": dict(self.stats.feed_errors),
             "board_status": boards,
+            "store": {
+                "enabled": self.store is not None,
+                "failures": self.stats.store_failures,
+                "failing": self._store_error is not None,
+                "last_error": self._store_error,
+            },
         }
         problems = []
+        if self._store_error is not None:
+            problems.append(f"store: writes failing ({self._store_error})")
+        for feed in self.feeds:
+            info, problem = self._feed_status(feed)
+            out["feeds"][feed.name] = info
+            if problem is not None:
+                problems.append(f"feed {feed.name}: {problem}")
+        problems.extend(f"engine: {p}" for p in self._engine_problems())
         if self.mqtt is not None and not self.mqtt.stats.connected:
             problems.append("mqtt publisher not connected")
-        if self._given_up:
-            problems.append(f"{len(self._given_up)} positions could not be evaluated")
         if problems:
             out["status"] = "degraded"
             out["problems"] = problems
@@ -738,3 +941,108 @@ class Service:
                 "search_seconds": round(ps.search_seconds, 3),
             }
         return out
+
+    def _feed_status(self, feed: Feed) -> tuple[dict[str, Any], str | None]:
+        """A feed's figures for /healthz, and why it is failing (None: it is not).
+
+        From what the service saw (games read, errors, crashes) and, when the
+        feed has one, its own ``status()`` (a mapping; a true ``"problem"``
+        value there marks it failing too)."""
+        fh = self.feed_health(feed.name)
+        now = time.monotonic()
+        info: dict[str, Any] = {
+            "errors": self.stats.feed_errors.get(feed.name, 0),
+            "crashes": fh.crashes,
+            "last_read_ago": None if fh.last_read is None else round(now - fh.last_read, 1),
+            "last_error": fh.last_error,
+        }
+        problem = fh.problem(self.feed_failing_after, self.recent)
+        status = getattr(feed, "status", None)
+        if callable(status):
+            try:
+                own = status()
+            except Exception as exc:
+                own = {"problem": f"status() failed: {exc}"}
+            if isinstance(own, dict):
+                info["status"] = own
+                if own.get("problem") and problem is None:
+                    problem = str(own["problem"])
+        info["failing"] = problem is not None
+        return info, problem
+
+    def _engine_problems(self) -> list[str]:
+        now = time.monotonic()
+        out = []
+        while self._engine_failed_at and now - self._engine_failed_at[0] >= self.recent:
+            self._engine_failed_at.popleft()
+        if self._engine_failed_at:
+            out.append(
+                f"{len(self._engine_failed_at)} failed searches in the last {self.recent:g} s "
+                f"(last: {self._engine_last_error})"
+            )
+        stats = getattr(self._evaluator, "stats", None)
+        restarts = getattr(stats, "restarts", None)
+        if isinstance(restarts, int):
+            if restarts > self._engine_restarts_seen:
+                self._engine_restarts_seen = restarts
+                self._engine_restarted_at = now
+            at = self._engine_restarted_at
+            if at is not None and now - at < self.recent:
+                out.append(f"engine process restarted ({restarts} restarts since start)")
+        if self._given_up:
+            out.append(f"{len(self._given_up)} positions could not be evaluated")
+        return out
+
+    def _store_failed(self, exc: Exception, **where: Any) -> None:
+        self.stats.store_failures += 1
+        first = self._store_error is None
+        self._store_error = f"{type(exc).__name__}: {exc}"
+        store = str(self.store.path) if self.store is not None else None
+        if first:
+            log.exception("store_failed", store=store, error=str(exc), **where)
+        else:  # one traceback per outage is enough
+            log.warning("store_failed", store=store, error=str(exc), **where)
+
+    def _store_ok(self) -> None:
+        if self._store_error is not None:
+            log.info("store_recovered", failures=self.stats.store_failures)
+            self._store_error = None
+
+    def _metrics_view(self) -> MetricsView:
+        t = self.tournament
+        boards = list(t.boards.values()) if t is not None else []
+        stats = getattr(self._evaluator, "stats", None)
+        search_seconds = getattr(stats, "search_seconds", None)
+        restarts = getattr(stats, "restarts", None)
+        mqtt = self.mqtt.stats if self.mqtt is not None else None
+        ws = self.server.stats
+        feed_errors = {f.name: 0 for f in self.feeds}
+        feed_errors.update(self.stats.feed_errors)
+        return MetricsView(
+            snapshots=self.stats.snapshots,
+            duplicates=self.stats.duplicates,
+            evaluations=self.stats.evaluations,
+            store_hits=self.stats.store_hits,
+            engine_calls=self.stats.engine_calls,
+            engine_failures=self.stats.engine_failures,
+            feed_errors=feed_errors,
+            boards=len(boards),
+            plies=sum(g.plies for g in boards),
+            plies_evaluated=sum(g.evaluated_plies for g in boards),
+            inflight=len(self._inflight),
+            pending=t.pending_count() if t is not None else 0,
+            engine_search_seconds=(
+                float(search_seconds) if isinstance(search_seconds, (int, float)) else None
+            ),
+            engine_restarts=restarts if isinstance(restarts, int) else None,
+            ws_clients=self.server.client_count,
+            ws_dropped_updates=ws.dropped_updates,
+            ws_closed_slow=ws.closed_slow,
+            ws_messages_sent=ws.messages_sent,
+            mqtt_connected=None if mqtt is None else mqtt.connected,
+            mqtt_published=0 if mqtt is None else mqtt.published,
+            mqtt_dropped=0 if mqtt is None else mqtt.dropped,
+            mqtt_pending=0 if self.mqtt is None else self.mqtt.pending,
+            store_failures=self.stats.store_failures,
+            degraded=self.health().get("status") == "degraded",
+        )

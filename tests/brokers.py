@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
@@ -26,15 +27,32 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class PrivateBroker:
-    """A mosquitto on a free port with persistence in a temp dir; stop/start at will."""
+@dataclass(frozen=True)
+class BrokerTls:
+    """PEM files for a TLS listener: the broker's certificate and key, the CA
+    its clients' certificates must come from, and whether it demands one."""
 
-    def __init__(self, workdir: Path) -> None:
+    cafile: Path
+    certfile: Path
+    keyfile: Path
+    require_certificate: bool = True
+
+
+class PrivateBroker:
+    """A mosquitto on a free port with persistence in a temp dir; stop/start at will.
+
+    With ``tls`` it has a second listener, TLS only, on ``tls_port`` (``tls_url``).
+    """
+
+    def __init__(self, workdir: Path, tls: BrokerTls | None = None) -> None:
         self.workdir = workdir
         self.port = free_port()
+        self.tls = tls
+        self.tls_port = free_port() if tls is not None else None
         self.conf = workdir / "mosquitto.conf"
         (workdir / "db").mkdir(parents=True, exist_ok=True)
-        self.conf.write_text(
+        conf = (
+            # per_listener_settings off: allow_anonymous holds for both listeners
             f"listener {self.port} 127.0.0.1\n"
             # Started as root, mosquitto switches to user "mosquitto", which
             # cannot write our temp dir: persistence would silently fail.
@@ -45,11 +63,23 @@ class PrivateBroker:
             "autosave_interval 1\n"
             f"log_dest file {workdir / 'mosquitto.log'}\nlog_type all\n"
         )
+        if tls is not None:
+            conf += (
+                f"listener {self.tls_port} 127.0.0.1\n"
+                f"cafile {tls.cafile}\ncertfile {tls.certfile}\nkeyfile {tls.keyfile}\n"
+                f"require_certificate {'true' if tls.require_certificate else 'false'}\n"
+            )
+        self.conf.write_text(conf)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"mqtt://127.0.0.1:{self.port}"
+
+    @property
+    def tls_url(self) -> str:
+        assert self.tls_port is not None, "no TLS listener"
+        return f"mqtts://127.0.0.1:{self.tls_port}"
 
     def start(self) -> None:
         assert self.proc is None
@@ -60,7 +90,9 @@ class PrivateBroker:
         )
         end = time.monotonic() + 10
         while time.monotonic() < end:
-            if port_open("127.0.0.1", self.port, 0.2):
+            if port_open("127.0.0.1", self.port, 0.2) and (
+                self.tls_port is None or port_open("127.0.0.1", self.tls_port, 0.2)
+            ):
                 return
             if self.proc.poll() is not None:
                 raise RuntimeError(f"mosquitto exited: {self.log()}")

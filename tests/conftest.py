@@ -1,7 +1,14 @@
-"""Shared test fixtures: where the shared data sits, real parts' availability."""
+"""Shared test fixtures: where the shared data sits, real parts' availability.
+
+A test that needs a real part (Stockfish, Mosquitto, Chromium, the
+``../shared`` data) asks for it through :func:`need`: under CI (``CI=true``) a
+missing part FAILS the test, saying what is missing; elsewhere the test is
+skipped, saying why. No test passes by skipping on CI.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -11,10 +18,25 @@ import pytest
 from brokers import MOSQUITTO, PrivateBroker, port_open
 
 REPO = Path(__file__).resolve().parent.parent
-# CI has ../shared beside the checkout; tests that read it skip cleanly when absent.
+# CI has ../shared beside the checkout; tests that read it skip when absent (fail on CI).
 SHARED = REPO.parent / "shared"
 TATA_STEEL = SHARED / "data" / "tata-steel-masters-2022.pgn"
 SEEDS = SHARED / "seeds"
+
+
+def on_ci() -> bool:
+    """True under CI (``CI=true``, as GitHub Actions, GitLab CI and others set it)."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def need(condition: object, why: str) -> None:
+    """Go on only if ``condition`` holds: else fail under CI, skip elsewhere; ``why``
+    names the missing part (and how to get it)."""
+    if condition:
+        return
+    if on_ci():
+        pytest.fail(f"CI=true and a required part is missing: {why}", pytrace=False)
+    pytest.skip(why)
 
 
 def stockfish_path() -> str | None:
@@ -26,32 +48,29 @@ def stockfish_path() -> str | None:
 
 @pytest.fixture
 def tata_steel() -> Path:
-    if not TATA_STEEL.exists():
-        pytest.skip(f"{TATA_STEEL} not present")
+    need(TATA_STEEL.exists(), f"{TATA_STEEL} not present (the shared data beside the checkout)")
     return TATA_STEEL
 
 
 @pytest.fixture
 def stockfish() -> str:
     path = stockfish_path()
-    if path is None:
-        pytest.skip("stockfish not installed (make test installs it)")
+    need(path is not None, "stockfish not installed (make test installs it)")
+    assert path is not None
     return path
 
 
 @pytest.fixture
 def shared_broker() -> str:
-    """The Mosquitto at 127.0.0.1:1883 that make test starts (skips when unreachable)."""
-    if not port_open("127.0.0.1", 1883):
-        pytest.skip("no MQTT broker at 127.0.0.1:1883 (make test starts one)")
+    """The Mosquitto at 127.0.0.1:1883 that make test starts (see :func:`need`)."""
+    need(port_open("127.0.0.1", 1883), "no MQTT broker at 127.0.0.1:1883 (make test starts one)")
     return "mqtt://127.0.0.1:1883"
 
 
 @pytest.fixture
 def private_broker(tmp_path: Path) -> Iterator[PrivateBroker]:
     """A Mosquitto of the test's own on a free port, with persistence; restartable."""
-    if not Path(MOSQUITTO).exists():
-        pytest.skip("mosquitto not installed")
+    need(Path(MOSQUITTO).exists(), f"{MOSQUITTO} not installed (make test installs it)")
     broker = PrivateBroker(tmp_path / "broker")
     broker.start()
     try:

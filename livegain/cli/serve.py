@@ -23,6 +23,12 @@ def register(sub: Any) -> None:
     p.add_argument("--host", help="address to listen on (overrides server.host)")
     p.add_argument("--port", type=int, help="port for HTTP and WebSocket (overrides server.port)")
     p.add_argument("--data-dir", help="where the SQLite store lives (overrides data_dir)")
+    p.add_argument(
+        "--fresh-store",
+        action="store_true",
+        help="if the store file is damaged or not a livegain store, rename it beside "
+        "(NAME.damaged-<time>) and start with an empty one",
+    )
     p.set_defaults(func=run)
 
 
@@ -43,15 +49,55 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(args.config, **overrides)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-    return run_service(settings)
+    return run_service(settings, fresh_store=args.fresh_store)
 
 
-def run_service(settings: Any, feeds: list[Any] | None = None, banner: str = "") -> int:
-    """Run a :class:`~livegain.service.Service` until SIGINT/SIGTERM; print its URL."""
+def check_store(settings: Any, fresh: bool) -> None:
+    """Open the store once before anything starts: a damaged file is a one-line
+    error, or with ``fresh`` is renamed beside and replaced by an empty store."""
+    from pathlib import Path
+
+    import structlog
+
+    from livegain.publish.store import Store, StoreError, set_aside
+    from livegain.service import STORE_FILE
+
+    if not settings.persist:
+        return
+    path = Path(settings.data_dir) / STORE_FILE
+    if not path.exists():
+        return
+    try:
+        Store(path).close()
+    except StoreError as exc:
+        if not fresh:
+            raise CliError(str(exc)) from None
+        try:
+            moved = set_aside(path)
+        except OSError as err:
+            raise CliError(f"{path}: cannot rename the damaged store: {err}") from None
+        structlog.get_logger("livegain.serve").warning(
+            "store_set_aside",
+            store=str(path),
+            moved_to=str(moved),
+            why=str(exc),
+            now="starting with an empty store",
+        )
+
+
+def run_service(
+    settings: Any, feeds: list[Any] | None = None, banner: str = "", *, fresh_store: bool = False
+) -> int:
+    """Run a :class:`~livegain.service.Service` until SIGINT/SIGTERM; print its URL.
+
+    A damaged store is a one-line error (exit 2); with ``fresh_store`` it is
+    renamed beside and the service starts with an empty one."""
     from livegain.engine.pool import EngineError
+    from livegain.publish.store import StoreError
     from livegain.service import Service, configure_logging
 
     configure_logging(settings.log.level, settings.log.json_format)
+    check_store(settings, fresh_store)
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -74,6 +120,8 @@ def run_service(settings: Any, feeds: list[Any] | None = None, banner: str = "")
     try:
         asyncio.run(main())
     except EngineError as exc:
+        raise CliError(str(exc)) from None
+    except StoreError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot start the server: {exc}") from None

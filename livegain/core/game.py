@@ -9,6 +9,7 @@ The rules are written out one at a time in ``docs/game-state.md``.
 The whole API::
 
     t = Tournament(engine_rating=2860.0)        # engine=None: single peak at 0
+    t = Tournament(2860.0, max_plies=1000, max_boards=1000)   # limits (None: none)
     applied = t.apply(snapshot)                 # -> Applied
     applied.board_id, applied.new_board, applied.info_changed
     applied.updates                             # tuple[BoardUpdate, ...] to publish, in order
@@ -17,6 +18,10 @@ The whole API::
     for req in t.pending():                     # -> list[EvalRequest], best first
         ev = await pool.evaluate(req.board(), priority=req.priority)
         updates = t.record_eval(req.board_id, req.ply, req.fen, ev)   # -> list[BoardUpdate]
+
+    t.iter_pending(), t.pending_count()         # the same, read lazily; how many
+    t.take_changed()                            # boards that gained positions since last call
+    t.refused                                   # snapshots refused by a limit (errors say why)
 
     t.boards                                    # dict board_id -> BoardGame (read-only views)
     t.board(board_id)                           # KeyError if unknown
@@ -56,10 +61,11 @@ else ``{source}-r{round}-{white}-{black}`` (surnames), each part slugified
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -74,6 +80,8 @@ from livegain.core.rating import HeadToHead, PerceivedRating
 from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, position_wdl
 
 __all__ = [
+    "DEFAULT_MAX_BOARDS",
+    "DEFAULT_MAX_PLIES",
     "RESULTS",
     "Applied",
     "BoardError",
@@ -84,6 +92,7 @@ __all__ = [
     "PlyInfo",
     "Tournament",
     "board_slug",
+    "describe_snapshot",
     "dgt_signal_result",
 ]
 
@@ -109,6 +118,11 @@ _RESULT_ALIASES = {
 
 #: Priority of the current (latest) position of a board; backfill gets 1, 2, ...
 LATEST_PRIORITY = 0
+
+#: Default limits (``[limits]`` in the service's configuration): plies per game,
+#: boards per tournament. Real games stay far below (the longest on record: 538 plies).
+DEFAULT_MAX_PLIES = 1000
+DEFAULT_MAX_BOARDS = 1000
 
 CENTRE = (chess.D4, chess.D5, chess.E4, chess.E5)
 _KING_TO_CENTRE_SAN = re.compile(r"^K[x:]?([de][45])[+#]?[!?]*$")
@@ -452,6 +466,12 @@ class BoardGame:
         self._input_problems: set[str] = set()
         self._ledger_version = 0
         self._ratings_cache: tuple[int, _Ratings] | None = None
+        # The ledger's gains, mirrored (reading them from the ledger copies them).
+        self._gains: list[int] = []
+        # Bumped whenever the positions or their evaluations change: the
+        # missing positions are worked out again only then.
+        self.version = 0
+        self._missing_cache: tuple[int, list[int]] | None = None
 
     # -- views ------------------------------------------------------------
     @property
@@ -537,7 +557,7 @@ class BoardGame:
         p = self._plies[ply - 1]
         ev = self._evals.get(ply)
         if gains is None:
-            gains = self._ledger.gains
+            gains = self._gains
         return PlyInfo(
             ply=ply,
             san=p.san,
@@ -551,7 +571,7 @@ class BoardGame:
         )
 
     def moves(self) -> list[PlyInfo]:
-        gains = self._ledger.gains
+        gains = self._gains
         return [self.ply_info(k, gains) for k in range(1, len(self._plies) + 1)]
 
     def perceived(self, color: Color) -> PerceivedRating | None:
@@ -592,26 +612,54 @@ class BoardGame:
 
     def missing(self) -> list[int]:
         """Plies (0 = start) whose position has no evaluation yet."""
+        return list(self._missing())
+
+    def _missing(self) -> list[int]:
+        """:meth:`missing`, worked out once per :attr:`version` (do not modify)."""
+        cached = self._missing_cache
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
         n = len(self._plies)
         if len(self._evals) == n + 1:  # evaluations only ever exist for plies 0..n
-            return []
-        if len(self._evals) == n and n not in self._evals:
-            return [n]
-        return [k for k in range(n + 1) if k not in self._evals]
+            out: list[int] = []
+        elif len(self._evals) == n and n not in self._evals:
+            out = [n]
+        else:
+            out = [k for k in range(n + 1) if k not in self._evals]
+        self._missing_cache = (self.version, out)
+        return out
+
+    @property
+    def pending_count(self) -> int:
+        """How many positions of this board wait for an evaluation."""
+        return len(self._missing())
 
     def requests(self) -> list[EvalRequest]:
         """This board's evaluation requests: latest position first, then oldest missing."""
-        missing = self.missing()
+        return list(self.iter_requests())
+
+    def latest_request(self) -> EvalRequest | None:
+        """The current position's request (priority 0), or None when it is evaluated."""
         n = len(self._plies)
-        out: list[EvalRequest] = []
-        if n in self._evals or not missing:
-            rest = missing
-        else:
-            out.append(EvalRequest(self.board_id, n, self.fen, LATEST_PRIORITY, self.chess960))
-            rest = [k for k in missing if k != n]
-        for rank, k in enumerate(rest, start=1):
-            out.append(EvalRequest(self.board_id, k, self.fen_at(k), rank, self.chess960))
-        return out
+        if n in self._evals:
+            return None
+        return EvalRequest(self.board_id, n, self.fen, LATEST_PRIORITY, self.chess960)
+
+    def iter_requests(self, latest: bool = True) -> Iterator[EvalRequest]:
+        """:meth:`requests` one at a time, built only as they are read (``latest``:
+        include the current position's request, else only the backfill)."""
+        missing = self._missing()
+        n = len(self._plies)
+        if not missing:
+            return
+        if latest and n not in self._evals:
+            yield EvalRequest(self.board_id, n, self.fen, LATEST_PRIORITY, self.chess960)
+        rank = 0
+        for k in missing:
+            if k == n:
+                continue
+            rank += 1
+            yield EvalRequest(self.board_id, k, self.fen_at(k), rank, self.chess960)
 
     def state(self) -> tuple[object, ...]:
         """Everything that defines the board's game (not seq or error counts), for equality."""
@@ -715,6 +763,7 @@ class BoardGame:
             ev = terminal_evaluation(b)
             if ev is not None:
                 self._evals[n] = ev
+                self.version += 1
         if b.is_checkmate():
             self._board_result = "0-1" if b.turn == chess.WHITE else "1-0"
         elif b.is_stalemate():
@@ -740,12 +789,14 @@ class BoardGame:
 
     def _truncate(self, plies: int) -> None:
         del self._plies[plies:]
+        self.version += 1
         # Clocks of abandoned moves go too; _set_clocks recomputes them.
         self._clock_white = self._clock_black = None
         for k in [k for k in self._evals if k > plies]:
             del self._evals[k]
         if self._ledger_plies > plies:
             self._ledger.truncate(plies)
+            del self._gains[plies:]
             self._ledger_plies = plies
             self._ledger_version += 1
 
@@ -757,8 +808,10 @@ class BoardGame:
         self.chess960 = chess960
         turn_white = start_fen.split()[1] == "w"
         self._ledger = self._new_ledger(first_mover_is_white=turn_white)
+        self._gains = []
         self._ledger_plies = -1
         self._ledger_version += 1
+        self.version += 1
         self._settle_position()
 
     def _new_ledger(self, first_mover_is_white: bool) -> GameLedger:
@@ -786,6 +839,7 @@ class BoardGame:
         while self._ledger_plies < len(self._plies) and (self._ledger_plies + 1) in self._evals:
             k = self._ledger_plies + 1
             lp = self._ledger.push(self._evals[k].cp)
+            self._gains.append(lp.gain)
             self._ledger_plies = k
             self._ledger_version += 1
             point = TracePoint(k, lp.perceived, lp.calibrated)
@@ -884,16 +938,26 @@ class BoardGame:
             self._settle_position()
             self._set_clocks(snap)
             updates.append(self._update("truncate", truncate_to=common))
+        if j < len(new):
+            self._set_clocks(snap)
+            self.version += 1
         for k in range(j, len(new)):
             token, move, san, fen = new[k]
             ply = len(self._plies) + 1
-            self._plies.append(_Ply(token, san, move.uci(), fen, white=_mover_white(fen)))
+            white = _mover_white(fen)
+            self._plies.append(_Ply(token, san, move.uci(), fen, white=white))
             self._merge_clock(ply, snap)
             if k == len(new) - 1:
                 self._settle_position(parsed.board)
             else:
                 self._board_result = "*"
-            self._set_clocks(snap)
+            # The clocks as of this move (what _set_clocks gives, one move at a time).
+            clock = self._plies[-1].clock
+            if clock is not None:
+                if white and snap.clock_white is None:
+                    self._clock_white = clock
+                elif not white and snap.clock_black is None:
+                    self._clock_black = clock
             updates.append(self._update("move", ply=self.ply_info(ply)))
         self._set_clocks(snap)
         # A clock that arrives late for a move already shown is sent with that move.
@@ -902,6 +966,10 @@ class BoardGame:
                 updates.append(self._update("clock", ply=self.ply_info(k)))
         # The parsed board stands at ply first + len(new) = the current position.
         self._tip = parsed.board
+        if self._tip is not None:
+            # Only the position is needed: a kept move stack would hold two
+            # objects per ply for the life of the board (and the GC's scans).
+            self._tip.clear_stack()
         updates.extend(self._advance())
 
         if not updates:
@@ -995,12 +1063,26 @@ class BoardGame:
         if ply in self._evals:
             return []  # duplicate (or a checkmate/stalemate scored already)
         self._evals[ply] = ev
+        self.version += 1
         out = self._advance()
         if not any(u.ply is not None and u.ply.ply == ply for u in out):
             info = self.ply_info(ply) if ply > 0 else None
             if ply > 0 or ply == len(self._plies):
                 out.insert(0, self._update("eval", ply=info))
         return out
+
+
+def describe_snapshot(snap: GameSnapshot) -> str:
+    """How refusals name a game: ``'Carlsen - Giri' (round 3, board 5, GameId 12)``."""
+    where = f"{snap.white.name.strip() or '?'} - {snap.black.name.strip() or '?'}"
+    extra = []
+    if snap.round:
+        extra.append(f"round {snap.round}")
+    if snap.board is not None:
+        extra.append(f"board {snap.board}")
+    if snap.game_id:
+        extra.append(f"GameId {snap.game_id}")
+    return repr(where[:120]) + (f" ({', '.join(extra)})" if extra else "")
 
 
 def _mover_white(fen_after: str) -> bool:
@@ -1047,17 +1129,23 @@ class Tournament:
         draw_share: float = DEFAULT_DRAW_SHARE,
         max_errors_kept: int = 20,
         model: PerceivedModel | None = None,
+        max_plies: int | None = DEFAULT_MAX_PLIES,
+        max_boards: int | None = DEFAULT_MAX_BOARDS,
     ) -> None:
         self.engine_rating = float(engine_rating)
         self.engine = engine
         self.model = model
         self.draw_share = draw_share
         self.max_errors_kept = max_errors_kept
+        self.max_plies = max_plies
+        self.max_boards = max_boards
         self.boards: dict[str, BoardGame] = {}
         self._by_game_id: dict[tuple[str, str], str] = {}
         self._match_cache: dict[tuple[object, ...], str] = {}
         self.errors: deque[BoardError] = deque(maxlen=max_errors_kept)
         self.unmatched = 0
+        self.refused = 0
+        self._changed: dict[str, None] = {}  # boards with new positions, in order
 
     def board(self, board_id: str) -> BoardGame:
         return self.boards[board_id]
@@ -1145,9 +1233,28 @@ class Tournament:
 
     # -- snapshots ------------------------------------------------------------
     def apply(self, snap: GameSnapshot) -> Applied:
-        """Fold a feed's snapshot into the board it belongs to (creating it if new)."""
+        """Fold a feed's snapshot into the board it belongs to (creating it if new).
+
+        A game longer than ``max_plies`` is refused (its board, if any, keeps
+        what it had), and so is a new board beyond ``max_boards``: each with
+        an error naming the game, counted in :attr:`refused`.
+        """
         bid = self.match(snap)
         new = False
+        if self.max_plies is not None and len(snap.moves) > self.max_plies:
+            return self._refuse(
+                bid,
+                snap,
+                f"{len(snap.moves)} plies, more than the limit of {self.max_plies} "
+                "(limits.max_plies): refused",
+            )
+        if bid is None and self.max_boards is not None and len(self.boards) >= self.max_boards:
+            return self._refuse(
+                None,
+                snap,
+                f"already {len(self.boards)} boards, the limit (limits.max_boards): "
+                "new board refused",
+            )
         if bid is None:
             _, board_no = _round_board(snap)
             if (
@@ -1176,10 +1283,22 @@ class Tournament:
             )
             new = True
         game = self.boards[bid]
+        version = game.version
         updates, errors, info = game.apply(snap)
+        if new or game.version != version:
+            self._changed[bid] = None
         if snap.game_id:
             self._by_game_id[(snap.source, snap.game_id)] = bid
         return Applied(bid, new, info or new, tuple(updates), tuple(errors))
+
+    def _refuse(self, bid: str | None, snap: GameSnapshot, why: str) -> Applied:
+        message = f"game {describe_snapshot(snap)}: {why}"
+        game = self.boards.get(bid) if bid is not None else None
+        # Counted on the board when it has one (its errors show in /healthz).
+        err = BoardError(None, snap.source, message) if game is None else game._error(message)
+        self.errors.append(err)
+        self.refused += 1
+        return Applied(bid if game is not None else None, errors=(err,))
 
     # -- evaluations -----------------------------------------------------------
     def pending(self, limit: int | None = None) -> list[EvalRequest]:
@@ -1189,13 +1308,52 @@ class Tournament:
         missing positions from the oldest, priority 1, 2, ... so that the
         boards' backfill is interleaved. Ties keep board creation order.
         """
-        reqs: list[tuple[int, int, EvalRequest]] = []
-        for order, g in enumerate(self.boards.values()):
-            for r in g.requests():
-                reqs.append((r.priority, order, r))
-        reqs.sort(key=lambda t: (t[0], t[1]))
-        out = [r for _, _, r in reqs]
-        return out if limit is None else out[:limit]
+        return list(itertools.islice(self.iter_pending(), limit))
+
+    def iter_pending(self) -> Iterator[EvalRequest]:
+        """:meth:`pending`, built only as far as it is read: a caller that
+        needs the first few pays for those (and one look at each board)."""
+        return itertools.chain(self.iter_latest(), self.iter_backfill())
+
+    def iter_latest(self) -> Iterator[EvalRequest]:
+        """Each board's current position when it needs an evaluation (priority 0)."""
+        for g in list(self.boards.values()):
+            r = g.latest_request()
+            if r is not None:
+                yield r
+
+    def iter_backfill(self) -> Iterator[EvalRequest]:
+        """Every other missing position (priority 1, 2, ...), boards interleaved:
+        each board's oldest missing position, then each board's next one, ...
+        Read as far as needed, so the first few cost a look at the first boards only.
+
+        Evaluations may be recorded while this is read (the scheduler answers
+        some from the store as it goes): each board's missing positions are
+        taken when the scan first reaches it, and those evaluated since are
+        skipped, so none is passed over. (Ranks counted afresh on every turn
+        would shift under such a recording and skip a position.)
+        """
+        scans = [(g, g.iter_requests(latest=False)) for g in self.boards.values()]
+        while scans:
+            left: list[tuple[BoardGame, Iterator[EvalRequest]]] = []
+            for g, reqs in scans:
+                for r in reqs:
+                    if g.eval_at(r.ply) is None:
+                        left.append((g, reqs))
+                        yield r
+                        break
+            scans = left
+
+    def pending_count(self) -> int:
+        """``len(pending())`` without building the list."""
+        return sum(g.pending_count for g in self.boards.values())
+
+    def take_changed(self) -> list[str]:
+        """Boards that gained positions (new moves, a correction, a new board)
+        since the last call, in order; the list starts empty again."""
+        out = list(self._changed)
+        self._changed.clear()
+        return [bid for bid in out if bid in self.boards]
 
     def record_eval(self, board_id: str, ply: int, fen: str, ev: Evaluation) -> list[BoardUpdate]:
         """Record an evaluation of the position at ``ply`` (0 = start) of a board.
@@ -1208,3 +1366,15 @@ class Tournament:
         if game is None:
             return []
         return game.record_eval(ply, fen, ev)
+
+    def remove(self, board_id: str) -> bool:
+        """Forget a board (an operator's removal, or an expired one); False when
+        unknown. A later snapshot of the same game makes a new board."""
+        if self.boards.pop(board_id, None) is None:
+            return False
+        self._changed.pop(board_id, None)
+        for key in [k for k, v in self._by_game_id.items() if v == board_id]:
+            del self._by_game_id[key]
+        for ckey in [k for k, v in self._match_cache.items() if v == board_id]:
+            del self._match_cache[ckey]
+        return True

@@ -45,8 +45,8 @@ CREATE TABLE IF NOT EXISTS evals (
 """
 
 
-class CacheError(Exception):
-    """The cache file cannot be opened or read (names the file)."""
+class CacheError(ValueError):
+    """The cache file cannot be opened or read (names the file and what is wrong)."""
 
 
 @dataclass(frozen=True)
@@ -73,12 +73,19 @@ class EvalCache:
                 raise CacheError(f"{self.path}: directory {parent} does not exist")
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise CacheError(f"{self.path}: cannot open the evaluation cache ({exc})") from exc
+        try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:
-            raise CacheError(f"{self.path}: not a usable SQLite cache ({exc})") from exc
+            self._db.close()
+            raise CacheError(
+                f"{self.path}: not a usable evaluation cache ({exc}); it only saves engine time:"
+                " delete it or name another file"
+            ) from exc
         self._lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self.hits = 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -11,6 +13,11 @@ from livegain.feeds.pgn import ParsedGame, snapshot_key
 
 # Delays after the 1st, 2nd, 3rd and later consecutive failures (reset on success).
 BACKOFF: tuple[float, ...] = (2.0, 10.0, 60.0)
+# Handing games on: a turn of the event loop after each game sent (or every
+# YIELD_EVERY games looked at), and a PAUSE after each SLICE seconds of work.
+YIELD_EVERY = 100
+SLICE = 0.010
+PAUSE = 0.005
 
 
 @dataclass
@@ -53,12 +60,45 @@ class Emitter:
         report_truncated: bool = True,
     ) -> None:
         for g in games:
-            for issue in g.issues:
-                if issue.truncated and not report_truncated:
-                    continue
-                self.error(sink, f"{where_prefix}{issue.where}", issue.message)
-            if g.snapshot is not None:
-                self.offer_snapshot(g.snapshot, sink, fallback, truncated=g.truncated)
+            self._offer_one(g, sink, fallback, where_prefix, report_truncated)
+
+    async def offer_async(
+        self,
+        games: Iterable[ParsedGame],
+        sink: FeedSink,
+        fallback: Hashable,
+        where_prefix: str = "",
+        report_truncated: bool = True,
+    ) -> None:
+        """:meth:`offer`, letting the event loop run between games: a file of
+        a thousand games is folded in a thousand short steps, not one long one."""
+        clock = time.perf_counter
+        start = clock()
+        for n, g in enumerate(games, start=1):
+            sent = self._offer_one(g, sink, fallback, where_prefix, report_truncated)
+            if clock() - start >= SLICE:
+                # A slice used: the loop gets a pause to serve everyone else.
+                await asyncio.sleep(PAUSE)
+                start = clock()
+            elif sent or n % YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+
+    def _offer_one(
+        self,
+        g: ParsedGame,
+        sink: FeedSink,
+        fallback: Hashable,
+        where_prefix: str,
+        report_truncated: bool,
+    ) -> bool:
+        """Report ``g``'s issues and hand it on if it changed; True when it was sent."""
+        for issue in g.issues:
+            if issue.truncated and not report_truncated:
+                continue
+            self.error(sink, f"{where_prefix}{issue.where}", issue.message)
+        if g.snapshot is not None:
+            return self.offer_snapshot(g.snapshot, sink, fallback, truncated=g.truncated)
+        return False
 
     def offer_snapshot(
         self, snap: GameSnapshot, sink: FeedSink, fallback: Hashable, truncated: bool = False

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, TypeAdapter
 
 from livegain.core.events import GameSnapshot
+from livegain.core.game import DEFAULT_MAX_PLIES
 
 
 @runtime_checkable
@@ -52,11 +53,19 @@ class Feed(Protocol):
         """Run until cancelled; never raise on bad input; back off on network errors."""
 
 
+MiB = 1024 * 1024
+
+
 class _FeedConfigBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str | None = Field(
         default=None, description="Label used in errors and snapshots' source (default: derived)"
+    )
+    max_games: int = Field(
+        default=1000,
+        gt=0,
+        description="Games accepted per poll, file or round; the rest are refused with an error",
     )
 
 
@@ -67,6 +76,9 @@ class PgnHttpFeedConfig(_FeedConfigBase):
     url: str | list[str] = Field(description="URL of a PGN file, or a list (one per board)")
     interval: float = Field(default=2.0, gt=0, description="Seconds between polls")
     timeout: float = Field(default=10.0, gt=0, description="Seconds allowed for one request")
+    max_bytes: int = Field(
+        default=16 * MiB, gt=0, description="Largest response body (after gzip), bytes"
+    )
 
 
 class PgnStreamFeedConfig(_FeedConfigBase):
@@ -79,6 +91,9 @@ class PgnStreamFeedConfig(_FeedConfigBase):
         default=None,
         gt=0,
         description="Reconnect after this many seconds without data (default: never)",
+    )
+    max_bytes: int = Field(
+        default=1 * MiB, gt=0, description="Largest text of one game in the stream, bytes"
     )
 
 
@@ -95,18 +110,40 @@ class LccFeedConfig(_FeedConfigBase):
     )
     interval: float = Field(default=2.0, gt=0, description="Seconds between polls")
     timeout: float = Field(default=10.0, gt=0, description="Seconds allowed for one request")
+    max_bytes: int = Field(
+        default=1 * MiB, gt=0, description="Largest JSON document (one response), bytes"
+    )
 
 
 class MqttFeedConfig(_FeedConfigBase):
     """MQTT ingest (see docs/feeds.md for the topic and payload contract)."""
 
     type: Literal["mqtt"] = "mqtt"
-    url: str = Field(default="mqtt://127.0.0.1:1883", pattern=r"^(mqtts?|tcp|ssl)://[^/\s]+/?$")
+    url: str = Field(
+        default="mqtt://127.0.0.1:1883",
+        pattern=r"^(mqtts?|tcp|ssl)://[^/\s]+/?$",
+        description="mqtt://[user[:password]@]host[:1883] or mqtts://host[:8883] (TLS)",
+    )
     topic: str = "livegain/in/#"
-    client_id: str = Field(
-        default="livegain-ingest",
-        description="Fixed client id: with a persistent session the broker keeps "
-        "QoS 1 messages while we are away",
+    client_id: str | None = Field(
+        default=None,
+        description="MQTT client id. Default: livegain-ingest-<host>-<random>, made once "
+        "and kept in the service's data_dir (so the broker's persistent session, "
+        "holding QoS 1 messages while we are away, survives a restart)",
+    )
+    username: str | None = Field(default=None, description="Broker user (wins over the URL's)")
+    password: SecretStr | None = Field(
+        default=None, description="Broker password (wins over the URL's); never logged"
+    )
+    password_env: str | None = Field(
+        default=None, description="Name of an environment variable holding the password"
+    )
+    ca_file: str | None = Field(
+        default=None, description="mqtts: PEM CA bundle to verify the broker (default: system)"
+    )
+    cert_file: str | None = Field(default=None, description="mqtts: client certificate (PEM)")
+    key_file: str | None = Field(
+        default=None, description="mqtts: client key (PEM; default: in cert_file)"
     )
     session_expiry: int = Field(
         default=3600, ge=0, description="Seconds the broker keeps our session after a disconnect"
@@ -116,6 +153,12 @@ class MqttFeedConfig(_FeedConfigBase):
         gt=0,
         description="Seconds to wait for a missing sequence number before reporting the gap",
     )
+    resync_topic: str | None = Field(
+        default="livegain/resync",
+        description="Where a board that lost moves asks its relay for the whole game "
+        "({resync_topic}/{tournament}/{round}/{board}); empty: never ask",
+    )
+    max_bytes: int = Field(default=1 * MiB, gt=0, description="Largest message payload, bytes")
 
 
 class FileFeedConfig(_FeedConfigBase):
@@ -124,6 +167,9 @@ class FileFeedConfig(_FeedConfigBase):
     type: Literal["file"] = "file"
     path: str
     interval: float = Field(default=1.0, gt=0, description="Seconds between checks")
+    max_bytes: int = Field(
+        default=64 * MiB, gt=0, description="Largest file read; a larger one is refused, bytes"
+    )
 
 
 FeedConfig = Annotated[
@@ -139,20 +185,24 @@ def parse_feed_config(data: object) -> FeedConfig:
     return feed_config_adapter.validate_python(data)
 
 
-def make_feed(cfg: FeedConfig) -> Feed:
-    """Build the feed a config describes (imports lazily: only what is used)."""
+def make_feed(cfg: FeedConfig, *, max_plies: int = DEFAULT_MAX_PLIES) -> Feed:
+    """Build the feed a config describes (imports lazily: only what is used).
+
+    ``max_plies``: the service's ``limits.max_plies``, for the PGN and LCC feeds: they
+    refuse a longer game before reading its moves.
+    """
     if isinstance(cfg, PgnHttpFeedConfig):
         from livegain.feeds.http_pgn import PgnHttpFeed
 
-        return PgnHttpFeed(cfg)
+        return PgnHttpFeed(cfg, max_plies=max_plies)
     if isinstance(cfg, PgnStreamFeedConfig):
         from livegain.feeds.pgn_stream import PgnStreamFeed
 
-        return PgnStreamFeed(cfg)
+        return PgnStreamFeed(cfg, max_plies=max_plies)
     if isinstance(cfg, LccFeedConfig):
         from livegain.feeds.lcc import LccFeed
 
-        return LccFeed(cfg)
+        return LccFeed(cfg, max_plies=max_plies)
     if isinstance(cfg, MqttFeedConfig):
         from livegain.feeds.mqtt import MqttFeed
 
@@ -160,5 +210,5 @@ def make_feed(cfg: FeedConfig) -> Feed:
     if isinstance(cfg, FileFeedConfig):
         from livegain.feeds.files import FileFeed
 
-        return FileFeed(cfg)
+        return FileFeed(cfg, max_plies=max_plies)
     raise TypeError(f"unknown feed config {type(cfg).__name__}")  # pragma: no cover

@@ -9,6 +9,11 @@ poll. A file whose text ends mid-move or mid-comment is parsed for its legal
 prefix, but its truncation is reported only if the file stays that way for
 two polls in a row (a writer caught half-way is not an error). A file that
 disappears emits nothing (its games are not deleted).
+
+Limits: a file larger than ``max_bytes`` is not read (reported once per
+version of the file); past ``max_games`` games in one file the rest are
+refused; a game longer than ``max_plies`` is refused. Parsing runs in a
+thread, and games are handed on with a turn of the event loop between them.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from pathlib import Path
 
 from livegain.feeds._common import Emitter
 from livegain.feeds.base import FeedSink, FileFeedConfig
-from livegain.feeds.pgn import ParsedGame, parse_pgn
+from livegain.feeds.pgn import MAX_PLIES, ParsedGame, parse_pgn
 
 
 @dataclass
@@ -33,8 +38,9 @@ class _FileState:
 class FileFeed:
     """Polls a PGN file or directory and emits a snapshot for each game that changed."""
 
-    def __init__(self, cfg: FileFeedConfig) -> None:
+    def __init__(self, cfg: FileFeedConfig, *, max_plies: int = MAX_PLIES) -> None:
         self.cfg = cfg
+        self.max_plies = max_plies
         self.path = Path(cfg.path)
         self.name = cfg.name or f"file:{self.path.name or cfg.path}"
         self.emitter = Emitter(self.name)
@@ -64,28 +70,46 @@ class FileFeed:
         self._missing_reported = False
         for path in files:
             st = self._files.setdefault(path, _FileState())
-            read = await asyncio.to_thread(_read_stable, path, st.stamp)
+            read = await asyncio.to_thread(_read_stable, path, st.stamp, self.cfg.max_bytes)
             if read is None:
                 continue
             if isinstance(read, _Unstable):
                 self.retries += 1
+                continue
+            if isinstance(read, _TooLarge):
+                st.stamp = read.stamp  # reported once; read again when the file changes
+                self.emitter.error(
+                    sink,
+                    str(path),
+                    f"file of {read.stamp[1]} bytes is larger than the limit of "
+                    f"{self.cfg.max_bytes} (max_bytes): not read",
+                )
                 continue
             if isinstance(read, OSError):
                 self.emitter.error(sink, str(path), f"cannot read: {read}")
                 continue
             stamp, text = read
             self.reads += 1
-            games = parse_pgn(text, self.name, st.cache)
+            games = await asyncio.to_thread(
+                parse_pgn,
+                text,
+                self.name,
+                st.cache,
+                max_plies=self.max_plies,
+                max_games=self.cfg.max_games,
+            )
             truncated = any(g.truncated for g in games)
+            prefix = f"{path.name} " if self.path.is_dir() else ""
             if truncated and st.truncated_stamp != stamp:
                 # maybe caught mid-write: use the legal prefix, report only if it stays so
                 st.truncated_stamp = stamp
-                self.emitter.offer(games, sink, fallback=str(path), report_truncated=False)
+                await self.emitter.offer_async(
+                    games, sink, fallback=str(path), where_prefix=prefix, report_truncated=False
+                )
                 continue
             st.stamp = stamp
             st.truncated_stamp = None
-            prefix = f"{path.name} " if self.path.is_dir() else ""
-            self.emitter.offer(games, sink, fallback=str(path), where_prefix=prefix)
+            await self.emitter.offer_async(games, sink, fallback=str(path), where_prefix=prefix)
 
     def _list(self) -> list[Path] | None:
         try:
@@ -102,15 +126,24 @@ class _Unstable:
     """The file changed while it was being read."""
 
 
+@dataclass(frozen=True)
+class _TooLarge:
+    """The file is larger than the limit: not read."""
+
+    stamp: tuple[int, int]
+
+
 def _read_stable(
-    path: Path, last: tuple[int, int] | None
-) -> tuple[tuple[int, int], str] | _Unstable | OSError | None:
+    path: Path, last: tuple[int, int] | None, max_bytes: int | None = None
+) -> tuple[tuple[int, int], str] | _Unstable | _TooLarge | OSError | None:
     """Read ``path`` if its (mtime, size) differs from ``last``; None when unchanged."""
     try:
         before = os.stat(path)
         stamp = (before.st_mtime_ns, before.st_size)
         if stamp == last:
             return None
+        if max_bytes is not None and before.st_size > max_bytes:
+            return _TooLarge(stamp)
         data = path.read_bytes()
         after = os.stat(path)
     except FileNotFoundError:

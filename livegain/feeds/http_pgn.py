@@ -6,18 +6,24 @@ to the last one is not parsed again. On a network error or an HTTP error
 status the URL backs off 2 s -> 10 s -> 60 s (never faster than the
 interval), reset by the next success; every failure is reported to the sink.
 URLs back off independently: one board's 404 does not slow the others.
+
+Limits: a body larger than ``max_bytes`` (after gzip) is a failed fetch;
+past ``max_games`` games in one body the rest are refused; a game longer
+than ``max_plies`` is refused. Hashing and parsing a body run in a thread,
+and games are handed on with a turn of the event loop between them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_get
 from livegain.feeds.base import FeedSink, PgnHttpFeedConfig
-from livegain.feeds.pgn import ParsedGame, parse_pgn
+from livegain.feeds.pgn import MAX_PLIES, ParsedGame, parse_pgn
 
 MAX_CONCURRENT = 8
 
@@ -38,8 +44,15 @@ class _UrlState:
 class PgnHttpFeed:
     """Polls one or more PGN URLs and emits a snapshot for each game that changed."""
 
-    def __init__(self, cfg: PgnHttpFeedConfig, *, backoff: tuple[float, ...] = BACKOFF) -> None:
+    def __init__(
+        self,
+        cfg: PgnHttpFeedConfig,
+        *,
+        backoff: tuple[float, ...] = BACKOFF,
+        max_plies: int = MAX_PLIES,
+    ) -> None:
         self.cfg = cfg
+        self.max_plies = max_plies
         self.name = cfg.name or "pgn-http"
         urls = [cfg.url] if isinstance(cfg.url, str) else list(cfg.url)
         self.urls = [_UrlState(u, backoff=Backoff(backoff)) for u in urls]
@@ -84,7 +97,9 @@ class PgnHttpFeed:
         st.polls += 1
         try:
             async with self._sem:
-                resp = await http_get(st.url, headers=headers, timeout=self.cfg.timeout)
+                resp = await http_get(
+                    st.url, headers=headers, timeout=self.cfg.timeout, max_body=self.cfg.max_bytes
+                )
         except HttpError as exc:
             self._failed(st, sink, f"fetch failed: {exc}")
             return
@@ -98,13 +113,23 @@ class PgnHttpFeed:
         self._succeeded(st, loop.time())
         st.etag = resp.headers.get("etag")
         st.last_modified = resp.headers.get("last-modified")
-        digest = hashlib.sha256(resp.body).digest()
-        if digest == st.digest:
+        games = await asyncio.to_thread(self._parse, st, resp.body, resp.text)
+        if games is None:
             return
-        st.digest = digest
-        games = parse_pgn(resp.text(), self.name, st.cache)
         prefix = f"{st.url} " if len(self.urls) > 1 else ""
-        self.emitter.offer(games, sink, fallback=st.url, where_prefix=prefix)
+        await self.emitter.offer_async(games, sink, fallback=st.url, where_prefix=prefix)
+
+    def _parse(
+        self, st: _UrlState, body: bytes, text: Callable[[], str]
+    ) -> list[ParsedGame] | None:
+        """The body's games, or None when it is the same as last time (runs in a thread)."""
+        digest = hashlib.sha256(body).digest()
+        if digest == st.digest:
+            return None
+        st.digest = digest
+        return parse_pgn(
+            text(), self.name, st.cache, max_plies=self.max_plies, max_games=self.cfg.max_games
+        )
 
     def _succeeded(self, st: _UrlState, now: float) -> None:
         st.backoff.succeed()

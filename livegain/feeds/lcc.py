@@ -16,20 +16,36 @@ vocabulary ``1-0``, ``0-1``, ``1/2-1/2``) is not ``*``; the game file's own
 A game file that fails to load is an empty game this poll (nothing is emitted
 for it), never a deleted one. A finished game already read in full is not
 fetched again unless its pairing changes.
+
+Every document is untrusted. Each game is read on its own: a bad value (a
+clock of ``1e999``, NaN or -5, a string where a number goes, an illegal move,
+a rating of 10**100) is dropped with an error naming the feed, the round and
+the board, and the rest of that game and every other game still apply. A
+game document that cannot be read at all (not JSON, not an object, larger
+than ``max_bytes``, nested deeper than :data:`MAX_DEPTH`, ``moves`` not a
+list, a bad ``chess960``, more than :data:`MAX_PLIES` moves) is skipped this
+poll with such an error and the board keeps what it showed; a bad round index
+skips that round only; a bad ``tournament.json`` fails the poll (and backs
+off) but keeps every board as it was. Past ``max_games`` pairings in a round,
+the rest are not followed. A problem is reported when it starts or changes,
+not on every poll while it lasts; every report is counted (``errors``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any
 
 import chess
 
 from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.game import DEFAULT_MAX_PLIES
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_get
 from livegain.feeds.base import FeedSink, LccFeedConfig
@@ -38,8 +54,40 @@ from livegain.feeds.pgn import MAX_TRAILING_ILLEGAL, ply_label
 STANDARD_START = 518
 LCC_RESULTS = {"WHITEWIN": "1-0", "BLACKWIN": "0-1", "DRAW": "1/2-1/2", "*": "*"}
 INDEX_RESULTS = {"1-0", "0-1", "1/2-1/2", "*", "½-½"}
-_TOKEN_TAIL = re.compile(r"^(?:(\d+))?(?:\+(\d+))?$")
+_TOKEN_TAIL = re.compile(r"(?:([0-9]{1,9}))?(?:\+([0-9]{1,9}))?")
 MAX_CONCURRENT = 6
+#: Largest clock or time spent accepted, in seconds (about 11.5 days); more is no chess clock.
+MAX_CLOCK_SECONDS = 1_000_000
+#: Official ratings accepted (Elo); anything else is dropped with an error.
+RATING_RANGE = (1, 3999)
+#: Characters kept of a name, title, federation, event, site or date.
+MAX_TEXT = 200
+#: Deepest nesting of a JSON document (LCC's own documents are 4 levels deep).
+MAX_DEPTH = 32
+#: Rounds followed when tournament.json lists more (reported once).
+MAX_ROUNDS = 200
+#: Plies per game (the game state's default ``limits.max_plies``); a longer game is refused.
+MAX_PLIES = DEFAULT_MAX_PLIES
+#: Game documents with more move tokens than this are read in a worker thread.
+OFF_LOOP_MOVES = 300
+
+_repr = reprlib.Repr()
+_repr.maxstring = 40
+_repr.maxother = 40
+_repr.maxlevel = 2
+_repr.maxlist = _repr.maxdict = _repr.maxtuple = 4
+
+
+def show(value: object) -> str:
+    """A bad value as an error shows it: its repr, cut to a few dozen characters."""
+    try:
+        return _clip(_repr.repr(value), 80)
+    except Exception:  # e.g. an int too long to print
+        return f"<{type(value).__name__}>"
+
+
+def _clip(text: str, n: int = 160) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 class LccFormatError(ValueError):
@@ -59,47 +107,85 @@ class LccMove:
 def parse_move_token(token: object) -> LccMove:
     """``"Nc2 34+2"`` -> LccMove("Nc2", 34, 2); ``"fxe4 +31"``; ``"Nc6"``."""
     if not isinstance(token, str) or not token.strip():
-        raise LccFormatError(f"move token {token!r} is not a non-empty string")
+        raise LccFormatError(f"move token {show(token)} is not a non-empty string")
     san, _, tail = token.strip().partition(" ")
     tail = tail.strip()
-    m = _TOKEN_TAIL.match(tail)
+    m = _TOKEN_TAIL.fullmatch(tail)
     if not m:
-        raise LccFormatError(f"move token {token!r}: cannot read clock/spent {tail!r}")
+        raise LccFormatError(f"move token {show(token)}: cannot read clock/spent {show(tail)}")
     clock = int(m.group(1)) if m.group(1) else None
     spent = int(m.group(2)) if m.group(2) else None
+    for what, v in (("clock", clock), ("time spent", spent)):
+        if v is not None and v > MAX_CLOCK_SECONDS:
+            raise LccFormatError(
+                f"move token {show(token)}: {what} {v} s is out of range 0..{MAX_CLOCK_SECONDS}"
+            )
     return LccMove(san, clock, spent)
 
 
-def player_name(p: Mapping[str, Any] | None) -> str:
+def _text(value: object) -> str | None:
+    """A string field (names, title, federation) stripped and cut; None for anything else."""
+    if not isinstance(value, str):
+        return None
+    return value.strip()[:MAX_TEXT].strip() or None
+
+
+def player_name(p: object) -> str:
     """``{"fname": "Magnus", "lname": "Carlsen"}`` -> ``Carlsen, Magnus`` (FIDE style)."""
-    if not p:
+    if not isinstance(p, Mapping):
         return "?"
-    first = " ".join(str(p[k]).strip() for k in ("fname", "mname") if p.get(k))
-    last = str(p.get("lname") or "").strip()
+    first = " ".join(t for t in (_text(p.get("fname")), _text(p.get("mname"))) if t)
+    last = _text(p.get("lname")) or ""
     if last and first:
-        return f"{last}, {first}"
+        return _clip(f"{last}, {first}", MAX_TEXT)
     return last or first or "?"
 
 
-def player_info(p: Mapping[str, Any] | None) -> PlayerInfo:
+def player_info(p: object, issues: list[str] | None = None, who: str = "player") -> PlayerInfo:
+    """A pairing's player; values of the wrong type or range are dropped and, when
+    ``issues`` is given, listed there (``who`` names the player: ``white``)."""
     if not isinstance(p, Mapping):
+        if p is not None and issues is not None:
+            issues.append(f"{who} {show(p)} is not an object")
         p = {}
 
-    def s(key: str) -> str | None:
-        v = p.get(key)
-        return str(v).strip() or None if v not in (None, "") else None
+    def bad(key: str, why: str) -> None:
+        if issues is not None:
+            issues.append(f"{who} {key} {show(p.get(key))} {why}")
 
-    fide = s("fideid")
-    if fide is not None and (not fide.isdigit() or int(fide) == 0):
-        fide = None
-    rating = p.get("rating") if isinstance(p.get("rating"), int) and p.get("rating") else None
+    for key in ("fname", "mname", "lname", "title", "federation"):
+        if p.get(key) is not None and not isinstance(p.get(key), str):
+            bad(key, "is not a string")
+    fide = _fide_id(p.get("fideid"))
+    if fide is None and p.get("fideid") not in (None, "", 0, "0"):
+        bad("fideid", "is not a FIDE id")
+    raw_rating = p.get("rating")
+    rating: int | None = None
+    if isinstance(raw_rating, int) and not isinstance(raw_rating, bool):
+        if RATING_RANGE[0] <= raw_rating <= RATING_RANGE[1]:
+            rating = raw_rating
+        elif raw_rating != 0:  # 0: unrated
+            bad("rating", f"is out of range {RATING_RANGE[0]}..{RATING_RANGE[1]}")
+    elif raw_rating is not None:
+        bad("rating", "is not a whole number")
     return PlayerInfo(
         name=player_name(p),
-        title=s("title"),
-        federation=s("federation"),
+        title=_text(p.get("title")),
+        federation=_text(p.get("federation")),
         rating=rating,
         fide_id=fide,
     )
+
+
+def _fide_id(v: object) -> str | None:
+    """An int or a string of ASCII digits, not zero; at most 12 digits."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v) if 0 < v < 10**12 else None
+    if isinstance(v, str):
+        s = v.strip()
+        if 0 < len(s) <= 12 and s.isascii() and s.isdigit() and int(s) != 0:
+            return s
+    return None
 
 
 def initial_position(chess960: object) -> tuple[chess.Board, str | None]:
@@ -107,9 +193,20 @@ def initial_position(chess960: object) -> tuple[chess.Board, str | None]:
     if chess960 is None or chess960 == STANDARD_START:
         return chess.Board(), None
     if not isinstance(chess960, int) or isinstance(chess960, bool) or not 0 <= chess960 <= 959:
-        raise LccFormatError(f"chess960 {chess960!r} is not a position number 0..959")
+        raise LccFormatError(f"chess960 {show(chess960)} is not a position number 0..959")
     board = chess.Board.from_chess960_pos(chess960)
     return board, board.fen()
+
+
+def seconds(value: object) -> int | None:
+    """A clock value in whole seconds: a finite number in 0..MAX_CLOCK_SECONDS, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if not 0 <= value <= MAX_CLOCK_SECONDS:
+        return None
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -125,32 +222,52 @@ class LccGame:
     clock_black: int | None
     live: bool | None
     issues: tuple[str, ...] = ()
+    skipped: bool = False  # nothing could be read: not a game to show (nor an empty one)
 
 
-def parse_game_json(data: object, where: str) -> LccGame:
-    """Read a ``game-N.json`` document. Problems are listed in ``issues``."""
+def _empty(issue: str) -> LccGame:
+    return LccGame((), (), (), None, None, None, None, None, (issue,), skipped=True)
+
+
+def parse_game_json(data: object, where: str, max_plies: int | None = MAX_PLIES) -> LccGame:
+    """Read a ``game-N.json`` document. Never raises: problems are listed in
+    ``issues`` (each starting with ``where``), the readable rest is kept. A game
+    with more than ``max_plies`` moves (None: no limit) is refused unread."""
+    try:
+        return _parse_game_json(data, where, max_plies)
+    except Exception as exc:  # a case the checks below missed must not stop the feed
+        return _empty(
+            f"{where}: unreadable game document ({type(exc).__name__}: {_clip(str(exc))})"
+        )
+
+
+def _parse_game_json(data: object, where: str, max_plies: int | None) -> LccGame:
     issues: list[str] = []
     if not isinstance(data, Mapping):
-        return LccGame((), (), (), None, None, None, None, None, (f"{where}: not a JSON object",))
+        return _empty(f"{where}: not a JSON object")
     try:
         board, fen = initial_position(data.get("chess960"))
     except LccFormatError as exc:
-        return LccGame((), (), (), None, None, None, None, None, (f"{where}: {exc}",))
+        return _empty(f"{where}: {exc}")
     first_white = board.turn == chess.WHITE
     moves: list[str] = []
     clocks: list[int | None] = []
     spent: list[int | None] = []
     raw_moves = data.get("moves") or []
-    if not isinstance(raw_moves, list):
-        issues.append(f"{where}: 'moves' is not a list")
-        raw_moves = []
+    if not isinstance(raw_moves, list):  # no moves to show, and no reason to wipe the board's
+        return _empty(f"{where}: 'moves' is not a list")
+    if max_plies is not None and len(raw_moves) > max_plies:
+        return _empty(
+            f"{where}: {len(raw_moves)} moves, more than the limit of {max_plies} (max_plies): "
+            "game refused"
+        )
     for i, token in enumerate(raw_moves):
         ply = len(moves) + 1
         label = ply_label(ply, first_white)
         try:
             mv = parse_move_token(token)
             move = board.parse_san(mv.san)
-        except (LccFormatError, ValueError) as exc:
+        except ValueError as exc:  # LccFormatError, or python-chess's illegal/invalid SAN
             tail = _trailing(raw_moves[i:])
             if tail is not None:
                 # up to two illegal moves at the very end (DGT's "kings in the centre"
@@ -159,9 +276,10 @@ def parse_game_json(data: object, where: str) -> LccGame:
                 clocks += [t.clock for t in tail]
                 spent += [t.spent for t in tail]
             else:
+                shown = token if isinstance(token, str) else show(token)
                 issues.append(
-                    f"{where} ply {ply} ({label}{token!s}): {exc}; keeping the {len(moves)} "
-                    "moves before it"
+                    f"{where} ply {ply} ({label}{_clip(shown, 40)}): {_clip(str(exc))}; "
+                    f"keeping the {len(moves)} moves before it"
                 )
             break
         moves.append(board.san(move))
@@ -171,16 +289,20 @@ def parse_game_json(data: object, where: str) -> LccGame:
     raw_result = data.get("result")
     result = LCC_RESULTS.get(raw_result) if isinstance(raw_result, str) else None
     if raw_result is not None and result is None:
-        issues.append(f"{where}: unknown result {raw_result!r}")
+        issues.append(f"{where}: unknown result {show(raw_result)}")
     clock_white = _last(clocks, 0 if first_white else 1)
     clock_black = _last(clocks, 1 if first_white else 0)
     clock = data.get("clock")
     if isinstance(clock, Mapping):
         w, b = clock.get("white"), clock.get("black")
-        if _is_num(w):
-            clock_white = int(w)
-        if _is_num(b):
-            clock_black = int(b)
+        if seconds(w) is not None:
+            clock_white = seconds(w)
+        elif w is not None:
+            issues.append(f"{where}: white clock {show(w)} is not 0..{MAX_CLOCK_SECONDS} seconds")
+        if seconds(b) is not None:
+            clock_black = seconds(b)
+        elif b is not None:
+            issues.append(f"{where}: black clock {show(b)} is not 0..{MAX_CLOCK_SECONDS} seconds")
     elif clock is not None:
         issues.append(f"{where}: 'clock' is not an object")
     live = data.get("live") if isinstance(data.get("live"), bool) else None
@@ -207,10 +329,6 @@ def _trailing(tokens: Sequence[object]) -> list[LccMove] | None:
         return None
 
 
-def _is_num(v: object) -> TypeGuard[int | float]:
-    return isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
-
-
 def _last(values: Sequence[int | None], start: int) -> int | None:
     for v in reversed(values[start::2]):
         if v is not None:
@@ -229,6 +347,23 @@ def lcc_game_id(tournament_id: str, rnd: int, board: int) -> str:
     return f"lcc:{tournament_id}:{rnd}:{board}"
 
 
+def depth_exceeds(data: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether a JSON value nests lists/objects deeper than ``limit`` (no recursion)."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, Mapping):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((c, depth + 1) for c in children)
+    return False
+
+
 def make_snapshot(
     source: str,
     tournament_id: str,
@@ -238,22 +373,27 @@ def make_snapshot(
     pairing: Mapping[str, Any],
     game: LccGame,
     date: str | None = None,
+    issues: list[str] | None = None,
 ) -> GameSnapshot:
-    white, black = player_info(pairing.get("white")), player_info(pairing.get("black"))
+    """The snapshot of one board; bad pairing values are dropped and, when ``issues``
+    is given, listed there."""
+    white = player_info(pairing.get("white"), issues, "white")
+    black = player_info(pairing.get("black"), issues, "black")
     result = pairing_result(pairing)
     tags: list[tuple[str, str]] = []
-    name = tournament.get("name")
-    if isinstance(name, str) and name:
+    name = _text(tournament.get("name"))
+    if name:
         tags.append(("Event", name))
-    loc = tournament.get("location")
-    if isinstance(loc, str) and loc:
+    loc = _text(tournament.get("location"))
+    if loc:
         tags.append(("Site", loc))
+    date = _text(date)
     if date:
         tags.append(("Date", date.replace("-", ".")))
     tags += [("Round", f"{rnd}.{board}"), ("White", white.name), ("Black", black.name)]
     tags.append(("Result", result))
-    tc = tournament.get("timecontrol")
-    if isinstance(tc, str) and tc:
+    tc = _text(tournament.get("timecontrol"))
+    if tc:
         tags.append(("TimeControl", tc))
     if game.initial_fen:
         tags += [("Variant", "Chess960"), ("FEN", game.initial_fen), ("SetUp", "1")]
@@ -267,7 +407,7 @@ def make_snapshot(
         clocks=game.clocks,
         result=result,
         game_id=lcc_game_id(tournament_id, rnd, board),
-        event=name if isinstance(name, str) and name else None,
+        event=name,
         round=str(rnd),
         board=board,
         initial_fen=game.initial_fen,
@@ -288,7 +428,6 @@ class _Doc:
     last_modified: str | None = None
     body: bytes | None = None
     data: Any = None
-    failing: str | None = None  # the message of the failure streak being reported
 
 
 @dataclass
@@ -305,26 +444,47 @@ class _RoundState:
 
 
 class LccFeed:
-    """Polls a LiveChess Cloud tournament and emits a snapshot per game that changed."""
+    """Polls a LiveChess Cloud tournament and emits a snapshot per game that changed.
 
-    def __init__(self, cfg: LccFeedConfig, *, backoff: tuple[float, ...] = BACKOFF) -> None:
+    ``bad_games`` counts the game documents skipped whole (unreadable, not an
+    object, a bad start position); ``errors`` counts every problem reported.
+    """
+
+    def __init__(
+        self,
+        cfg: LccFeedConfig,
+        *,
+        backoff: tuple[float, ...] = BACKOFF,
+        max_plies: int = MAX_PLIES,
+    ) -> None:
         self.cfg = cfg
+        self.max_plies = max_plies
         self.name = cfg.name or f"lcc:{cfg.tournament_id}"
         self.base = f"{cfg.base_url.rstrip('/')}/{cfg.tournament_id}"
+        self.max_bytes = cfg.max_bytes
+        self.max_games = cfg.max_games
         self.backoff = Backoff(backoff)
         self.emitter = Emitter(self.name)
         self._docs: dict[str, _Doc] = {}
+        self._failing: dict[str, str] = {}  # problem key -> the message being reported
         self._rounds: dict[int, _RoundState] = {}
         self._sem = asyncio.Semaphore(MAX_CONCURRENT)
         self.polls = 0
         self.requests = 0
+        self.bad_games = 0
+
+    @property
+    def errors(self) -> int:
+        return self.emitter.errors
 
     async def run(self, sink: FeedSink) -> None:
         while True:
             try:
                 ok = await self.poll_once(sink)
             except Exception as exc:  # a bug must not end the feed: report it, back off
-                self.emitter.error(sink, self.base, f"internal error: {type(exc).__name__}: {exc}")
+                self.emitter.error(
+                    sink, self.base, f"internal error: {type(exc).__name__}: {_clip(str(exc))}"
+                )
                 ok = False
             if ok:
                 self.backoff.succeed()
@@ -334,46 +494,99 @@ class LccFeed:
             await asyncio.sleep(delay)
 
     async def poll_once(self, sink: FeedSink) -> bool:
-        """One poll of the whole tournament; False when tournament.json could not be read."""
+        """One poll of the whole tournament; False when tournament.json could not be read.
+
+        Each round is polled on its own: one that fails is reported and the others go on.
+        """
         self.polls += 1
-        tournament = await self._fetch_json("tournament.json", sink)
+        tournament = await self._fetch_json("tournament.json", sink, "tournament")
         if tournament is None:
             return False
         if not isinstance(tournament, Mapping):
-            self._report_once(sink, "tournament.json", "not a JSON object")
+            self._report_once(sink, "tournament.json#shape", "tournament: not a JSON object")
             return False
-        rounds = tournament.get("rounds")
-        count = len(rounds) if isinstance(rounds, list) else 0
-        wanted = self.cfg.rounds if self.cfg.rounds is not None else list(range(1, count + 1))
-        for rnd in wanted:
-            await self._poll_round(sink, tournament, rnd)
+        self._ok("tournament.json#shape")
+        for rnd in self._wanted_rounds(sink, tournament):
+            try:
+                await self._poll_round(sink, tournament, rnd)
+            except Exception as exc:  # one round's bug must not stop the others
+                self._report_once(
+                    sink,
+                    f"round-{rnd}/index.json#internal",
+                    f"round {rnd} skipped this poll: internal error: {type(exc).__name__}: "
+                    f"{_clip(str(exc))}",
+                )
         return True
+
+    def _wanted_rounds(self, sink: FeedSink, tournament: Mapping[str, Any]) -> list[int]:
+        if self.cfg.rounds is not None:
+            return list(self.cfg.rounds)
+        rounds = tournament.get("rounds")
+        key = "tournament.json#rounds"
+        if rounds is not None and not isinstance(rounds, list):
+            self._report_once(sink, key, f"tournament: 'rounds' {show(rounds)} is not a list")
+            return []
+        count = len(rounds) if rounds is not None else 0
+        if count > MAX_ROUNDS:
+            self._report_once(
+                sink, key, f"tournament: {count} rounds listed; following the first {MAX_ROUNDS}"
+            )
+            return list(range(1, MAX_ROUNDS + 1))
+        self._ok(key)
+        return list(range(1, count + 1))
 
     async def _poll_round(self, sink: FeedSink, tournament: Mapping[str, Any], rnd: int) -> None:
         path = f"round-{rnd}/index.json"
-        index = await self._fetch_json(path, sink)
+        index = await self._fetch_json(path, sink, f"round {rnd}")
         if index is None:
             return
         pairings = index.get("pairings") if isinstance(index, Mapping) else None
         if not isinstance(pairings, list):
-            self._report_once(sink, path, "no 'pairings' list")
+            self._report_once(sink, f"{path}#shape", f"round {rnd}: no 'pairings' list")
             return
-        date = index.get("date") if isinstance(index.get("date"), str) else None
+        self._ok(f"{path}#shape")
+        if len(pairings) > self.max_games:
+            self._report_once(
+                sink,
+                f"{path}#max_games",
+                f"round {rnd}: {len(pairings)} pairings; following the first "
+                f"{self.max_games} (max_games)",
+            )
+            pairings = pairings[: self.max_games]
+        else:
+            self._ok(f"{path}#max_games")
+        date = _text(index.get("date"))
         state = self._rounds.setdefault(rnd, _RoundState())
+        boards: list[int] = []
         jobs = []
         for i, pairing in enumerate(pairings):
             board = i + 1
             if not isinstance(pairing, Mapping):
-                self._report_once(sink, f"{path} pairing {board}", "not a JSON object")
+                self._report_once(
+                    sink,
+                    f"{path}#{board}",
+                    f"round {rnd} board {board}: pairing {show(pairing)} is not an object",
+                )
                 continue
+            self._ok(f"{path}#{board}")
             gs = state.games.setdefault(board, _GameState())
             if gs.pairing != pairing:
                 gs.finished_read = False
                 gs.pairing = pairing
             if gs.finished_read:
                 continue
+            boards.append(board)
             jobs.append(self._poll_game(sink, tournament, rnd, board, pairing, date, gs))
-        await asyncio.gather(*jobs)
+        results = await asyncio.gather(*jobs, return_exceptions=True)
+        for board, res in zip(boards, results, strict=True):
+            if isinstance(res, Exception):  # _poll_game guards itself; never lose a report
+                self.emitter.error(
+                    sink,
+                    f"round {rnd} board {board}",
+                    f"internal error: {type(res).__name__}: {_clip(str(res))}",
+                )
+            elif isinstance(res, BaseException):
+                raise res
 
     async def _poll_game(
         self,
@@ -386,31 +599,58 @@ class LccFeed:
         gs: _GameState,
     ) -> None:
         path = f"round-{rnd}/game-{board}.json"
-        data = await self._fetch_json(path, sink)
+        where = (
+            f"round {rnd} board {board} ({player_name(pairing.get('white'))} - "
+            f"{player_name(pairing.get('black'))})"
+        )
+        data = await self._fetch_json(path, sink, where)
         if data is None:  # failed to load: an empty game this poll, not a deleted one
             return
         seen = (data, pairing, tournament, date)
         if len(gs.seen) == 4 and all(a is b or a == b for a, b in zip(seen, gs.seen, strict=True)):
             return  # nothing new (the documents are the cached objects): no parse
         gs.seen = seen
-        where = (
-            f"round {rnd} board {board} ({player_name(pairing.get('white'))} - "
-            f"{player_name(pairing.get('black'))})"
-        )
-        game = parse_game_json(data, where)
-        if game.issues != gs.issues:
-            gs.issues = game.issues
-            for issue in game.issues:
+        extra: list[str] = []
+        snap: GameSnapshot | None = None
+        try:
+            moves = data.get("moves") if isinstance(data, Mapping) else None
+            if isinstance(moves, list) and len(moves) > OFF_LOOP_MOVES:
+                game = await asyncio.to_thread(parse_game_json, data, where, self.max_plies)
+            else:
+                game = parse_game_json(data, where, self.max_plies)
+            if not game.skipped:
+                snap = make_snapshot(
+                    self.name,
+                    self.cfg.tournament_id,
+                    tournament,
+                    rnd,
+                    board,
+                    pairing,
+                    game,
+                    date,
+                    extra,
+                )
+        except Exception as exc:  # whatever is wrong with this game, the others go on
+            game = _empty(f"{where}: unreadable game ({type(exc).__name__}: {_clip(str(exc))})")
+        issues = game.issues + tuple(f"{where}: {e}" for e in extra)
+        if snap is None:
+            self.bad_games += 1
+            issues = tuple(f"{i}; board skipped this poll" for i in issues)
+        if issues != gs.issues:
+            gs.issues = issues
+            for issue in issues:
                 self.emitter.error(sink, where, issue)
-        snap = make_snapshot(
-            self.name, self.cfg.tournament_id, tournament, rnd, board, pairing, game, date
-        )
+        if snap is None:  # nothing readable: the board keeps what it showed
+            return
         self.emitter.offer_snapshot(snap, sink, fallback=path)
-        if snap.result != "*" and not game.issues:
+        if snap.result != "*" and not issues:
             gs.finished_read = True
 
-    async def _fetch_json(self, path: str, sink: FeedSink) -> Any:
-        """GET a document (conditional); its parsed JSON, or None when it failed."""
+    async def _fetch_json(self, path: str, sink: FeedSink, label: str) -> Any:
+        """GET a document (conditional); its parsed JSON, or None when it failed.
+
+        Failures are reported once per streak, naming ``label`` (the tournament,
+        the round, or the round, board and players of a game) and the URL."""
         doc = self._docs.setdefault(path, _Doc())
         headers: dict[str, str] = {}
         if doc.etag:
@@ -419,37 +659,61 @@ class LccFeed:
             headers["If-Modified-Since"] = doc.last_modified
         url = f"{self.base}/{path}"
         self.requests += 1
+
+        def fail(message: str) -> None:
+            self._report_once(sink, path, message, f"{label} {url}")
+
         try:
             async with self._sem:
-                resp = await http_get(url, headers=headers, timeout=self.cfg.timeout)
+                resp = await http_get(
+                    url, headers=headers, timeout=self.cfg.timeout, max_body=self.max_bytes
+                )
         except HttpError as exc:
-            self._report_once(sink, path, f"fetch failed: {exc}")
+            cap = "larger than" in str(exc) or "inflates past" in str(exc)
+            fail(f"fetch failed: {exc}{' (max_bytes)' if cap else ''}")
             return None
         if resp.status == 304 and doc.body is not None:
-            doc.failing = None
+            self._ok(path)
             return doc.data
         if resp.status != 200:
-            self._report_once(sink, path, f"HTTP {resp.status} {resp.reason}".strip())
+            fail(f"HTTP {resp.status} {resp.reason}".strip())
             return None
         if resp.body == doc.body:
-            doc.failing = None
+            self._ok(path)
             return doc.data
         try:
             data = json.loads(resp.text())
+        except RecursionError:
+            fail(f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
+            return None
         except ValueError as exc:
-            self._report_once(sink, path, f"invalid JSON: {exc}")
+            fail(f"invalid JSON: {_clip(str(exc))}")
+            return None
+        if depth_exceeds(data):
+            fail(f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
             return None
         doc.etag = resp.headers.get("etag")
         doc.last_modified = resp.headers.get("last-modified")
         doc.body = resp.body
         doc.data = data
-        doc.failing = None
+        self._ok(path)
         return data
 
-    def _report_once(self, sink: FeedSink, path: str, message: str) -> None:
-        """Report a failure when it starts or changes, not on every poll of a failing URL."""
-        doc = self._docs.setdefault(path, _Doc())
-        if doc.failing == message:
+    def _report_once(
+        self, sink: FeedSink, key: str, message: str, where: str | None = None
+    ) -> None:
+        """Report a problem when it starts or changes, not on every poll while it lasts.
+
+        ``key`` names the problem (a document's path, ``#`` what in it is wrong)."""
+        if self._failing.get(key) == message:
             return
-        doc.failing = message
-        self.emitter.error(sink, f"{self.base}/{path}", message)
+        self._failing[key] = message
+        path = key.partition("#")[0]
+        label = (
+            "tournament" if path == "tournament.json" else path.partition("/")[0].replace("-", " ")
+        )
+        self.emitter.error(sink, where or f"{label} {self.base}/{path}", message)
+
+    def _ok(self, key: str) -> None:
+        """The problem ``key`` is over: report it again if it comes back."""
+        self._failing.pop(key, None)

@@ -16,13 +16,21 @@ topic levels are tournament, round and board). Payload, per message, either
   missing seq waits up to ``gap_timeout`` seconds for it; then the gap is
   reported and the feed goes on. ``ply`` (1-based) places the move: a ply at
   or before the end of the known list is a correction (the list is cut back
-  to ``ply - 1`` first). ``uci`` may be given instead of ``san``.
+  to ``ply - 1`` first). ``uci`` may be given instead of ``san``. ``moves``
+  (the whole move list) replaces the game, whatever came before.
 
-The session is persistent (MQTT 5, fixed client id, clean start off, session
-expiry) and the subscription QoS 1, so the broker keeps our messages while we
-are away (a broker with persistence on keeps them across its own restart);
-the feed reconnects with back-off. The parsing state machine
-(:class:`MqttIngest`) is pure and tested on its own.
+A board that lost moves (a move beyond the known end, or a gap given up) is
+**stale**: reported, counted, listed in the feed's health, and the feed asks
+for the whole game on ``{resync_topic}/{tournament}/{round}/{board}``; a PGN
+payload or a ``moves`` event heals it.
+
+The session is persistent (MQTT 5, clean start off, session expiry) under a
+client id of our own (made once and kept in the service's data directory),
+and the subscription QoS 1, so the broker keeps our messages while we are
+away (a broker with persistence on keeps them across its own restart); the
+feed reconnects with back-off. On start the service hands the feed the
+boards it had stored (:meth:`MqttFeed.restore`): a restart goes on from them.
+The parsing state machine (:class:`MqttIngest`) is pure and tested on its own.
 """
 
 from __future__ import annotations
@@ -30,8 +38,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Mapping, Sequence
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeGuard
 
 import aiomqtt
@@ -39,7 +51,7 @@ import chess
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from livegain.broker import parse_mqtt_url
+from livegain.broker import BrokerAddress, parse_mqtt_url, redact_url, unique_client_id
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds._common import Backoff
 from livegain.feeds.base import FeedSink, MqttFeedConfig
@@ -48,6 +60,10 @@ from livegain.feeds.pgn import RESULTS, normalise_result, parse_game, split_game
 RECONNECT_DELAYS: tuple[float, ...] = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 MAX_PAYLOAD = 1024 * 1024
 MAX_PENDING = 1000
+MAX_GAMES = 1000
+MAX_MOVES = 2000
+"""Plies a ``moves`` list may hold."""
+TOPIC_TAG = "MqttTopic"
 
 
 # --- the pure ingest state machine ------------------------------------------------------------
@@ -57,10 +73,12 @@ MAX_PENDING = 1000
 class IngestResult:
     snapshots: list[GameSnapshot] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)  # (where, message)
+    resyncs: list[str] = field(default_factory=list)  # board topics to ask the whole game for
 
     def extend(self, other: IngestResult) -> None:
         self.snapshots += other.snapshots
         self.errors += other.errors
+        self.resyncs += other.resyncs
 
 
 @dataclass
@@ -87,6 +105,11 @@ class _Board:
     gap_since: float | None = None
     last_emitted: GameSnapshot | None = None
     tip: chess.Board | None = None  # the position after all of ``moves`` (a cache)
+    rejoin: bool = False  # restored: the next forward seq continues the numbering
+    # staleness: moves are known to be missing until a whole game arrives
+    stale: str | None = None
+    stale_since: float | None = None
+    resync_at: float | None = None  # when the whole game was last asked for
 
     def position(self, plies: int) -> chess.Board:
         if plies == len(self.moves) and self.tip is not None:
@@ -100,24 +123,99 @@ class _Board:
 class MqttIngest:
     """Turns (topic, payload) pairs into snapshots; keeps each board's move list.
 
-    Pure: no I/O, time passed in. Bad payloads become errors naming the topic;
-    other boards are unaffected.
+    Pure: no I/O, time passed in. Bad payloads become errors naming the topic
+    (and seq, ply); other boards are unaffected. ``max_bytes`` caps a payload,
+    ``max_games`` the board topics followed (a new one beyond is refused).
     """
 
-    def __init__(self, source: str = "mqtt", gap_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        source: str = "mqtt",
+        gap_timeout: float = 10.0,
+        *,
+        max_bytes: int = MAX_PAYLOAD,
+        max_games: int = MAX_GAMES,
+    ) -> None:
         self.source = source
         self.gap_timeout = gap_timeout
+        self.max_bytes = max_bytes
+        self.max_games = max_games
         self.boards: dict[str, _Board] = {}
         self.duplicates = 0
         self.messages = 0
+        self.refused_topics = 0  # messages for a new board beyond max_games
+        self.stale_marked = 0  # times a board went stale
+        self.healed = 0  # times a stale board was made whole again
+        self.restored = 0
+        self._now = 0.0
 
     def handle(self, topic: str, payload: bytes, now: float) -> IngestResult:
         """One message. Never raises: anything wrong becomes an error naming the topic."""
         self.messages += 1
+        self._now = now
         try:
             return self._handle(topic, payload, now)
         except Exception as exc:  # e.g. RecursionError on absurdly nested JSON
             return IngestResult(errors=[(topic, f"unreadable payload: {type(exc).__name__}")])
+
+    # -- restart
+
+    def restore(
+        self, snapshots: Iterable[GameSnapshot], seqs: Mapping[str, Any] | None = None
+    ) -> int:
+        """Take back the boards this ingest emitted before a restart (the service's
+        stored snapshots; others are ignored) and, from ``seqs`` (topic ->
+        ``{"seq", "epoch"}``), where each board's numbering was. Returns the
+        number of boards restored."""
+        n = 0
+        for snap in snapshots:
+            if snap.source != self.source:
+                continue
+            tags = dict(snap.tags)
+            topic = tags.get(TOPIC_TAG)
+            if not topic:
+                continue
+            levels = topic.split("/")
+            if len(levels) < 3 or not all(levels[-3:]):
+                continue
+            t, r, b = levels[-3:]
+            st = _Board(topic, t, r, b)
+            st.white, st.black = snap.white, snap.black
+            st.moves = list(snap.moves)
+            st.clocks = list(snap.clocks) + [None] * (len(snap.moves) - len(snap.clocks))
+            del st.clocks[len(st.moves) :]
+            st.initial_fen = snap.initial_fen
+            st.result = snap.result
+            if snap.game_id and snap.game_id != f"mqtt:{t}/{r}/{b}":
+                st.game_id = snap.game_id
+            st.event = snap.event
+            st.clock_white, st.clock_black = snap.clock_white, snap.clock_black
+            st.tags = tuple((k, v) for k, v in snap.tags if k != TOPIC_TAG)
+            st.last_emitted = snap
+            known = (seqs or {}).get(topic)
+            if isinstance(known, Mapping):
+                seq = known.get("seq")
+                if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0:
+                    st.last_seq = seq
+                    st.epoch = known.get("epoch")
+                    st.rejoin = True
+            self.boards[topic] = st
+            n += 1
+        self.restored += n
+        return n
+
+    def sequence_state(self) -> dict[str, dict[str, Any]]:
+        """Each board's last applied seq and epoch (what :meth:`restore` takes back)."""
+        out: dict[str, dict[str, Any]] = {}
+        for topic, st in self.boards.items():
+            if st.last_seq is not None:
+                epoch = st.epoch if isinstance(st.epoch, str | int | float) else None
+                out[topic] = {"seq": st.last_seq, "epoch": epoch}
+        return out
+
+    def stale_boards(self) -> dict[str, str]:
+        """Boards known to miss moves (topic -> why), until a whole game heals them."""
+        return {t: st.stale for t, st in self.boards.items() if st.stale is not None}
 
     def _handle(self, topic: str, payload: bytes, now: float) -> IngestResult:
         out = IngestResult()
@@ -125,15 +223,23 @@ class MqttIngest:
         if len(levels) < 3 or not all(levels[-3:]):
             out.errors.append((topic, "topic must end in /{tournament}/{round}/{board}"))
             return out
-        if len(payload) > MAX_PAYLOAD:
-            out.errors.append((topic, f"payload of {len(payload)} bytes is too large"))
+        if len(payload) > self.max_bytes:
+            out.errors.append(
+                (topic, f"payload of {len(payload)} bytes is over the limit of {self.max_bytes}")
+            )
+            return out
+        st = self.boards.get(topic)
+        if st is None and len(self.boards) >= self.max_games:
+            self.refused_topics += 1
+            out.errors.append(
+                (topic, f"refused: already following {len(self.boards)} boards (max_games)")
+            )
             return out
         try:
             text = payload.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             out.errors.append((topic, f"payload is not UTF-8 ({exc.reason} at byte {exc.start})"))
             return out
-        st = self.boards.get(topic)
         if st is None:
             t, r, b = levels[-3:]
             st = _Board(topic, t, r, b)
@@ -147,11 +253,17 @@ class MqttIngest:
             if not isinstance(data, dict):
                 out.errors.append((topic, "JSON payload is not an object"))
                 return out
+            seq = data.get("seq")
+            if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+                # checked before the board is followed: junk makes no empty board
+                out.errors.append((topic, f"move event without a valid 'seq' (got {seq!r})"))
+                return out
             self.boards[topic] = st
             self._event(st, data, now, out)
         elif stripped[:1] == "[" or stripped[:1].isdigit():
+            if not self._pgn(st, stripped, now, out):
+                return out  # refused or unreadable: no board made, none changed
             self.boards[topic] = st
-            self._pgn(st, stripped, out)
         elif not stripped:
             out.errors.append((topic, "empty payload"))
             return out
@@ -163,46 +275,79 @@ class MqttIngest:
         return out
 
     def expire_gaps(self, now: float) -> IngestResult:
-        """Give up waiting for missing seq numbers older than ``gap_timeout``."""
+        """Give up waiting for missing seq numbers older than ``gap_timeout``
+        (the board asks for the whole game); ask again for stale boards every
+        ``gap_timeout``."""
+        self._now = now
         out = IngestResult()
         for st in self.boards.values():
-            if st.gap_since is None or now - st.gap_since < self.gap_timeout:
-                continue
-            assert st.last_seq is not None
-            first = min(st.pending)
-            missing = (
-                f"{st.last_seq + 1}"
-                if first == st.last_seq + 2
-                else (f"{st.last_seq + 1}..{first - 1}")
-            )
-            out.errors.append(
-                (st.topic, f"seq {missing} never arrived within {self.gap_timeout:g} s; going on")
-            )
-            st.last_seq = first - 1
-            st.gap_since = None
-            self._drain(st, now, out)
-            self._emit(st, out)
+            if st.gap_since is not None and now - st.gap_since >= self.gap_timeout:
+                assert st.last_seq is not None
+                first = min(st.pending)
+                missing = (
+                    f"{st.last_seq + 1}"
+                    if first == st.last_seq + 2
+                    else (f"{st.last_seq + 1}..{first - 1}")
+                )
+                out.errors.append(
+                    (
+                        st.topic,
+                        f"seq {missing} never arrived within {self.gap_timeout:g} s; going on",
+                    )
+                )
+                st.last_seq = first - 1
+                st.gap_since = None
+                self._ask(st, out, force=True)
+                self._drain(st, now, out)
+                self._emit(st, out)
+            elif st.stale is not None:
+                self._ask(st, out)
         return out
 
     @property
     def waiting(self) -> bool:
-        return any(st.gap_since is not None for st in self.boards.values())
+        return any(st.gap_since is not None or st.stale is not None for st in self.boards.values())
+
+    # -- staleness
+
+    def _ask(self, st: _Board, out: IngestResult, *, force: bool = False) -> None:
+        """Ask for the board's whole game, at most once per ``gap_timeout``."""
+        now = self._now
+        if force or st.resync_at is None or now - st.resync_at >= self.gap_timeout:
+            st.resync_at = now
+            out.resyncs.append(st.topic)
+
+    def _mark_stale(self, st: _Board, why: str, out: IngestResult) -> None:
+        if st.stale is None:
+            self.stale_marked += 1
+            st.stale_since = self._now
+            out.errors.append((st.topic, f"board is stale ({why}); asking for the whole game"))
+            self._ask(st, out)
+        st.stale = why
+
+    def _heal(self, st: _Board) -> None:
+        if st.stale is not None:
+            self.healed += 1
+        st.stale = None
+        st.stale_since = None
+        st.resync_at = None
 
     # -- PGN payloads
 
-    def _pgn(self, st: _Board, text: str, out: IngestResult) -> None:
+    def _pgn(self, st: _Board, text: str, now: float, out: IngestResult) -> bool:
+        """Take a whole game from a PGN payload; False when there was none to take."""
         parts = split_games(text)
         if len(parts) > 1:
             out.errors.append((st.topic, f"PGN payload holds {len(parts)} games; using the first"))
         if not parts:
             out.errors.append((st.topic, "empty PGN payload"))
-            return
+            return False
         g = parse_game(parts[0], self.source, 0)
         for issue in g.issues:
             out.errors.append((f"{st.topic} {issue.where}", issue.message))
         snap = g.snapshot
         if snap is None:
-            return
+            return False
         st.moves = list(snap.moves)
         st.clocks = list(snap.clocks)
         st.tip = None
@@ -213,14 +358,17 @@ class MqttIngest:
         st.event = snap.event or st.event
         st.clock_white, st.clock_black = snap.clock_white, snap.clock_black
         st.tags = snap.tags
+        self._heal(st)
+        if st.pending and st.last_seq is not None:
+            # the whole game is here: events still waiting for a gap go on now
+            st.last_seq = min(st.pending) - 1
+            self._drain(st, now, out)
+        return True
 
     # -- JSON events
 
     def _event(self, st: _Board, data: Mapping[str, Any], now: float, out: IngestResult) -> None:
-        seq = data.get("seq")
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
-            out.errors.append((st.topic, f"move event without a valid 'seq' (got {seq!r})"))
-            return
+        seq = data["seq"]  # checked by _handle
         epoch = data.get("epoch")
         if epoch is not None and epoch != st.epoch:
             # the publisher started a new numbering: forget the old one
@@ -228,13 +376,25 @@ class MqttIngest:
             st.last_seq = None
             st.pending.clear()
             st.gap_since = None
+        if st.rejoin and st.last_seq is not None and seq > st.last_seq:
+            # restored after a restart: our record of the numbering may lag a
+            # little; the first newer event continues it (ply checks the rest)
+            st.last_seq = seq - 1
+        st.rejoin = False
         if st.last_seq is None:
             st.last_seq = seq - 1  # joining a stream: start where it is
         if seq <= st.last_seq or seq in st.pending:
             self.duplicates += 1
             return
+        if "moves" in data:
+            # the whole game: no need to wait for anything before it
+            for k in [k for k in st.pending if k < seq]:
+                del st.pending[k]
+            st.last_seq = seq - 1
         if len(st.pending) >= MAX_PENDING:
-            out.errors.append((st.topic, f"too many events waiting for a gap; dropping seq {seq}"))
+            out.errors.append(
+                (f"{st.topic} seq {seq}", "too many events waiting for a gap; dropped")
+            )
             return
         st.pending[seq] = data
         self._drain(st, now, out)
@@ -280,23 +440,19 @@ class MqttIngest:
                 st.tip = None
                 if k == 0:
                     st.initial_fen = None  # back to the start: a "fen" may follow
+                self._heal(st)  # what is left is known to be right
             else:
                 out.errors.append((where, f"'truncate' {k!r} is not a ply 0..{len(st.moves)}"))
-        if "fen" in data:
-            fen = data["fen"]
-            try:
-                if not isinstance(fen, str):
-                    raise ValueError("not a string")
-                board = chess.Board(fen)
-                if not board.is_valid():
-                    raise ValueError(str(board.status()))
+        if "moves" in data:
+            self._moves(st, data, where, out)
+        elif "fen" in data:
+            fen = self._fen(data["fen"], where, out)
+            if fen is not None:
                 if st.moves:
                     out.errors.append((where, "'fen' ignored: the game already has moves"))
                 else:
-                    st.initial_fen = board.fen()
+                    st.initial_fen = fen
                     st.tip = None
-            except ValueError as exc:
-                out.errors.append((where, f"invalid 'fen' {fen!r}: {exc}"))
         if "san" in data or "uci" in data:
             self._move(st, data, where, out)
         if "result" in data:
@@ -305,6 +461,67 @@ class MqttIngest:
                 out.errors.append((where, f"unknown result {data['result']!r} (one of {RESULTS})"))
             else:
                 st.result = r
+
+    @staticmethod
+    def _fen(fen: object, where: str, out: IngestResult) -> str | None:
+        try:
+            if not isinstance(fen, str):
+                raise ValueError("not a string")
+            board = chess.Board(fen)
+            if not board.is_valid():
+                raise ValueError(str(board.status()))
+            return board.fen()
+        except ValueError as exc:
+            out.errors.append((where, f"invalid 'fen' {fen!r}: {exc}"))
+            return None
+
+    def _moves(self, st: _Board, data: Mapping[str, Any], where: str, out: IngestResult) -> None:
+        """``moves``: the whole game (SAN or UCI), from ``fen`` or the standard start."""
+        moves = data["moves"]
+        if not isinstance(moves, list) or len(moves) > MAX_MOVES:
+            out.errors.append((where, f"'moves' must be a list of at most {MAX_MOVES} moves"))
+            return
+        fen: str | None = None
+        if "fen" in data:
+            fen = self._fen(data["fen"], where, out)
+            if fen is None:
+                return
+        board = chess.Board(fen) if fen else chess.Board()
+        sans: list[str] = []
+        bad = False
+        for i, m in enumerate(moves, start=1):
+            try:
+                if not isinstance(m, str) or not m.strip():
+                    raise ValueError("not a move")
+                text = m.strip()
+                try:
+                    move = board.parse_san(text)
+                except ValueError:
+                    move = board.parse_uci(text)
+                    if not board.is_legal(move):
+                        raise chess.IllegalMoveError(f"illegal move {text}") from None
+            except ValueError as exc:
+                shown = m if isinstance(m, str) else repr(m)
+                out.errors.append(
+                    (f"{where} ply {i} ({shown})", f"'moves': illegal or unreadable move: {exc}")
+                )
+                bad = True
+                break
+            sans.append(board.san(move))
+            board.push(move)
+        old_clocks = st.clocks
+        keep = [
+            old_clocks[i]
+            if i < len(old_clocks) and i < len(st.moves) and st.moves[i] == s
+            else None
+            for i, s in enumerate(sans)
+        ]
+        st.moves = sans
+        st.clocks = keep
+        st.initial_fen = fen
+        st.tip = board
+        if not bad:
+            self._heal(st)
 
     def _move(self, st: _Board, data: Mapping[str, Any], where: str, out: IngestResult) -> None:
         ply = data.get("ply")
@@ -317,6 +534,7 @@ class MqttIngest:
             out.errors.append(
                 (where, f"ply {ply} but only {len(st.moves)} plies known: moves are missing")
             )
+            self._mark_stale(st, f"ply {ply} arrived with only {len(st.moves)} plies known", out)
             return
         if not isinstance(notation, str) or not notation.strip():
             out.errors.append((where, "'san'/'uci' must be a non-empty string"))
@@ -369,7 +587,7 @@ class MqttIngest:
             round=rnd,
             board=board_no,
             initial_fen=st.initial_fen,
-            tags=(*st.tags, ("MqttTopic", st.topic)),
+            tags=(*st.tags, (TOPIC_TAG, st.topic)),
             clock_white=st.clock_white,
             clock_black=st.clock_black,
         )
@@ -379,7 +597,8 @@ class MqttIngest:
 
 
 def _num(v: object) -> TypeGuard[int | float]:
-    return isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+    """A usable number of seconds: not a bool, not negative, finite."""
+    return isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 1e12
 
 
 def _player(v: object) -> PlayerInfo | None:
@@ -410,14 +629,18 @@ def _player(v: object) -> PlayerInfo | None:
 
 
 def make_client(
-    url: str,
+    url: str | BrokerAddress,
     *,
     identifier: str | None = None,
     session_expiry: int | None = None,
     timeout: float = 10.0,
 ) -> aiomqtt.Client:
-    """An MQTT 5 client; with ``session_expiry`` the session is persistent (no clean start)."""
-    addr = parse_mqtt_url(url)
+    """An MQTT 5 client; with ``session_expiry`` the session is persistent (no clean start).
+
+    ``url`` is a URL or a :class:`BrokerAddress` (credentials, TLS files); a
+    TLS file that cannot be read raises ValueError naming it.
+    """
+    addr = url if isinstance(url, BrokerAddress) else parse_mqtt_url(url)
     props: Properties | None = None
     if session_expiry is not None:
         props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
@@ -437,51 +660,189 @@ def make_client(
     )
 
 
+def feed_broker(cfg: MqttFeedConfig) -> BrokerAddress:
+    """The broker a feed config names, with its credentials and TLS files."""
+    return parse_mqtt_url(
+        cfg.url,
+        username=cfg.username,
+        password=cfg.password.get_secret_value() if cfg.password else None,
+        password_env=cfg.password_env,
+        ca_file=cfg.ca_file,
+        cert_file=cfg.cert_file,
+        key_file=cfg.key_file,
+    )
+
+
 class MqttFeed:
-    """Subscribes (QoS 1, persistent session) and feeds :class:`MqttIngest`."""
+    """Subscribes (QoS 1, persistent session) and feeds :class:`MqttIngest`.
+
+    :meth:`restore` (called by the service before :meth:`run`) takes back the
+    stored boards, the client id and each board's sequence numbering from the
+    service's data directory.
+    """
 
     def __init__(
         self, cfg: MqttFeedConfig, *, reconnect_delays: Sequence[float] = RECONNECT_DELAYS
     ) -> None:
         self.cfg = cfg
         self.name = cfg.name or "mqtt"
-        self.ingest = MqttIngest(self.name, cfg.gap_timeout)
+        self.broker = feed_broker(cfg)
+        self.ingest = MqttIngest(
+            self.name, cfg.gap_timeout, max_bytes=cfg.max_bytes, max_games=cfg.max_games
+        )
         self.backoff = Backoff(tuple(reconnect_delays))
+        self.client_id: str | None = cfg.client_id
+        self.state_file: Path | None = None
         self.connections = 0
+        self.connected = False
         self.subscribed = asyncio.Event()
         self.errors = 0
+        self.resync_requests = 0
+        self._resyncs: dict[str, None] = {}  # board topics to ask for, in order
+        self._resync_wake = asyncio.Event()
+        self._state_dirty = False
+        self._state_error: str | None = None
+        self._held: list[tuple[str, str]] = []  # errors found before run() had a sink
+        self._sink: FeedSink | None = None
+
+    # -- restart
+
+    def restore(self, snapshots: Iterable[GameSnapshot], state_dir: Path | None) -> None:
+        """Take back what this feed had before a restart: the boards it emitted
+        (``snapshots``: the service's stored ones), and from
+        ``{state_dir}/mqtt-ingest-{name}.json`` its client id (made there once
+        when none is configured) and each board's last seq."""
+        state: dict[str, Any] = {}
+        if state_dir is not None:
+            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", self.name)
+            self.state_file = Path(state_dir) / f"mqtt-ingest-{safe}.json"
+            state = self._load_state(self.state_file)
+        if self.client_id is None:
+            cid = state.get("client_id")
+            self.client_id = cid if isinstance(cid, str) and cid else unique_client_id("ingest")
+        boards = state.get("boards")
+        self.ingest.restore(snapshots, boards if isinstance(boards, dict) else None)
+        self._save_state()
+
+    def _load_state(self, path: Path) -> dict[str, Any]:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            self._held.append((str(path), f"feed state unreadable, starting afresh: {exc}"))
+            return {}
+        if not isinstance(data, dict):
+            self._held.append((str(path), "feed state is not a JSON object, starting afresh"))
+            return {}
+        return data
+
+    def _save_state(self) -> None:
+        """Write the client id and sequence state (atomically; errors reported once)."""
+        self._state_dirty = False
+        if self.state_file is None:
+            return
+        data = {"client_id": self.client_id, "boards": self.ingest.sequence_state()}
+        try:
+            self.state_file.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".mqtt-ingest-", dir=self.state_file.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    json.dump(data, f, separators=(",", ":"))
+                os.replace(tmp, self.state_file)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+            self._state_error = None
+        except OSError as exc:
+            message = f"cannot save the feed state: {exc}"
+            if message != self._state_error:
+                self._state_error = message
+                if self._sink is not None:
+                    self._error(self._sink, str(self.state_file), message)
+                else:
+                    self._held.append((str(self.state_file), message))
+
+    # -- health
+
+    def status(self) -> dict[str, Any]:
+        """For the service's /healthz: connection, counts, stale boards; a
+        ``problem`` while any board is stale."""
+        stale = self.ingest.stale_boards()
+        out: dict[str, Any] = {
+            "connected": self.connected,
+            "broker": str(self.broker),
+            "client_id": self.client_id,
+            "boards": len(self.ingest.boards),
+            "messages": self.ingest.messages,
+            "duplicates": self.ingest.duplicates,
+            "stale_boards": stale,
+            "stale_marked": self.ingest.stale_marked,
+            "healed": self.ingest.healed,
+            "resync_requests": self.resync_requests,
+            "refused_topics": self.ingest.refused_topics,
+        }
+        if stale:
+            shown = ", ".join(sorted(stale)[:5]) + (", ..." if len(stale) > 5 else "")
+            out["problem"] = f"{len(stale)} stale boards, moves missing ({shown})"
+        return out
+
+    # -- running
 
     async def run(self, sink: FeedSink) -> None:
         # aiomqtt's reconnect pattern: one client, its context entered again after
         # each loss. Its message queue lives on across connections, so a message
         # received (and acknowledged) just before a connection drops is not lost.
-        client = make_client(
-            self.cfg.url, identifier=self.cfg.client_id, session_expiry=self.cfg.session_expiry
-        )
+        self._sink = sink
+        held, self._held = self._held, []
+        for where, problem in held:
+            self._error(sink, where, problem)
+        if self.client_id is None:
+            self.client_id = unique_client_id("ingest")
+        client: aiomqtt.Client | None = None
         ticker = asyncio.create_task(self._tick(sink))
         try:
             while True:
                 try:
+                    if client is None:
+                        client = make_client(
+                            self.broker,
+                            identifier=self.client_id,
+                            session_expiry=self.cfg.session_expiry,
+                        )
                     async with client:
-                        self.connections += 1
-                        self.backoff.succeed()
                         await client.subscribe(self.cfg.topic, qos=1)
+                        # counted once the broker answered (SUBACK), not before
+                        self.connections += 1
+                        self.connected = True
+                        self.backoff.succeed()
                         self.subscribed.set()
-                        async for message in client.messages:
-                            self._message(sink, message)
+                        resyncer = asyncio.create_task(self._send_resyncs(sink, client))
+                        try:
+                            async for message in client.messages:
+                                self._message(sink, message)
+                        finally:
+                            resyncer.cancel()
                 except Exception as exc:  # MqttError, or anything else: never end the feed
+                    self.connected = False
                     self.subscribed.clear()
-                    await self._drain(sink, client)
+                    if client is not None:
+                        await self._drain(sink, client)
                     delay = self.backoff.fail()
-                    what = (
-                        "broker connection"
-                        if isinstance(exc, aiomqtt.MqttError)
-                        else f"internal error: {type(exc).__name__}"
-                    )
-                    self._error(sink, self.cfg.url, f"{what}: {exc}; retrying in {delay:g} s")
+                    if isinstance(exc, aiomqtt.MqttError):
+                        what = "broker connection"
+                    elif isinstance(exc, ValueError):
+                        what = "broker settings"
+                    else:
+                        what = f"internal error: {type(exc).__name__}"
+                    self._error(sink, str(self.broker), f"{what}: {exc}; retrying in {delay:g} s")
                     await asyncio.sleep(delay)
         finally:
+            self.connected = False
             ticker.cancel()
+            if self._state_dirty:
+                self._save_state()
 
     def _message(self, sink: FeedSink, message: aiomqtt.Message) -> None:
         payload = message.payload
@@ -493,6 +854,7 @@ class MqttFeed:
             data = str(payload).encode()
         now = asyncio.get_running_loop().time()
         self._deliver(sink, self.ingest.handle(message.topic.value, data, now))
+        self._state_dirty = True
 
     async def _drain(self, sink: FeedSink, client: aiomqtt.Client) -> None:
         """Handle what arrived before the connection dropped (the iterator hands out
@@ -508,16 +870,58 @@ class MqttFeed:
             await asyncio.sleep(min(0.5, self.cfg.gap_timeout / 4))
             if self.ingest.waiting:
                 self._deliver(sink, self.ingest.expire_gaps(loop.time()))
+            if self._state_dirty:
+                self._save_state()
+
+    def resync_topic(self, board_topic: str) -> str | None:
+        """Where the whole game of a board is asked for (None: asking is off)."""
+        if not self.cfg.resync_topic:
+            return None
+        t, r, b = board_topic.split("/")[-3:]
+        return f"{self.cfg.resync_topic.rstrip('/')}/{t}/{r}/{b}"
+
+    async def _send_resyncs(self, sink: FeedSink, client: aiomqtt.Client) -> None:
+        """Publish the queued requests for whole games (QoS 1) while connected."""
+        while True:
+            await self._resync_wake.wait()
+            self._resync_wake.clear()
+            while self._resyncs:
+                board_topic = next(iter(self._resyncs))
+                target = self.resync_topic(board_topic)
+                st = self.ingest.boards.get(board_topic)
+                if target is None or st is None:
+                    del self._resyncs[board_topic]
+                    continue
+                epoch = st.epoch if isinstance(st.epoch, str | int | float) else None
+                body = {
+                    "topic": board_topic,
+                    "plies": len(st.moves),
+                    "seq": st.last_seq,
+                    "epoch": epoch,
+                    "reason": st.stale or "a gap in seq",
+                }
+                try:
+                    await client.publish(
+                        target, json.dumps(body, separators=(",", ":")).encode(), qos=1
+                    )
+                except aiomqtt.MqttError:
+                    return  # kept queued: sent after the reconnect
+                self._resyncs.pop(board_topic, None)
+                self.resync_requests += 1
 
     def _deliver(self, sink: FeedSink, res: IngestResult) -> None:
         for where, message in res.errors:
             self._error(sink, where, message)
         for snap in res.snapshots:
             sink.snapshot(snap)
+        if res.resyncs and self.cfg.resync_topic:
+            for topic in res.resyncs:
+                self._resyncs[topic] = None
+            self._resync_wake.set()
 
     def _error(self, sink: FeedSink, where: str, message: str) -> None:
         self.errors += 1
-        sink.error(self.name, where, message)
+        sink.error(self.name, redact_url(where), redact_url(message))
 
 
 def move_event(
@@ -544,6 +948,7 @@ __all__ = [
     "IngestResult",
     "MqttFeed",
     "MqttIngest",
+    "feed_broker",
     "make_client",
     "move_event",
     "parse_mqtt_url",

@@ -27,6 +27,10 @@ from dataclasses import dataclass, field, replace
 import chess
 
 from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.game import DEFAULT_MAX_PLIES
+
+#: Default plies per game (``limits.max_plies``); a longer game is refused.
+MAX_PLIES = DEFAULT_MAX_PLIES
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 _RESULT_ALIASES = {"½-½": "1/2-1/2", "1/2": "1/2-1/2", "0.5-0.5": "1/2-1/2"}
@@ -34,14 +38,15 @@ _RESULT_ALIASES = {"½-½": "1/2-1/2", "1/2": "1/2-1/2", "0.5-0.5": "1/2-1/2"}
 # A game starts at a tag line; games are split on a blank line followed by a tag.
 _SPLIT_RE = re.compile(r"\n[ \t]*\n\s*(?=\[[A-Za-z0-9_]+[ \t]+\")")
 _TAG_RE = re.compile(r'^\[\s*([A-Za-z0-9_]+)\s+"((?:[^"\\]|\\.)*)"\s*\]\s*$')
-_CLK_RE = re.compile(r"\[%clk\s+(\d+):(\d+)(?::(\d+(?:\.\d*)?))?\s*\]")
-_EMT_RE = re.compile(r"\[%emt\s+(\d+):(\d+)(?::(\d+(?:\.\d*)?))?\s*\]")
+# Clock fields have at most 6 digits (a longer one is no clock: ignored, never an overflow).
+_CLK_RE = re.compile(r"\[%clk\s+(\d{1,6}):(\d{1,6})(?::(\d{1,6}(?:\.\d{0,6})?))?\s*\]")
+_EMT_RE = re.compile(r"\[%emt\s+(\d{1,6}):(\d{1,6})(?::(\d{1,6}(?:\.\d{0,6})?))?\s*\]")
 _MOVE_NUMBER_RE = re.compile(r"^(\d+)(\.+|\s*\.\.\.)")
 _ANNOTATION_RE = re.compile(r"[!?]+$")
 _TERMINATORS = {"1-0", "0-1", "1/2-1/2", "*", "½-½"}
 # At most this many illegal tokens at the end of a game are passed on as they are.
 MAX_TRAILING_ILLEGAL = 2
-_TIME_RE = re.compile(r"^\s*(\d+):(\d+)(?::(\d+(?:\.\d*)?))?\s*$")
+_TIME_RE = re.compile(r"^\s*(\d{1,6}):(\d{1,6})(?::(\d{1,6}(?:\.\d{0,6})?))?\s*$")
 
 
 @dataclass(frozen=True)
@@ -116,17 +121,22 @@ def _int_or_none(value: str | None) -> int | None:
     if value is None:
         return None
     v = value.strip()
-    if not v.isdigit():
+    if not _is_number(v):
         return None
     n = int(v)
     return n if n > 0 else None
+
+
+def _is_number(v: str) -> bool:
+    """ASCII digits, at most 12 (``"²".isdigit()`` is true but int() refuses it)."""
+    return 0 < len(v) <= 12 and v.isascii() and v.isdigit()
 
 
 def _id_or_none(value: str | None) -> str | None:
     if value is None:
         return None
     v = value.strip()
-    return v if v.isdigit() and int(v) > 0 else None
+    return v if _is_number(v) and int(v) > 0 else None
 
 
 def _text_or_none(value: str | None) -> str | None:
@@ -153,10 +163,10 @@ def split_round(round_tag: str | None, board_tag: str | None) -> tuple[str | Non
     board = _int_or_none(board_tag)
     if rnd is not None:
         head, sep, tail = rnd.partition(".")
-        if sep and head.isdigit() and tail.isdigit():
+        if sep and head.isdigit() and _is_number(tail):
             rnd = head
             if board is None:
-                board = int(tail) if int(tail) > 0 else None
+                board = _int_or_none(tail)
     return rnd, board
 
 
@@ -276,29 +286,57 @@ def parse_pgn(
     text: str,
     source: str = "pgn",
     cache: MutableMapping[tuple[int, str], ParsedGame] | None = None,
+    *,
+    max_plies: int | None = MAX_PLIES,
+    max_games: int | None = None,
 ) -> list[ParsedGame]:
     """Parse every game of a (multi-game) PGN text. Never raises.
 
     ``cache`` (owned by one feed) keeps the games of the previous text: when a
     round file changes, only the games whose text changed are parsed again. It
     is trimmed to the games of this text.
+
+    Limits (None: none): a game with more than ``max_plies`` moves is refused
+    (see :func:`parse_game`); past ``max_games`` games the rest are refused,
+    unread, reported by one last entry (no snapshot, one issue naming them).
     """
     out: list[ParsedGame] = []
-    for index, part in enumerate(split_games(text)):
+    parts = split_games(text)
+    refused = 0
+    if max_games is not None and len(parts) > max_games:
+        refused = len(parts) - max_games
+        parts = parts[:max_games]
+    for index, part in enumerate(parts):
         g = cache.get((index, part)) if cache is not None else None
         if g is None:
-            g = parse_game(part, source, index)
+            g = parse_game(part, source, index, max_plies)
         out.append(g)
     if cache is not None:
         cache.clear()
         cache.update(((g.index, g.text_key), g) for g in out)
+    if refused:
+        first, last = len(parts) + 1, len(parts) + refused
+        where = f"game {first}" if refused == 1 else f"games {first}-{last}"
+        message = (
+            f"{len(parts) + refused} games in one text, more than the limit of "
+            f"{max_games} (max_games): {refused} refused"
+        )
+        out.append(ParsedGame(len(parts), None, (PgnIssue(where, message),)))
     return out
 
 
-def parse_game(text: str, source: str = "pgn", index: int = 0) -> ParsedGame:
-    """Parse one game's PGN text into the snapshot of its legal prefix. Never raises."""
+def parse_game(
+    text: str, source: str = "pgn", index: int = 0, max_plies: int | None = MAX_PLIES
+) -> ParsedGame:
+    """Parse one game's PGN text into the snapshot of its legal prefix. Never raises.
+
+    A game with more than ``max_plies`` moves (None: no limit) comes back
+    refused: no snapshot, one issue saying so; only its first ``max_plies``
+    words of move text are read (no chess), so refusing a huge game is cheap.
+    Pure and thread-safe: feeds call it (and :func:`parse_pgn`) off the event loop.
+    """
     try:
-        return replace(_parse_game(text, source, index), text_key=text)
+        return replace(_parse_game(text, source, index, max_plies), text_key=text)
     except Exception as exc:  # a bug here must not stop a feed: report it as bad input
         where = f"game {index + 1}"
         return ParsedGame(
@@ -306,7 +344,7 @@ def parse_game(text: str, source: str = "pgn", index: int = 0) -> ParsedGame:
         )
 
 
-def _parse_game(text: str, source: str, index: int) -> ParsedGame:
+def _parse_game(text: str, source: str, index: int, max_plies: int | None) -> ParsedGame:
     text = normalise_newlines(text)
     headers: dict[str, str] = {}
     order: list[tuple[str, str]] = []
@@ -342,6 +380,24 @@ def _parse_game(text: str, source: str, index: int) -> ParsedGame:
         truncated = body_start >= len(lines) and not last_line.endswith("]")
         issues.append(PgnIssue(where, header_problem, truncated=truncated))
     movetext = "\n".join(lines[body_start:])
+    # Tokens up to the result (or a cut), read before any chess: a game past
+    # ``max_plies`` is refused for the cost of reading its first plies' text.
+    toks: list[_Token] = []
+    words = 0
+    for tok in _tokens(movetext):
+        toks.append(tok)
+        if tok.kind in ("result", "truncated"):
+            break
+        if tok.kind == "san":
+            words += 1
+            if max_plies is not None and words > max_plies:
+                issues.append(
+                    PgnIssue(
+                        where,
+                        f"more than {max_plies} plies, the limit (max_plies): game refused",
+                    )
+                )
+                return ParsedGame(index, None, tuple(issues), tuple(order), text=text)
 
     # Start position.
     fen = _text_or_none(headers.get("FEN"))
@@ -368,7 +424,7 @@ def _parse_game(text: str, source: str, index: int) -> ParsedGame:
     tail_clocks: list[float | None] = []
     tail_emts: list[float | None] = []
     tail_cut = False
-    for tok in _tokens(movetext):
+    for tok in toks:
         saw_anything = True
         if tok.kind == "comment":
             target = (tail_clocks, tail_emts) if stopped else (clocks, emts)

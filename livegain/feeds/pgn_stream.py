@@ -14,6 +14,10 @@ data for ``idle_timeout`` seconds when set) the feed reconnects, backing off
 reported to the sink. After a reconnect the server sends every game again:
 unchanged games are not emitted twice. Text that is not a game (no tag
 pairs) is reported and skipped.
+
+Limits: a game whose text runs past ``max_bytes`` is dropped with an error;
+a game longer than ``max_plies`` is refused. Games are parsed in a thread,
+and handed on with a turn of the event loop between them.
 """
 
 from __future__ import annotations
@@ -25,11 +29,9 @@ import re
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_stream
 from livegain.feeds.base import FeedSink, PgnStreamFeedConfig
-from livegain.feeds.pgn import parse_game
+from livegain.feeds.pgn import MAX_PLIES, ParsedGame, parse_game
 
 _BLANK = re.compile(r"\n[ \t]*\n")
-MAX_PENDING = 4 * 1024 * 1024
-"""Text kept while waiting for the end of a game (a longer game is an error)."""
 
 
 def complete_games(buffer: str) -> tuple[list[str], str, list[str]]:
@@ -66,8 +68,15 @@ def complete_games(buffer: str) -> tuple[list[str], str, list[str]]:
 class PgnStreamFeed:
     """Follows one streamed PGN URL and emits a snapshot for each game that changed."""
 
-    def __init__(self, cfg: PgnStreamFeedConfig, *, backoff: tuple[float, ...] = BACKOFF) -> None:
+    def __init__(
+        self,
+        cfg: PgnStreamFeedConfig,
+        *,
+        backoff: tuple[float, ...] = BACKOFF,
+        max_plies: int = MAX_PLIES,
+    ) -> None:
         self.cfg = cfg
+        self.max_plies = max_plies
         self.name = cfg.name or "pgn-stream"
         self.emitter = Emitter(self.name)
         self.backoff = Backoff(backoff)
@@ -91,7 +100,10 @@ class PgnStreamFeed:
         pending = ""
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         async for status, chunk in http_stream(
-            self.cfg.url, timeout=self.cfg.timeout, idle_timeout=self.cfg.idle_timeout
+            self.cfg.url,
+            timeout=self.cfg.timeout,
+            idle_timeout=self.cfg.idle_timeout,
+            max_chunk=self.cfg.max_bytes,
         ):
             if status != 200:
                 raise HttpError(f"HTTP {status}")
@@ -105,12 +117,25 @@ class PgnStreamFeed:
                 self.emitter.error(
                     sink, self.cfg.url, f"not a PGN game, skipped: {text.strip()[:60]!r}"
                 )
+            limit = self.cfg.max_bytes
+            kept: list[tuple[str, int]] = []
             for text in games:
                 self.games_read += 1
-                parsed = parse_game(text, self.name, self.games_read - 1)
-                self.emitter.offer([parsed], sink, fallback=self.cfg.url)
-            if len(pending) > MAX_PENDING:
-                self.emitter.error(
-                    sink, self.cfg.url, f"no end of game in {MAX_PENDING} bytes; dropped"
-                )
+                if len(text) > limit:
+                    self.emitter.error(sink, self.cfg.url, _too_long(self.games_read, limit))
+                else:
+                    kept.append((text, self.games_read - 1))
+            if kept:
+                parsed = await asyncio.to_thread(self._parse, kept)
+                await self.emitter.offer_async(parsed, sink, fallback=self.cfg.url)
+            if len(pending) > limit:
+                self.emitter.error(sink, self.cfg.url, _too_long(self.games_read + 1, limit))
                 pending = ""
+
+    def _parse(self, texts: list[tuple[str, int]]) -> list[ParsedGame]:
+        """Parse complete games' texts (runs in a thread)."""
+        return [parse_game(text, self.name, index, self.max_plies) for text, index in texts]
+
+
+def _too_long(number: int, limit: int) -> str:
+    return f"game {number}: its text runs past {limit} bytes (max_bytes); dropped"

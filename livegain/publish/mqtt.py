@@ -17,22 +17,30 @@ which reconnects with exponential back-off (0.5 s doubling to 30 s). States are
 coalesced (only the latest state of a board is sent); if the broker is away so
 long that the update queue overflows, the oldest updates are dropped and
 counted; the retained state published on reconnect carries the whole board.
+
+The client id defaults to ``livegain-pub-{host}-{random}`` (no two instances
+share one; the session is not persistent: states are published again on each
+connect). TLS, a private CA, client certificates and credentials apart from
+the URL come from the ``[mqtt]`` section (:meth:`MqttPublisher.from_config`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import aiomqtt
 import structlog
 
-from livegain.broker import parse_mqtt_url
+from livegain.broker import BrokerAddress, parse_mqtt_url, unique_client_id
+
+if TYPE_CHECKING:
+    from livegain.config import MqttPublishConfig
 
 log = structlog.get_logger("livegain.publish.mqtt")
 
@@ -65,10 +73,12 @@ class MqttPublisher:
         qos: int = 1,
         max_queue: int = 10_000,
         backoff_max: float = 30.0,
+        broker: BrokerAddress | None = None,
     ) -> None:
-        self.broker = parse_mqtt_url(url)
+        """``broker``, when given, wins over ``url`` (credentials and TLS files)."""
+        self.broker = broker or parse_mqtt_url(url)
         self.prefix = prefix.rstrip("/")
-        self.client_id = client_id or f"livegain-pub-{os.getpid()}"
+        self.client_id = client_id or unique_client_id("pub")
         self.qos = qos
         self.max_queue = max_queue
         self.backoff_max = backoff_max
@@ -80,6 +90,11 @@ class MqttPublisher:
         self._updates: deque[tuple[str, bytes]] = deque()
         self._queued: dict[str, int] = {}  # updates in _updates, per board
         self._wake = asyncio.Event()
+
+    @classmethod
+    def from_config(cls, cfg: MqttPublishConfig) -> MqttPublisher:
+        """The publisher a ``[mqtt]`` section describes (ValueError if its URL or files are bad)."""
+        return cls(cfg.url, cfg.prefix, client_id=cfg.client_id, qos=cfg.qos, broker=cfg.broker())
 
     # ---------------------------------------------------------- producers
 
@@ -104,6 +119,13 @@ class MqttPublisher:
         when the state is actually sent (states are coalesced).
         """
         self._states[board_id] = snapshot
+        self._dirty_states[board_id] = None
+        self._wake.set()
+
+    def remove_board(self, board_id: str) -> None:
+        """Clear the board's retained state on the broker (an empty retained
+        message deletes it), so that no late subscriber sees a removed board."""
+        self._states[board_id] = b""
         self._dirty_states[board_id] = None
         self._wake.set()
 
@@ -141,12 +163,12 @@ class MqttPublisher:
         while True:
             try:
                 await self._session()
-            except aiomqtt.MqttError as exc:
+            except (aiomqtt.MqttError, ValueError) as exc:  # ValueError: unreadable TLS files
                 self.stats.failures += 1
                 self.stats.last_error = str(exc)
                 log.warning(
                     "mqtt_publish_disconnected",
-                    broker=f"{self.broker.host}:{self.broker.port}",
+                    broker=str(self.broker),
                     error=str(exc),
                     retry_in=delay,
                 )
@@ -243,4 +265,6 @@ class MqttPublisher:
         await client.publish(self.state_topic(board_id), data, qos=self.qos, retain=True)
         if self._states.get(board_id) is data:
             self._dirty_states.pop(board_id, None)
+            if not data:  # a removed board's state is cleared: nothing left to resend
+                del self._states[board_id]
         self.stats.published += 1

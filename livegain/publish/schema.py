@@ -4,8 +4,9 @@ The same message bodies travel over WebSockets (to overlays and sites) and
 MQTT (retained per-board state and per-ply updates). JSON Schema files are
 exported from these models to ``docs/protocol/``.
 
-Server -> client messages: ``hello``, ``boards``, ``snapshot``, ``update``,
-``error``, ``pong``. Client -> server: ``subscribe``, ``unsubscribe``, ``ping``.
+Server -> client messages: ``hello``, ``boards``, ``boards_diff``, ``snapshot``,
+``update``, ``error``, ``pong``. Client -> server: ``subscribe``,
+``unsubscribe``, ``ping``, ``list_boards``.
 
 Conventions: scores are centipawns from White's point of view, clipped to
 +/-3900; WDL is per mille from White's point of view; ratings are Elo points;
@@ -235,17 +236,51 @@ class BoardState(_Model):
 
 
 class Hello(_Model):
+    """Sent once on connect. ``boards`` is the first page of the board list (at
+    most the server's page size, 100 by default); ``boards_next`` not null
+    means there are more: ask for them with ``list_boards``."""
+
     type: Literal["hello"] = "hello"
     protocol: int = PROTOCOL_VERSION
     server: str
     boards: list[BoardSummary]
+    boards_total: int = Field(default=0, description="boards on the server")
+    boards_next: int | None = Field(
+        default=None,
+        description="cursor of the next page (a list_boards request); null: "
+        "``boards`` is the whole list",
+    )
 
 
 class Boards(_Model):
-    """Sent to every client when the list of boards changes."""
+    """A page of the board list: the answer to ``list_boards`` (and the first
+    page again after a client fell behind).
+
+    ``reset`` true (a first page): the list as the client knows it may be out
+    of date; after the last page (``next`` null) it keeps only the boards that
+    these pages and the ``boards_diff`` messages received meanwhile name."""
 
     type: Literal["boards"] = "boards"
     boards: list[BoardSummary]
+    total: int = Field(default=0, description="boards on the server")
+    next: int | None = Field(
+        default=None, description="cursor of the next page; null: this was the last"
+    )
+    reset: bool = False
+
+
+class BoardsDiff(_Model):
+    """Changes to the board list, sent to every client at most every
+    ``board_list_interval`` seconds (0.5 s by default) while the list changes.
+
+    Apply in order: ``added`` and ``changed`` replace (or add) the summary with
+    that ``board_id``, ``removed`` drops the boards with those ids (unknown ids
+    are ignored). A board is listed again when its players or result change."""
+
+    type: Literal["boards_diff"] = "boards_diff"
+    added: list[BoardSummary] = Field(default_factory=list)
+    changed: list[BoardSummary] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list, description="ids of removed boards")
 
 
 class Snapshot(_Model):
@@ -311,10 +346,22 @@ class Ping(_Model):
     type: Literal["ping"] = "ping"
 
 
+class ListBoards(_Model):
+    """Ask for a page of the board list; answered with a ``boards`` message."""
+
+    type: Literal["list_boards"] = "list_boards"
+    cursor: int = Field(
+        default=0, ge=0, description="0 for the first page, else the ``next`` of the last page"
+    )
+    limit: int | None = Field(
+        default=None, ge=1, description="boards per page (at most the server's page size)"
+    )
+
+
 ServerMessage = Annotated[
-    Hello | Boards | Snapshot | Update | Error | Pong, Field(discriminator="type")
+    Hello | Boards | BoardsDiff | Snapshot | Update | Error | Pong, Field(discriminator="type")
 ]
-ClientMessage = Annotated[Subscribe | Unsubscribe | Ping, Field(discriminator="type")]
+ClientMessage = Annotated[Subscribe | Unsubscribe | Ping | ListBoards, Field(discriminator="type")]
 
 
 # --------------------------------------------------------------------------

@@ -6,13 +6,25 @@ HTTP (answered from ``process_request`` before any WebSocket handshake):
   ``/overlay/boards`` -> ``board.html`` / ``boards.html``;
   ``/overlay/static/<file>`` -> files under ``livegain/overlay/static``;
 - ``/healthz`` -> JSON (status, boards, clients, engine, uptime, counters);
-- ``/api/boards`` -> JSON list of :class:`~livegain.publish.schema.BoardSummary`;
-  ``/api/boards/<id>`` -> one :class:`~livegain.publish.schema.BoardState`.
+- ``/api/boards`` -> JSON list of :class:`~livegain.publish.schema.BoardSummary`
+  (``?offset=&limit=`` for a part of it); ``/api/boards/<id>`` -> one
+  :class:`~livegain.publish.schema.BoardState`;
+- ``DELETE /api/boards/<id>`` with ``Authorization: Bearer <admin token>``
+  removes a board (only when an admin token is configured).
+
+Only GET (and OPTIONS, and that DELETE) are answered; other methods get 405,
+a malformed request 400, and a request pipelined behind another is not read
+(the answer to the first closes the connection, as every answer here does).
+Pages of another origin may not open ``/ws`` unless allowed (``origins``);
+no CORS header is sent unless configured (``cors_origins``); one address may
+hold at most ``max_connections_per_ip`` WebSocket connections (HTTP 429).
 
 WebSocket protocol (see ``docs/protocol/README.md``): on connect the server
-sends ``hello``; a ``subscribe`` answers one ``snapshot`` per board, then the
-client receives one ``update`` per change; ``boards`` whenever the list of
-boards changes.
+sends ``hello`` with the first page of the board list (``list_boards`` asks
+for the next pages); a ``subscribe`` answers one ``snapshot`` per board, then
+the client receives one ``update`` per change; ``boards_diff`` with the
+boards added, changed and removed, at most every ``board_list_interval``
+seconds while the list changes.
 
 Fan-out: each message is serialised and framed once and written to every
 subscriber without awaiting (like :func:`websockets.asyncio.server.broadcast`,
@@ -32,24 +44,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import hmac
 import json
 import logging
 import socket
 import struct
 import time
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections import Counter, deque
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import structlog
 from pydantic import TypeAdapter, ValidationError
 from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import (
+    ConnectionClosed,
+    HeaderLineTooLong,
+    InvalidMessage,
+    RequestLineTooLong,
+    TooManyHeaders,
+)
 from websockets.http11 import Request, Response
 from websockets.protocol import Protocol, State
 
@@ -60,11 +79,13 @@ from livegain.publish.fanout import FanoutHelpers, HelperFailed, current_cpu
 from livegain.publish.schema import (
     PROTOCOL_VERSION,
     Boards,
+    BoardsDiff,
     BoardState,
     BoardSummary,
     ClientMessage,
     Error,
     Hello,
+    ListBoards,
     Ping,
     Pong,
     Snapshot,
@@ -108,7 +129,9 @@ PAGES = {
     "/overlay/boards.html": "boards.html",
 }
 
-_CLIENT_ADAPTER: TypeAdapter[Subscribe | Unsubscribe | Ping] = TypeAdapter(ClientMessage)
+_CLIENT_ADAPTER: TypeAdapter[Subscribe | Unsubscribe | Ping | ListBoards] = TypeAdapter(
+    ClientMessage
+)
 
 
 @dataclass(frozen=True)
@@ -121,9 +144,28 @@ class ServerLimits:
     """Frames above this size close the connection (code 1009)."""
     max_errors: int = 20
     """Protocol errors tolerated per connection before it is closed (1008)."""
-    max_subscriptions: int = 1000
+    max_subscriptions: int = 64
+    """Board ids one client may subscribe to (``"*"`` counts as one); beyond:
+    an ``error`` (the connection stays)."""
+    max_board_id: int = 96
+    """Longest board id a client may name (the service's ids are shorter)."""
     max_clients: int = 10_000
     """WebSocket connections beyond this are refused (HTTP 503)."""
+    max_connections_per_ip: int = 64
+    """WebSocket connections per client address beyond this are refused (HTTP
+    429); 0: no limit. Behind a reverse proxy every client has its address:
+    limit there instead."""
+    origins: tuple[str, ...] = ()
+    """Origins whose pages may open ``/ws`` besides the server's own host (any
+    port); ``"*"``: any; ``"null"``: local files. A client that sends no
+    ``Origin`` (OBS, tools) is always allowed; others get HTTP 403."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins that get ``Access-Control-Allow-Origin`` on HTTP answers (``"*"``:
+    any); none by default."""
+    board_page: int = 100
+    """Boards in ``hello`` and at most per ``list_boards`` page."""
+    board_list_interval: float = 0.5
+    """Seconds board-list changes are gathered into one ``boards_diff``."""
     rate: float = 20.0
     """Client messages per second allowed on average (a token bucket) ..."""
     burst: int = 40
@@ -164,6 +206,17 @@ class ServerStats:
     messages_sent: int = 0
     http_requests: int = 0
     refused: int = 0
+    refused_origin: int = 0
+    """WebSocket handshakes refused for their Origin (HTTP 403)."""
+    refused_per_ip: int = 0
+    """WebSocket handshakes refused for the per-address cap (HTTP 429)."""
+    bad_requests: int = 0
+    """HTTP requests answered 400 or 405 (malformed, or a method not served)."""
+    admin_refused: int = 0
+    """Admin requests without the right token (HTTP 401)."""
+    boards_removed: int = 0
+    board_list_diffs: int = 0
+    """``boards_diff`` messages sent (each to every client)."""
     helper_writes: int = 0
     """Writes made by the fan-out helpers (included in ``messages_sent``)."""
     helper_short: int = 0
@@ -254,7 +307,7 @@ only when a snapshot, a summary or the board list needs it)."""
 
 
 class _BoardEntry:
-    __slots__ = ("_factory", "_snapshot", "_state", "_summary", "list_key")
+    __slots__ = ("_factory", "_snapshot", "_state", "_summary", "_summary_json", "list_key")
 
     def __init__(self, state: StateLike, list_key: tuple[str, str, str, str] | None = None) -> None:
         self._state: BoardState | None = None
@@ -265,6 +318,7 @@ class _BoardEntry:
             self._factory = state
         self._snapshot: bytes | None = None
         self._summary: BoardSummary | None = None
+        self._summary_json: bytes | None = None
         if list_key is None:
             st = self.state
             list_key = (st.board_id, st.white.name, st.black.name, st.result)
@@ -288,6 +342,11 @@ class _BoardEntry:
             self._summary = summary_of(self.state)
         return self._summary
 
+    def summary_json(self) -> bytes:
+        if self._summary_json is None:
+            self._summary_json = self.summary().model_dump_json().encode()
+        return self._summary_json
+
 
 class LiveServer:
     """The WebSocket + HTTP server. Feed it board states and updates.
@@ -309,6 +368,7 @@ class LiveServer:
         server_name: str = f"livegain {__version__}",
         fanout_helpers: int = 0,
         helper_cpus: list[int] | None = None,
+        admin_token: str | None = None,
     ) -> None:
         self.host = host
         self.requested_port = port
@@ -318,7 +378,23 @@ class LiveServer:
         self.server_name = server_name
         self.stats = ServerStats()
         self._boards: dict[str, _BoardEntry] = {}
-        self._board_list_key: tuple[tuple[str, str, str, str], ...] = ()
+        self._ords: dict[str, int] = {}
+        """Per board, its place in the board list (increasing in the order of
+        ``_boards``: a page cursor is the last place it holds)."""
+        self._last_ord = 0
+        self._announced: dict[str, tuple[str, str, str, str]] = {}
+        """The board list as the last ``boards_diff`` left it (id -> list key)."""
+        self._list_dirty: set[str] = set()
+        self._list_timer: asyncio.TimerHandle | None = None
+        self._per_ip: Counter[str] = Counter()
+        self._log_times: dict[str, float] = {}
+        self._log_skipped: Counter[str] = Counter()
+        self.admin_token = admin_token
+        """Bearer token of ``DELETE /api/boards/{id}`` (None: no admin API)."""
+        self.on_remove: Callable[[str], object] | None = None
+        """Called to remove a board on an admin request (the service also takes it
+        out of the game registry and the store, then calls :meth:`remove_board`);
+        None: :meth:`remove_board` alone."""
         self._clients: set[_Client] = set()
         self._subscribers: dict[str, list[_Client]] = {}
         """Per board, the clients that receive it (rebuilt after any change of
@@ -335,7 +411,11 @@ class LiveServer:
         CPU; empty: not pinned)."""
         self._helpers: FanoutHelpers | None = None
         self.on_boards: Callable[[bytes], None] | None = None
-        """Called with each ``boards`` message sent (e.g. to publish it over MQTT)."""
+        """Called with the whole board list (a ``boards`` message) each time a
+        ``boards_diff`` goes out, so at most every ``board_list_interval``
+        seconds (e.g. to publish it, retained, over MQTT)."""
+        self.metrics: Callable[[], bytes] | None = None
+        """Renders ``/metrics`` (Prometheus text format); None: no such page."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -354,6 +434,8 @@ class LiveServer:
                 self._helpers = helpers
         try:
             self._server = await self._serve()
+            if self._list_dirty:
+                self._schedule_list()
         except BaseException:
             if self._helpers is not None:
                 helpers, self._helpers = self._helpers, None
@@ -361,11 +443,18 @@ class LiveServer:
             raise
 
     async def _serve(self) -> Server:
+        live = self
+
+        class Connection(_Connection):
+            pass
+
+        Connection.live = live
         return await serve(
             self._handler,
             self.host,
             self.requested_port,
             process_request=self._process_request,
+            create_connection=Connection,
             max_size=self.limits.max_frame_bytes,
             max_queue=16,
             compression=None,
@@ -375,6 +464,9 @@ class LiveServer:
         )
 
     async def close(self) -> None:
+        if self._list_timer is not None:
+            self._list_timer.cancel()
+            self._list_timer = None
         if self._server is not None:
             self._server.close(close_connections=True)
             with contextlib.suppress(TimeoutError):
@@ -444,13 +536,27 @@ class LiveServer:
     def set_board(self, state: BoardState) -> None:
         """Add or replace a board; subscribers get a full snapshot of it."""
         entry = _BoardEntry(state)
-        self._boards[state.board_id] = entry
-        self._send_to_subscribers(state.board_id, entry.snapshot_bytes())
-        self._maybe_send_boards()
+        board_id = state.board_id
+        old = self._boards.get(board_id)
+        self._put(board_id, entry)
+        self._send_to_subscribers(board_id, entry.snapshot_bytes())
+        if old is None or old.list_key != entry.list_key:
+            self._list_changed(board_id)
 
-    def remove_board(self, board_id: str) -> None:
-        if self._boards.pop(board_id, None) is not None:
-            self._maybe_send_boards()
+    def remove_board(self, board_id: str) -> bool:
+        """Forget a board: it leaves the board list (a ``removed`` diff)."""
+        if self._boards.pop(board_id, None) is None:
+            return False
+        self._ords.pop(board_id, None)
+        self.stats.boards_removed += 1
+        self._list_changed(board_id)
+        return True
+
+    def _put(self, board_id: str, entry: _BoardEntry) -> None:
+        if board_id not in self._boards:
+            self._last_ord += 1
+            self._ords[board_id] = self._last_ord
+        self._boards[board_id] = entry
 
     def publish(self, update: Update, state: StateLike) -> bytes:
         """Record ``state`` (the board after ``update``) and send ``update``.
@@ -472,7 +578,7 @@ class LiveServer:
         if old is not None and result is not None:
             key = (old.list_key[0], old.list_key[1], old.list_key[2], result)
         entry = _BoardEntry(state, key)
-        self._boards[board_id] = entry
+        self._put(board_id, entry)
         if new:
             # A subscriber to a board it never saw needs the whole of it.
             self._send_to_subscribers(board_id, entry.snapshot_bytes())
@@ -481,17 +587,82 @@ class LiveServer:
         # Replacing an entry keeps its place in the dict: the board list only
         # changes with a new board or a new list key.
         if old is None or entry.list_key != old.list_key:
-            self._maybe_send_boards()
+            self._list_changed(board_id)
 
-    def _maybe_send_boards(self) -> None:
-        key = tuple(e.list_key for e in self._boards.values())
-        if key == self._board_list_key:
+    # ---------------------------------------------------------- board list
+
+    def _list_changed(self, board_id: str) -> None:
+        self._list_dirty.add(board_id)
+        self._schedule_list()
+
+    def _schedule_list(self) -> None:
+        if self._list_timer is not None:
             return
-        self._board_list_key = key
-        data = Boards(boards=self.summaries()).model_dump_json().encode()
-        self._fan_out_queued(list(self._clients), None, data)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the loop yet: start() schedules it
+            return
+        self._list_timer = loop.call_later(self.limits.board_list_interval, self._flush_list)
+
+    def _flush_list(self) -> None:
+        """Send what changed in the board list since the last time, as one diff."""
+        self._list_timer = None
+        dirty, self._list_dirty = self._list_dirty, set()
+        added: list[BoardSummary] = []
+        changed: list[BoardSummary] = []
+        removed: list[str] = []
+        announced = self._announced
+        for board_id in sorted(dirty, key=lambda b: self._ords.get(b, 0)):
+            entry = self._boards.get(board_id)
+            before = announced.get(board_id)
+            if entry is None:
+                if before is not None:
+                    del announced[board_id]
+                    removed.append(board_id)
+            elif before is None:
+                announced[board_id] = entry.list_key
+                added.append(entry.summary())
+            elif before != entry.list_key:
+                announced[board_id] = entry.list_key
+                changed.append(entry.summary())
+        if not (added or changed or removed):
+            return
+        self.stats.board_list_diffs += 1
+        data = BoardsDiff(added=added, changed=changed, removed=removed).model_dump_json()
+        self._fan_out_queued(list(self._clients), None, data.encode())
         if self.on_boards is not None:
-            self.on_boards(data)
+            self.on_boards(self.board_page(0, None, reset=True))
+
+    def _page(self, cursor: int, limit: int | None) -> tuple[list[_BoardEntry], int | None]:
+        """Up to ``limit`` boards placed after ``cursor``, and the next cursor."""
+        out: list[_BoardEntry] = []
+        ords = self._ords
+        last = 0
+        for board_id, entry in self._boards.items():
+            place = ords[board_id]
+            if place <= cursor:
+                continue
+            if limit is not None and len(out) >= limit:
+                return out, last
+            out.append(entry)
+            last = place
+        return out, None
+
+    def board_page(
+        self, cursor: int = 0, limit: int | None = None, *, reset: bool = False
+    ) -> bytes:
+        """A ``boards`` message: the boards after ``cursor``, ``limit`` at most
+        (None: all of them), serialised from each board's cached summary."""
+        entries, nxt = self._page(cursor, limit)
+        shell = Boards(boards=[], total=len(self._boards), next=nxt, reset=reset)
+        return _splice(shell.model_dump_json().encode(), [e.summary_json() for e in entries])
+
+    def _hello(self) -> bytes:
+        entries, nxt = self._page(0, self.limits.board_page)
+        shell = Hello(
+            server=self.server_name, boards=[], boards_total=len(self._boards), boards_next=nxt
+        )
+        return _splice(shell.model_dump_json().encode(), [e.summary_json() for e in entries])
 
     def _send_to_subscribers(self, board_id: str, data: bytes) -> None:
         clients = self._subscribers.get(board_id)
@@ -823,7 +994,7 @@ class LiveServer:
         self.stats.connections_total += 1
         resync = asyncio.create_task(self._resync_loop(client))
         try:
-            self._send(client, Hello(server=self.server_name, boards=self.summaries()))
+            self._fan_out([client], None, self._hello())
             async for message in ws:
                 self._on_message(client, message)
                 if client.errors >= self.limits.max_errors:
@@ -895,24 +1066,38 @@ class LiveServer:
             self._send(client, Pong())
         elif isinstance(msg, Subscribe):
             self._subscribe(client, msg)
+        elif isinstance(msg, ListBoards):
+            page = self.limits.board_page
+            limit = page if msg.limit is None else min(msg.limit, page)
+            self._fan_out([client], None, self.board_page(msg.cursor, limit, reset=msg.cursor == 0))
         else:
             self._unsubscribe(client, msg)
 
     def _subscribe(self, client: _Client, msg: Subscribe) -> None:
-        self._subscribers.clear()
+        limits = self.limits
         if msg.boards == "*":
+            self._subscribers.clear()
             client.all_boards = True
             targets = list(self._boards)
         else:
-            ids = [b for b in msg.boards if isinstance(b, str)]
-            if len(client.boards) + len(ids) > self.limits.max_subscriptions:
+            ids = list(dict.fromkeys(msg.boards))
+            longest = max((len(b) for b in ids), default=0)
+            if longest > limits.max_board_id:
                 self._error(
-                    client, f"too many subscriptions (limit {self.limits.max_subscriptions})"
+                    client,
+                    f"subscribe: board id of {longest} characters "
+                    f"(limit {limits.max_board_id}); nothing subscribed",
                 )
                 return
-            if any(len(b) > 200 for b in ids):
-                self._error(client, "board id too long (limit 200 characters)")
+            total = len(client.boards.union(ids)) + int(client.all_boards)
+            if total > limits.max_subscriptions:
+                self._error(
+                    client,
+                    f"subscribe: {total} boards (limit {limits.max_subscriptions} per "
+                    'connection; "*" subscribes to every board); nothing subscribed',
+                )
                 return
+            self._subscribers.clear()
             client.boards.update(ids)
             targets = [b for b in ids if b in self._boards]
         for board_id in targets:
@@ -949,9 +1134,12 @@ class LiveServer:
             stale, client.stale = client.stale, set()
             client.stale_since = None
             if client.boards_stale:
+                # It missed board-list changes: the first page again, marked
+                # ``reset`` (the client asks for the next ones).
                 client.boards_stale = False
-                data = Boards(boards=self.summaries()).model_dump_json().encode()
-                self._fan_out([client], None, data)
+                self._fan_out(
+                    [client], None, self.board_page(0, self.limits.board_page, reset=True)
+                )
             client.resyncs += 1
             self.stats.resyncs += 1
             log.info("client_resync", peer=client.peer, boards=len(stale), dropped=client.dropped)
@@ -965,23 +1153,169 @@ class LiveServer:
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         split = urlsplit(request.path)
         path = split.path
-        if path == WS_PATH:
-            if len(self._clients) >= self.limits.max_clients:
-                self.stats.refused += 1
-                return _response(HTTPStatus.SERVICE_UNAVAILABLE, b"too many connections\n", ".txt")
-            return None
+        if path == WS_PATH and request.method == "GET":
+            return self._admit(connection, request)
         self.stats.http_requests += 1
         try:
-            return self._http(path)
+            response = self._route(connection, request, path, split.query)
         except Exception as exc:  # never let one request take the server down
             log.exception("http_error", path=path, error=str(exc))
-            return _response(HTTPStatus.INTERNAL_SERVER_ERROR, b"internal error\n", ".txt")
+            response = _response(HTTPStatus.INTERNAL_SERVER_ERROR, b"internal error\n", ".txt")
+        self._cors(response, request.headers.get("Origin"))
+        return response
+
+    def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Refuse a WebSocket handshake from a foreign page, a full server or an
+        address that holds its share; else count it against its address."""
+        limits = self.limits
+        origin = request.headers.get("Origin")
+        if not self._origin_allowed(origin, request.headers.get("Host")):
+            self.stats.refused_origin += 1
+            self._note("ws_origin_refused", origin=origin, peer=_peer(connection))
+            body = f"origin not allowed: {origin}\n".encode("utf-8", "replace")
+            return _response(HTTPStatus.FORBIDDEN, body, ".txt")
+        if len(self._clients) >= limits.max_clients:
+            self.stats.refused += 1
+            self._note("ws_server_full", clients=len(self._clients))
+            return _response(HTTPStatus.SERVICE_UNAVAILABLE, b"too many connections\n", ".txt")
+        ip = _ip(connection)
+        cap = limits.max_connections_per_ip
+        if cap and self._per_ip[ip] >= cap:
+            self.stats.refused_per_ip += 1
+            self._note("ws_per_ip_refused", ip=ip, limit=cap)
+            body = f"too many connections from {ip} (limit {cap})\n".encode()
+            return _response(HTTPStatus.TOO_MANY_REQUESTS, body, ".txt")
+        self._per_ip[ip] += 1
+        task = asyncio.get_running_loop().create_task(self._release_ip(connection, ip))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return None
+
+    async def _release_ip(self, connection: ServerConnection, ip: str) -> None:
+        try:
+            await connection.wait_closed()
+        finally:
+            left = self._per_ip[ip] - 1
+            if left > 0:
+                self._per_ip[ip] = left
+            else:
+                self._per_ip.pop(ip, None)
+
+    def _origin_allowed(self, origin: str | None, host: str | None) -> bool:
+        if origin is None:
+            return True  # not a browser page: OBS, command-line tools
+        allowed = self.limits.origins
+        if "*" in allowed or origin in allowed:
+            return True
+        if host is None or origin == "null":
+            return False
+        try:
+            theirs = urlsplit(origin).hostname
+            ours = urlsplit(f"//{host}").hostname
+        except ValueError:
+            return False
+        return theirs is not None and theirs == ours
+
+    def _cors(self, response: Response, origin: str | None) -> None:
+        allowed = self.limits.cors_origins
+        if origin is None or not allowed:
+            return
+        if "*" in allowed:
+            response.headers["Access-Control-Allow-Origin"] = "*"
+        elif origin in allowed:
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Vary"] = "Origin"
+
+    def _note(self, event: str, **fields: Any) -> None:
+        """Log ``event`` at most once a second (with how many were not logged):
+        a flood of refused requests must not become a flood of log lines."""
+        now = time.monotonic()
+        if now - self._log_times.get(event, -1e9) < 1.0:
+            self._log_skipped[event] += 1
+            return
+        self._log_times[event] = now
+        skipped = self._log_skipped.pop(event, 0)
+        log.info(event, skipped=skipped, **fields)
+
+    def bad_request(self, status: HTTPStatus, why: str, peer: str) -> Response:
+        """The answer to a request that is malformed or uses a method not served."""
+        self.stats.bad_requests += 1
+        self._note("http_bad_request", status=status.value, error=why, peer=peer)
+        response = _response(status, f"{status.phrase}: {why}\n".encode(), ".txt")
+        if status is HTTPStatus.METHOD_NOT_ALLOWED:
+            response.headers["Allow"] = "GET, OPTIONS"
+        return response
+
+    def _route(
+        self, connection: ServerConnection, request: Request, path: str, query: str
+    ) -> Response:
+        method = request.method
+        board_path = path.startswith("/api/boards/")
+        if method == "OPTIONS":
+            response = _response(HTTPStatus.NO_CONTENT, b"", ".txt")
+            allowed = "GET, DELETE, OPTIONS" if board_path and self.admin_token else "GET, OPTIONS"
+            response.headers["Allow"] = allowed
+            response.headers["Access-Control-Allow-Methods"] = allowed
+            response.headers["Access-Control-Allow-Headers"] = "Authorization"
+            return response
+        if method == "DELETE" and board_path and self.admin_token is not None:
+            return self._delete_board(request, unquote(path[len("/api/boards/") :]))
+        if method != "GET":
+            response = self.bad_request(
+                HTTPStatus.METHOD_NOT_ALLOWED, f"method {method} not allowed", _peer(connection)
+            )
+            if board_path and self.admin_token is not None:
+                response.headers["Allow"] = "GET, DELETE, OPTIONS"
+            return response
+        if path == "/api/boards" and query:
+            return self._boards_part(query)
+        return self._http(path)
+
+    def _boards_part(self, query: str) -> Response:
+        params = parse_qs(query)
+        try:
+            offset = int(params.get("offset", ["0"])[0])
+            limit = int(params.get("limit", ["1000000000"])[0])
+            if offset < 0 or limit < 1:
+                raise ValueError("negative")
+        except ValueError:
+            body = b"offset and limit must be whole numbers (offset >= 0, limit >= 1)\n"
+            return _response(HTTPStatus.BAD_REQUEST, body, ".txt")
+        entries = list(self._boards.values())[offset : offset + limit]
+        body = b"[" + b",".join(e.summary_json() for e in entries) + b"]"
+        response = _response(HTTPStatus.OK, body, ".json")
+        response.headers["X-Total-Count"] = str(len(self._boards))
+        return response
+
+    def _delete_board(self, request: Request, board_id: str) -> Response:
+        token = self.admin_token
+        assert token is not None
+        given = request.headers.get("Authorization", "")
+        scheme, _, value = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            value.strip().encode(), token.encode()
+        ):
+            self.stats.admin_refused += 1
+            self._note("admin_refused", board_id=board_id)
+            response = _response(HTTPStatus.UNAUTHORIZED, b"admin token required\n", ".txt")
+            response.headers["WWW-Authenticate"] = 'Bearer realm="livegain"'
+            return response
+        if board_id not in self._boards:
+            return _response(HTTPStatus.NOT_FOUND, f"no board {board_id!r}\n".encode(), ".txt")
+        if self.on_remove is not None:
+            self.on_remove(board_id)
+        else:
+            self.remove_board(board_id)
+        log.info("board_removed", board_id=board_id, by="admin")
+        return _json_response(HTTPStatus.OK, {"removed": board_id})
 
     def _http(self, path: str) -> Response:
         if path == "/healthz":
             return _json_response(HTTPStatus.OK, self.health())
+        if path == "/metrics" and self.metrics is not None:
+            return _response(HTTPStatus.OK, self.metrics(), ".txt")
         if path == "/api/boards":
-            body = b"[" + b",".join(s.model_dump_json().encode() for s in self.summaries()) + b"]"
+            body = b"[" + b",".join(e.summary_json() for e in self._boards.values()) + b"]"
             return _response(HTTPStatus.OK, body, ".json")
         if path.startswith("/api/boards/"):
             board_id = unquote(path[len("/api/boards/") :])
@@ -1020,6 +1354,12 @@ class LiveServer:
                 "dropped_updates": self.stats.dropped_updates,
                 "messages_sent": self.stats.messages_sent,
                 "refused": self.stats.refused,
+                "refused_origin": self.stats.refused_origin,
+                "refused_per_ip": self.stats.refused_per_ip,
+                "bad_requests": self.stats.bad_requests,
+                "admin_refused": self.stats.admin_refused,
+                "boards_removed": self.stats.boards_removed,
+                "board_list_diffs": self.stats.board_list_diffs,
             },
             "fanout_helpers": {
                 "running": self._helpers.running() if self._helpers is not None else 0,
@@ -1032,6 +1372,143 @@ class LiveServer:
         if self.health_extra is not None:
             out.update(self.health_extra())  # may set "status": "degraded" and "problems"
         return out
+
+
+_MAX_HEAD = 64 * 1024
+"""Most bytes of a request's head (request line and headers) read."""
+_MAX_HELD = 1 << 20
+"""Most bytes held back while a handshake is answered (beyond: dropped)."""
+_ALLOWED_METHODS = frozenset({"GET", "DELETE", "OPTIONS"})
+
+
+class _Connection(ServerConnection):
+    """A connection whose request head is checked before websockets parses it.
+
+    websockets answers one request per connection. Two requests written at
+    once (HTTP pipelining) made it parse the second as WebSocket frames, fail,
+    half-close the socket before the first answer went out, and log a
+    traceback. Here the bytes after the first request's head are held back
+    until the handshake is over: after a WebSocket upgrade they are frames and
+    go in; after an HTTP answer (which closes the connection) they are dropped,
+    and a pipelining client sends them again on a new connection. A head that
+    websockets cannot parse, or one with a method this server does not serve,
+    is answered here (400, 405, 431) instead of the connection being dropped
+    without an answer.
+    """
+
+    live: LiveServer | None = None
+    """The server whose counters and log see the requests answered here."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head = bytearray()
+        self._held: bytearray | None = None
+
+    def data_received(self, data: bytes) -> None:
+        if self._held is not None:
+            if len(self._held) <= _MAX_HELD:
+                self._held += data
+            return
+        if self.protocol.state is not State.CONNECTING:
+            super().data_received(data)
+            return
+        start = max(0, len(self._head) - 3)
+        self._head += data
+        end = self._head.find(b"\r\n\r\n", start)
+        if end < 0:
+            if len(self._head) > _MAX_HEAD:
+                self._answer(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "request head too large")
+            return
+        head = bytes(self._head[: end + 4])
+        self._held = bytearray(self._head[end + 4 :])
+        self._head = bytearray()
+        problem = _check_head(head)
+        if problem is not None:
+            self._answer(*problem)
+            return
+        super().data_received(head)
+
+    async def handshake(self, *args: Any, **kwargs: Any) -> None:
+        await super().handshake(*args, **kwargs)
+        held, self._held = self._held, None
+        if held and self.protocol.state is State.OPEN:
+            super().data_received(bytes(held))
+
+    def _answer(self, status: HTTPStatus, why: str) -> None:
+        """Answer a request websockets would drop unanswered, then close."""
+        self._held = bytearray()  # nothing more is read
+        live = self.live
+        if live is not None:
+            response = live.bad_request(status, why, _peer(self))
+        else:
+            response = _response(status, f"{status.phrase}: {why}\n".encode(), ".txt")
+        self.protocol.handshake_exc = InvalidMessage(f"{status.value}: {why}")
+        self.transport.write(response.serialize())
+        self.transport.close()
+
+
+def _check_head(head: bytes) -> tuple[HTTPStatus, str] | None:
+    """Why websockets would refuse this request head without an answer, if it would."""
+    line = head.split(b"\r\n", 1)[0]
+    parts = line.split(b" ")
+    if len(parts) == 3 and parts[2] in (b"HTTP/1.1", b"HTTP/1.0"):
+        method = parts[0].decode("latin-1")
+        if method not in _ALLOWED_METHODS:
+            shown = method if method.isascii() and method.isprintable() else repr(method)
+            return HTTPStatus.METHOD_NOT_ALLOWED, f"method {shown[:32]} not allowed"
+    pos = 0
+
+    def read_line(limit: int, too_long: type[Exception]) -> Generator[None, None, bytes]:
+        nonlocal pos
+        end = head.find(b"\n", pos)
+        if end < 0:
+            raise EOFError("line without CRLF")
+        if end + 1 - pos > limit:
+            raise too_long(f"line of {end + 1 - pos} bytes")
+        chunk = head[pos : end + 1]
+        pos = end + 1
+        return chunk
+        yield  # a generator, as websockets' parser expects
+
+    parser = Request.parse(read_line)
+    try:
+        next(parser)
+    except StopIteration:
+        return None
+    except RequestLineTooLong:
+        return HTTPStatus.REQUEST_URI_TOO_LONG, "request line too long"
+    except (HeaderLineTooLong, TooManyHeaders) as exc:
+        return HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, f"header fields too large ({exc})"
+    except Exception as exc:
+        why = str(exc)[:200].encode("ascii", "replace").decode("ascii")
+        if "body" in why or "Transfer" in why or "transfer" in why:
+            return HTTPStatus.BAD_REQUEST, f"request bodies are not accepted ({why})"
+        return HTTPStatus.BAD_REQUEST, f"malformed request: {why}"
+    return HTTPStatus.BAD_REQUEST, "incomplete request"
+
+
+def _peer(connection: ServerConnection) -> str:
+    try:
+        addr = connection.remote_address
+    except Exception:  # pragma: no cover - transport gone
+        return "?"
+    return f"{addr[0]}:{addr[1]}" if isinstance(addr, tuple) else str(addr)
+
+
+def _ip(connection: ServerConnection) -> str:
+    try:
+        addr = connection.remote_address
+    except Exception:  # pragma: no cover - transport gone
+        return "?"
+    return str(addr[0]) if isinstance(addr, tuple) else str(addr)
+
+
+def _splice(shell: bytes, items: list[bytes]) -> bytes:
+    """``shell`` (a message serialised with an empty ``boards`` list) with the
+    serialised summaries ``items`` in that list."""
+    empty = b'"boards":[]'
+    at = shell.index(empty)
+    return shell[:at] + b'"boards":[' + b",".join(items) + b"]" + shell[at + len(empty) :]
 
 
 def raise_fd_limit(clients: int) -> None:
@@ -1097,7 +1574,6 @@ def _response(status: HTTPStatus, body: bytes, suffix: str) -> Response:
             ("Content-Type", CONTENT_TYPES.get(suffix, "application/octet-stream")),
             ("Cache-Control", "no-cache"),
             ("X-Content-Type-Options", "nosniff"),
-            ("Access-Control-Allow-Origin", "*"),
         ]
     )
     return Response(status.value, status.phrase, headers, body)

@@ -30,8 +30,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
+
+log = structlog.get_logger("livegain.store")
 
 SCHEMA_VERSION = 1
 
@@ -61,6 +65,27 @@ CREATE TABLE IF NOT EXISTS evals (
 
 class StoreError(RuntimeError):
     """The store file is unusable (names the file and the problem)."""
+
+
+DAMAGED_HINT = "move it aside or start with --fresh-store"
+
+
+def set_aside(path: Path | str) -> Path:
+    """Rename a damaged store (and its ``-wal``/``-shm`` files) beside itself,
+    as ``NAME.damaged-<UTC time>``; return the new name of the store file."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(target.with_name(target.name + suffix))
+    path.rename(target)
+    return target
 
 
 def snapshot_to_json(snap: GameSnapshot) -> str:
@@ -95,6 +120,18 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open the store ({exc})") from exc
+        try:
+            tables = {
+                str(r[0])
+                for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+            if tables and "meta" not in tables:
+                raise StoreError(
+                    f"{self.path}: not a livegain store (an SQLite file with tables "
+                    f"{', '.join(sorted(tables))}); {DAMAGED_HINT}"
+                )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
@@ -103,13 +140,29 @@ class Store:
                 self._db.execute(
                     "INSERT INTO meta(key, value) VALUES('schema', ?)", (str(SCHEMA_VERSION),)
                 )
-            elif int(row[0]) != SCHEMA_VERSION:
-                raise StoreError(f"{self.path}: store schema {row[0]}, expected {SCHEMA_VERSION}")
+            elif str(row[0]) != str(SCHEMA_VERSION):
+                raise StoreError(
+                    f"{self.path}: store schema {row[0]}, this version reads {SCHEMA_VERSION}; "
+                    f"{DAMAGED_HINT}"
+                )
+            self._ord = self._db.execute("SELECT COALESCE(MAX(ord), 0) FROM boards").fetchone()[0]
+            # Reading every row's page finds a damaged file now, not mid-round.
+            check = self._db.execute("PRAGMA quick_check(1)").fetchone()
+            if check is None or check[0] != "ok":
+                raise StoreError(
+                    f"{self.path}: not a livegain store (damaged: "
+                    f"{check[0] if check else 'no answer'}); {DAMAGED_HINT}"
+                )
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: {exc}") from exc
-        self._ord = self._db.execute("SELECT COALESCE(MAX(ord), 0) FROM boards").fetchone()[0]
+            self._db.close()
+            raise StoreError(f"{self.path}: not a livegain store ({exc}); {DAMAGED_HINT}") from exc
+        except StoreError:
+            self._db.close()
+            raise
         self.eval_reads = 0
         self.eval_hits = 0
+        self.bad_rows = 0
+        """Rows that could not be read (logged, skipped)."""
 
     def close(self) -> None:
         self._db.close()
@@ -131,7 +184,14 @@ class Store:
     def load_snapshots(self) -> list[tuple[str, GameSnapshot]]:
         """Every stored board's latest snapshot, in first-seen order."""
         rows = self._db.execute("SELECT board_id, snapshot FROM boards ORDER BY ord").fetchall()
-        return [(str(b), snapshot_from_json(s)) for b, s in rows]
+        out = []
+        for b, s in rows:
+            try:
+                out.append((str(b), snapshot_from_json(s)))
+            except (ValueError, TypeError, KeyError) as exc:  # one bad row loses one board
+                self.bad_rows += 1
+                log.error("store_bad_row", store=str(self.path), board_id=str(b), error=repr(exc))
+        return out
 
     # --------------------------------------------------------------- evals
 
@@ -161,21 +221,27 @@ class Store:
         ).fetchone()
         if row is None:
             return None
-        self.eval_hits += 1
         cp, mate, wdl, depth, nodes, best, pv = row
-        wdl_t: tuple[int, int, int] | None = None
-        if wdl is not None:
-            w, d, l_ = json.loads(wdl)
-            wdl_t = (int(w), int(d), int(l_))
-        return Evaluation(
-            cp=int(cp),
-            mate=None if mate is None else int(mate),
-            wdl=wdl_t,
-            depth=int(depth),
-            nodes=int(nodes),
-            best=best,
-            pv=tuple(json.loads(pv)),
-        )
+        try:
+            wdl_t: tuple[int, int, int] | None = None
+            if wdl is not None:
+                w, d, l_ = json.loads(wdl)
+                wdl_t = (int(w), int(d), int(l_))
+            ev = Evaluation(
+                cp=int(cp),
+                mate=None if mate is None else int(mate),
+                wdl=wdl_t,
+                depth=int(depth),
+                nodes=int(nodes),
+                best=best,
+                pv=tuple(json.loads(pv)),
+            )
+        except (ValueError, TypeError) as exc:  # an unreadable row is a miss: searched again
+            self.bad_rows += 1
+            log.error("store_bad_row", store=str(self.path), fen=fen, error=repr(exc))
+            return None
+        self.eval_hits += 1
+        return ev
 
     def count_evals(self, engine: str | None = None) -> int:
         if engine is None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import chess.pgn
 import pytest
+from conftest import need
 
 import livegain
 import livegain.cli.analyze as analyze_cli
@@ -133,8 +134,7 @@ def test_lichess_development_set(tmp_path: Path, capsys: pytest.CaptureFixture[s
     """The first 1,500 games of the shared lichess set (written to tmp_path,
     gzip) through the whole command: every game read, every player with a
     perceived rating, Algorithm 2 intervals where the jackknife gives them."""
-    if not LICHESS.exists():
-        pytest.skip(f"{LICHESS} not present")
+    need(LICHESS.exists(), f"{LICHESS} not present (the shared data beside the checkout)")
     lines: list[str] = []
     games = 0
     with gzip.open(LICHESS, "rt", encoding="utf-8") as f:

@@ -732,3 +732,21 @@ def test_dead_position_is_scored_without_the_engine() -> None:
     g = t.board(a.board_id)
     assert g.current_eval is not None and g.current_eval.cp == 0
     assert g.result == "*"  # a dead position is the feed's (or arbiter's) to score
+
+
+def test_backfill_passes_over_nothing_when_evaluations_land_while_it_is_read() -> None:
+    """The scheduler records evaluations (from the store) while it reads the
+    backfill: every position still missing must come out of the same scan.
+    (Ranks counted afresh per turn skipped a board's ply 1 once its ply 0 was
+    recorded mid-scan, and with nothing in flight the board stalled.)"""
+    t = Tournament(engine_rating=PAPER_ENGINE_RATING)
+    for board in range(1, 6):
+        t.apply(snap(["e4", "e5", "Nf3"], board=board, white=PlayerInfo(f"W{board}")))
+    for g in t.boards.values():  # every latest position already known
+        t.record_eval(g.board_id, g.plies, g.fen, ev_of(g.fen))
+    seen: list[tuple[str, int]] = []
+    for req in t.iter_backfill():
+        seen.append((req.board_id, req.ply))
+        t.record_eval(req.board_id, req.ply, req.fen, ev_of(req.fen))
+    assert sorted(seen) == sorted((bid, ply) for bid in t.boards for ply in range(3))
+    assert t.pending_count() == 0

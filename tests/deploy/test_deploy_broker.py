@@ -21,6 +21,7 @@ from pathlib import Path
 import aiomqtt
 import pytest
 from brokers import MOSQUITTO, free_port, port_open
+from conftest import need
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -77,8 +78,10 @@ class DeployBroker:
 
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[DeployBroker]:
-    if not Path(MOSQUITTO).exists() or shutil.which("mosquitto_passwd") is None:
-        pytest.skip("mosquitto / mosquitto_passwd not installed (make test installs them)")
+    need(
+        Path(MOSQUITTO).exists() and shutil.which("mosquitto_passwd") is not None,
+        "mosquitto / mosquitto_passwd not installed (make test installs them)",
+    )
     b = DeployBroker(tmp_path)
     try:
         yield b

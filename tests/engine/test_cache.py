@@ -87,3 +87,72 @@ async def test_a_hit_never_reaches_the_engine(
             assert await pool.evaluate(board) == first
         assert reopened.hits == 1
     assert fake_searches(path) == 1
+
+
+# -- the key: both move counters of the FEN, and every engine option -----------
+
+QUIET = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+
+
+def with_counters(board: chess.Board, halfmove: int, fullmove: int) -> chess.Board:
+    b = board.copy()
+    b.halfmove_clock, b.fullmove_number = halfmove, fullmove
+    return b
+
+
+def test_the_key_holds_both_move_counters(tmp_path: Path) -> None:
+    with EvalCache(tmp_path / "c.sqlite") as cache:
+        cache.put(KEY, FEN, EV)
+        assert cache.get(KEY, FEN.replace(" 0 1", " 7 1")) is None  # halfmove clock only
+        assert cache.get(KEY, FEN.replace(" 0 1", " 0 9")) is None  # fullmove number only
+        assert cache.get(KEY, FEN) == EV
+
+
+async def test_a_position_with_other_counters_is_searched_again(
+    tmp_path: Path, fake_engine: FakeEngineFactory
+) -> None:
+    """Stockfish's score depends on the halfmove clock and its WDL on the game
+    ply: the same placement with other counters is another search."""
+    path = fake_engine()
+    boards = [
+        QUIET,
+        with_counters(QUIET, 40, 3),  # halfmove clock differs
+        with_counters(QUIET, 2, 30),  # fullmove number differs
+    ]
+    with EvalCache(tmp_path / "c.sqlite") as cache:
+        async with EnginePool(path, workers=1, limit=SearchLimit(depth=5), cache=cache) as pool:
+            for b in boards:
+                await pool.evaluate(b)
+            assert fake_searches(path) == 3
+            assert pool.stats.cache_hits == 0
+            for b in boards:  # each one is now in the cache, under its own counters
+                await pool.evaluate(b)
+            assert fake_searches(path) == 3
+        assert len(cache) == 3
+
+
+async def test_other_engine_options_are_another_key(
+    tmp_path: Path, fake_engine: FakeEngineFactory
+) -> None:
+    """An evaluation made with other UCI options (e.g. a skill level) is never
+    reused: two pools sharing one cache file, the same position."""
+    path = fake_engine()
+    cache_file = tmp_path / "c.sqlite"
+    limit = SearchLimit(depth=5)
+    with EvalCache(cache_file) as cache:
+        async with EnginePool(path, workers=1, limit=limit, cache=cache) as plain:
+            await plain.evaluate(QUIET)
+        assert fake_searches(path) == 1
+        weak = {"Skill Level": 3}
+        async with EnginePool(path, workers=1, limit=limit, cache=cache, options=weak) as pool:
+            await pool.evaluate(QUIET)
+            assert pool.stats.cache_hits == 0
+        assert fake_searches(path) == 2
+        async with EnginePool(path, workers=1, limit=limit, cache=cache, options=weak) as again:
+            await again.evaluate(QUIET)  # the same options: the cache answers
+            assert again.stats.cache_hits == 1
+        assert fake_searches(path) == 2
+        other = {"Skill Level": 4}
+        async with EnginePool(path, workers=1, limit=limit, cache=cache, options=other) as pool:
+            await pool.evaluate(QUIET)
+        assert fake_searches(path) == 3

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from brokers import PrivateBroker, free_port, port_open
+from conftest import need
 
 from livegain.core.events import GameSnapshot
 
@@ -79,8 +80,7 @@ def sink() -> RecordingSink:
 @pytest.fixture
 def broker() -> str:
     """The shared real broker at 127.0.0.1:1883 (skip when it is not running)."""
-    if not port_open(BROKER_HOST, BROKER_PORT):
-        pytest.skip("no MQTT broker at 127.0.0.1:1883")
+    need(port_open(BROKER_HOST, BROKER_PORT), "no MQTT broker at 127.0.0.1:1883 (make test)")
     return f"mqtt://{BROKER_HOST}:{BROKER_PORT}"
 
 

@@ -127,3 +127,54 @@ async def test_directory_missing_then_appearing_latin1_and_junk(
         assert len(sink.snapshots) == n
     finally:
         await cancel(task)
+
+
+# -- limits --------------------------------------------------------------------------
+
+
+def _games(n: int) -> str:
+    return "\n".join(
+        f'[White "W{k}"]\n[Black "B{k}"]\n[Round "1.{k}"]\n\n1. e4 e5 *\n' for k in range(1, n + 1)
+    )
+
+
+async def test_file_larger_than_max_bytes_is_refused_once(
+    tmp_path: Path, sink: RecordingSink
+) -> None:
+    p = tmp_path / "games.pgn"
+    p.write_text(GAME)
+    feed = make_feed(FileFeedConfig(path=str(p), max_bytes=len(GAME.encode()) - 1))
+    assert isinstance(feed, FileFeed)
+    await feed.poll_once(sink)
+    await feed.poll_once(sink)
+    assert sink.snapshots == [] and feed.reads == 0
+    ((source, where, message),) = sink.errors  # once while the file stays so
+    assert source == feed.name and where == str(p)
+    assert f"{len(GAME.encode())} bytes" in message and "max_bytes" in message
+    bump(p, GAME.replace(" e5 ", " c5 ").replace("Nc6", "d6"))  # fits again: read
+    await feed.poll_once(sink)
+    assert sink.snapshots[-1].moves == ("e4", "c5", "Nf3", "d6")
+
+
+async def test_games_past_max_games_are_refused(tmp_path: Path, sink: RecordingSink) -> None:
+    p = tmp_path / "round1.pgn"
+    p.write_text(_games(7))
+    feed = FileFeed(FileFeedConfig(path=str(p), max_games=5))
+    await feed.poll_once(sink)
+    assert [s.board for s in sink.snapshots] == [1, 2, 3, 4, 5]
+    ((_, where, message),) = sink.errors
+    assert where == "games 6-7" and "7 games" in message and "max_games" in message
+
+
+async def test_game_past_max_plies_is_refused_others_read(
+    tmp_path: Path, sink: RecordingSink
+) -> None:
+    long = '[White "Long"]\n[Black "Game"]\n[Round "1.9"]\n\n' + "Nf3 Nf6 Ng1 Ng8 " * 3 + "*\n"
+    p = tmp_path / "round1.pgn"
+    p.write_text(long + "\n" + GAME)
+    feed = make_feed(FileFeedConfig(path=str(p)), max_plies=11)
+    await feed.poll_once(sink)
+    assert [s.white.name for s in sink.snapshots] == ["A"]
+    ((_, where, message),) = sink.errors
+    assert where == "game 1 (Long - Game, round 1.9)"
+    assert "more than 11 plies" in message and "max_plies" in message

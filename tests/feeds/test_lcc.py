@@ -386,9 +386,9 @@ async def test_unchanged_game_files_are_not_parsed_again(
     parsed: list[str] = []
     real = lcc_mod.parse_game_json
 
-    def counting(data: object, where: str) -> lcc_mod.LccGame:
+    def counting(data: object, where: str, max_plies: int | None = None) -> lcc_mod.LccGame:
         parsed.append(where)
-        return real(data, where)
+        return real(data, where, max_plies)
 
     monkeypatch.setattr(lcc_mod, "parse_game_json", counting)
     feed = LccFeed(LccFeedConfig(base_url=lcc_server.base_url, tournament_id="t1", rounds=[2]))
@@ -399,3 +399,18 @@ async def test_unchanged_game_files_are_not_parsed_again(
     lcc_server.docs["round-2/game-1.json"]["moves"].append("Nf3 5390")
     await feed.poll_once(sink)
     assert len(parsed) == 2 and sink.by_board()[1].moves[-1] == "Nf3"
+
+
+async def test_the_service_ply_limit_reaches_the_feed(
+    lcc_server: LccServer, sink: RecordingSink
+) -> None:
+    """``[limits] max_plies`` (handed on by make_feed) refuses a longer game, named."""
+    from livegain.feeds.base import make_feed
+
+    cfg = LccFeedConfig(base_url=lcc_server.base_url, tournament_id="t1", rounds=[2])
+    moves = len(lcc_server.docs["round-2/game-1.json"]["moves"])
+    feed = make_feed(cfg, max_plies=moves - 1)
+    assert isinstance(feed, LccFeed)
+    await feed.poll_once(sink)
+    assert 1 not in sink.by_board()
+    assert any("max_plies" in message for _, where, message in sink.errors), sink.errors

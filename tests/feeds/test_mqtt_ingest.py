@@ -224,3 +224,16 @@ def test_events_agree_with_a_plain_model(ops: list[tuple[str, int]]) -> None:
         assert r_.errors == []
     if T in ing.boards:
         assert moves(ing) == tuple(model)
+
+
+def test_a_refused_pgn_makes_no_board_and_changes_none() -> None:
+    """A game over the ply limit is refused with its topic named: it neither
+    takes a board slot as an empty "? - ?" game nor touches a board that exists."""
+    ing = MqttIngest("mq")
+    huge = "1. " + " ".join("Nf3 Nf6 Ng1 Ng8" for _ in range(400)) + " *"
+    r = ing.handle(T, huge.encode(), 0.0)
+    assert r.snapshots == [] and T not in ing.boards
+    assert any(where.startswith(T) and "max_plies" in msg for where, msg in r.errors), r.errors
+    ing.handle(T, b"1. e4 e5 *", 0.0)
+    r = ing.handle(T, huge.encode(), 0.0)
+    assert r.snapshots == [] and moves(ing) == ("e4", "e5")

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import need, stockfish_path
 
 from ._live import (
     CHROMIUM,
@@ -28,18 +27,15 @@ from ._live import (
 
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not installed (make test installs it)")
+    need(CHROMIUM.exists(), f"{CHROMIUM} not installed (make test installs it)")
     return str(CHROMIUM)
 
 
 @pytest.fixture(scope="session")
 def engine_path() -> str:
-    path = shutil.which("stockfish") or (
-        "/usr/games/stockfish" if Path("/usr/games/stockfish").exists() else None
-    )
-    if path is None:
-        pytest.skip("stockfish not installed (make test installs it)")
+    path = stockfish_path()
+    need(path is not None, "stockfish not installed (make test installs it)")
+    assert path is not None
     return path
 
 
@@ -48,7 +44,8 @@ def browser(chromium_path: str) -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:  # pragma: no cover
-        pytest.skip("playwright not installed")
+        need(False, "playwright not installed (pip install -e .[test])")
+        raise
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
         try:

@@ -100,3 +100,39 @@ def test_cycle_zero_turns_paging_off(many: Serve, page_factory: Any) -> None:
     expect(page.get_by_test_id("board-card")).to_have_count(BOARDS)
     assert len(visible_ids(page)) == BOARDS
     expect(page.get_by_test_id("page")).to_have_text("")
+
+
+@pytest.fixture
+def crowded() -> Iterator[Any]:
+    """The real server with more boards than one page of the board list."""
+    from publish.helpers import board_state
+
+    from ._live import StaticServer
+
+    srv = StaticServer()
+    try:
+        for i in range(CROWD):
+            srv.set_board(board_state(f"crowd-{i:03d}").model_copy(update={"board": i + 1}))
+        wait_until(lambda: len(srv.server.board_ids()) == CROWD, 10, f"{CROWD} boards")
+        yield srv
+    finally:
+        srv.close()
+
+
+CROWD = 250  # hello carries 100; the pages fetch the rest with list_boards
+
+
+def test_pages_fetch_the_whole_board_list_and_follow_its_changes(
+    crowded: Any, page_factory: Any
+) -> None:
+    index = page_factory(1920, 1080)
+    index.goto(f"{crowded.url}/")
+    expect(index.get_by_test_id("board-row")).to_have_count(CROWD, timeout=15_000)
+    boards = page_factory(1920, 1080)
+    boards.goto(f"{crowded.url}/overlay/boards?cycle=0")
+    expect(boards.get_by_test_id("board-card")).to_have_count(CROWD, timeout=15_000)
+    # A board removed on the server leaves both pages (a boards_diff).
+    crowded.loop.call_soon_threadsafe(crowded.server.remove_board, "crowd-007")
+    expect(index.get_by_test_id("board-row")).to_have_count(CROWD - 1)
+    expect(boards.get_by_test_id("board-card")).to_have_count(CROWD - 1)
+    assert "crowd-007" not in visible_ids(boards)

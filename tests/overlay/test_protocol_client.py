@@ -286,3 +286,61 @@ def test_formatting(lib: Any) -> None:
         0.5,
         1,
     ]
+
+
+BOARD_LIST = """async (messages) => {
+  const lib = await import("./static/lib.js");
+  const sent = [];
+  const conn = { ws: "socket-1", send: (m) => sent.push(m) };
+  const changes = [];
+  const list = new lib.BoardList((l, removed) =>
+    changes.push({ ids: l.list().map((s) => s.board_id), removed, complete: l.complete }),
+  );
+  const h = list.handlers(conn);
+  for (const m of messages) {
+    h[m.type](m);
+    await new Promise((r) => setTimeout(r, 100)); // the paced page request goes out
+  }
+  return { changes, sent };
+}"""
+
+
+def summary(board_id: str, result: str = "*") -> dict[str, Any]:
+    s = schema.BoardSummary(
+        board_id=board_id,
+        white=schema.Player(name="A"),
+        black=schema.Player(name="B"),
+        result=result,
+        plies=0,
+    )
+    return s.model_dump(mode="json")
+
+
+def test_board_list_pages_diffs_and_reset(lib: Any) -> None:
+    """lib.js's BoardList: pages asked for with list_boards, diffs applied,
+    and after a reset only what the new pages and diffs name is kept."""
+
+    def msg(model: Any) -> dict[str, Any]:
+        return dict(model.model_dump(mode="json"))
+
+    hello = schema.Hello(server="t", boards=[], boards_total=3, boards_next=2)
+    hello = hello.model_copy(
+        update={"boards": [schema.BoardSummary(**summary(b)) for b in ("a", "b")]}
+    )
+    page = schema.Boards(boards=[schema.BoardSummary(**summary("c"))], total=3, next=None)
+    diff = schema.BoardsDiff(
+        added=[schema.BoardSummary(**summary("d"))],
+        changed=[schema.BoardSummary(**summary("a", "1-0"))],
+        removed=["b"],
+    )
+    # A first page again (the client fell behind): "c" and "d" are gone.
+    reset = schema.Boards(
+        boards=[schema.BoardSummary(**summary("a"))], total=1, next=None, reset=True
+    )
+    out = lib.evaluate(BOARD_LIST, [msg(m) for m in (hello, page, diff, reset)])
+    assert out["sent"] == [{"type": "list_boards", "cursor": 2}]
+    ids = [c["ids"] for c in out["changes"]]
+    assert ids == [["a", "b"], ["a", "b", "c"], ["a", "c", "d"], ["a"]]
+    assert [c["complete"] for c in out["changes"]] == [False, True, True, True]
+    assert out["changes"][2]["removed"] == ["b"]
+    assert sorted(out["changes"][3]["removed"]) == ["c", "d"]

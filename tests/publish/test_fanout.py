@@ -126,3 +126,31 @@ async def test_closing_clients_do_not_break_the_fan_out(tmp_path: Path) -> None:
             assert ws.close_code == 1000
             with pytest.raises(ConnectionClosed):
                 await asyncio.wait_for(ws.recv(), 1)
+
+
+async def test_a_publish_during_a_chunked_write_reaches_every_client(tmp_path: Path) -> None:
+    """An update published while the previous one is half written (some clients
+    reached, some not) joins it for the rest and follows separately for the
+    clients already reached: nobody misses a seq."""
+    srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=ServerLimits(fanout_chunk=2))
+    async with srv:
+        srv.set_board(board_state("b1"))
+        clients = await subscribed(srv, 5)
+        try:
+            s = board_state("b1", plies=1, seq=1)
+            srv.publish(update_for(s), s)
+            async with asyncio.timeout(5):
+                # one loop iteration at a time: the state between two chunks
+                while not srv._outbox or srv._outbox[0].pos == 0:  # noqa: ASYNC110
+                    await asyncio.sleep(0)
+            first = srv._outbox[0]
+            assert 0 < first.pos < len(first.clients)  # half written
+            s = board_state("b1", plies=2, seq=2)
+            srv.publish(update_for(s), s)
+            assert first.count == 2  # merged into the message being written
+            for ws in clients:
+                got = [(await recv_until(ws, "update"))["seq"] for _ in range(2)]
+                assert got == [1, 2]
+        finally:
+            for ws in clients:
+                await ws.close()

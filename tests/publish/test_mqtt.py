@@ -133,3 +133,19 @@ async def test_broker_restart_loses_no_update(private_broker: PrivateBroker, pre
         sub_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await sub_task
+
+
+async def test_a_removed_board_leaves_no_retained_state(shared_broker: str, prefix: str) -> None:
+    pub = MqttPublisher(shared_broker, prefix)
+    state = board_state("r1.b9", plies=3, seq=3)
+    async with running(pub):
+        pub.publish_state(state.board_id, Snapshot(state=state).model_dump_json().encode())
+        await wait_for(lambda: pub.pending == 0)
+        pub.remove_board(state.board_id)
+        await wait_for(lambda: pub.pending == 0)
+    async with aiomqtt.Client("127.0.0.1", 1883) as late:
+        await late.subscribe(f"{prefix}/r1.b9/state", qos=1)
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(1.0):
+                await anext(aiter(late.messages))
+        await late.publish(f"{prefix}/status", b"", retain=True)

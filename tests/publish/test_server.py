@@ -52,6 +52,7 @@ async def test_hello_subscribe_snapshot_then_updates(server: LiveServer) -> None
         assert hello["type"] == "hello"
         assert hello["protocol"] == PROTOCOL_VERSION == 2
         assert [b["board_id"] for b in hello["boards"]] == ["b1", "b2"]
+        assert (hello["boards_total"], hello["boards_next"]) == (2, None)
         await ws.send(json.dumps({"type": "subscribe", "boards": ["b1"]}))
         snap = await recv_json(ws)
         assert snap["type"] == "snapshot"
@@ -75,9 +76,12 @@ async def test_hello_subscribe_snapshot_then_updates(server: LiveServer) -> None
         server.set_board(board_state("b3"))
         msgs = [await recv_json(ws) for _ in range(2)]
         kinds = {m["type"] for m in msgs}
-        assert kinds == {"snapshot", "boards"}
-        boards = next(m for m in msgs if m["type"] == "boards")
-        assert [b["board_id"] for b in boards["boards"]] == ["b1", "b2", "b3"]
+        assert kinds == {"snapshot", "boards_diff"}
+        diff = next(m for m in msgs if m["type"] == "boards_diff")
+        # (b1 and b2 may come again: they were added less than a diff interval ago)
+        added = [b["board_id"] for b in diff["added"]]
+        assert added[-1] == "b3" and set(added) <= {"b1", "b2", "b3"}
+        assert diff["changed"] == diff["removed"] == []
         await ws.send(json.dumps({"type": "ping"}))
         assert (await recv_json(ws))["type"] == "pong"
 
@@ -212,7 +216,12 @@ async def test_slow_client_gets_snapshot_not_backlog(static_dir: Path) -> None:
                     else:
                         got_b2 = True
                 elif msg["type"] == "boards":
-                    got_list = [b["board_id"] for b in msg["boards"]] == ["b1", "b2"]
+                    # The list changed while it was behind: the first page again.
+                    ids = [b["board_id"] for b in msg["boards"]]
+                    got_list = got_list or (msg["reset"] and ids == ["b1", "b2"])
+                elif msg["type"] == "boards_diff":
+                    # (or the change itself, when the resync came first)
+                    got_list = got_list or "b2" in [b["board_id"] for b in msg["added"]]
                 else:
                     seen.append(msg["seq"])
                 if snapshot_seq is not None and got_b2 and got_list:

@@ -129,8 +129,11 @@ async def test_service_publishes_state_and_updates(
         ws_updates = [
             json.dumps(m, separators=(",", ":")) for m in mirror.messages if m["type"] == "update"
         ]
+        assert service.mqtt is not None
         for _ in range(100):
-            if len(updates) >= len(ws_updates) and service.mqtt and service.mqtt.pending == 0:
+            # The board list goes out debounced ([server] board_list_interval).
+            listed = service.server.stats.board_list_diffs >= 1
+            if len(updates) >= len(ws_updates) and listed and service.mqtt.pending == 0:
                 break
             await asyncio.sleep(0.1)
         mqtt_bodies = [bytes(m.payload).decode() for m in updates]  # type: ignore[arg-type]

@@ -1,6 +1,7 @@
 // Board overlay: one board, live. See docs/obs.md for the URL parameters.
 import {
   BEYOND,
+  BoardList,
   DASH,
   LiveConnection,
   RATING_LABELS,
@@ -78,30 +79,6 @@ const conn = new LiveConnection({
     renderFreshness();
     if (boardId) subscribe();
   },
-  hello(msg) {
-    if (!boardId) {
-      const first = pickFirst(msg.boards || []);
-      if (first) {
-        boardId = first;
-        subscribe();
-      } else {
-        showWaiting("Waiting for a board…");
-      }
-    } else if (!(msg.boards || []).some((b) => b.board_id === boardId)) {
-      showWaiting(`Waiting for board ${boardId}…`);
-    }
-  },
-  boards(msg) {
-    if (!boardId) {
-      const first = pickFirst(msg.boards || []);
-      if (first) {
-        boardId = first;
-        subscribe();
-      }
-    } else if (!state && (msg.boards || []).some((b) => b.board_id === boardId)) {
-      subscribe();
-    }
-  },
   snapshot(msg) {
     if (!msg.state || msg.state.board_id !== boardId) return;
     state = msg.state; // a fresh object from JSON.parse: no copy needed
@@ -129,6 +106,39 @@ const conn = new LiveConnection({
     console.warn("livegain server error:", msg.message);
   },
 });
+
+// the board list (paged, then kept current by diffs): which board to show, and
+// whether the one asked for exists
+let helloSeen = false;
+const boardList = new BoardList((l, removed) => {
+  const first = !helloSeen;
+  helloSeen = true;
+  if (!boardId) {
+    if (!l.complete) return; // the first board of the whole list, not of a page
+    const pick = pickFirst(l.list());
+    if (pick) {
+      boardId = pick;
+      subscribe();
+    } else {
+      showWaiting("Waiting for a board…");
+    }
+  } else if (removed.includes(boardId)) {
+    state = null;
+    fresh = false;
+    renderFreshness();
+    showWaiting(`Board ${boardId} was removed`);
+  } else if (l.has(boardId)) {
+    if (!state && !first) subscribe();
+  } else if (l.complete) {
+    showWaiting(`Waiting for board ${boardId}…`);
+  }
+});
+Object.assign(conn.handlers, boardList.handlers(conn));
+const listHello = conn.handlers.hello;
+conn.handlers.hello = (msg) => {
+  helloSeen = false;
+  listHello(msg);
+};
 
 function pickFirst(boards) {
   const sorted = [...boards].sort(

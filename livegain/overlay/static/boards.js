@@ -1,6 +1,7 @@
 // Multi-board view: every board of the round, compactly. See docs/obs.md.
 import {
   BEYOND,
+  BoardList,
   DASH,
   LiveConnection,
   RATING_LABELS,
@@ -62,14 +63,8 @@ const conn = new LiveConnection({
     renderStatus();
     conn.send({ type: "subscribe", boards: "*" });
   },
-  hello(msg) {
-    setSummaries(msg.boards || [], true);
-    fresh = true;
-    render();
-  },
-  boards(msg) {
-    setSummaries(msg.boards || [], false);
-    render();
+  hello() {
+    fresh = true; // the list itself: BoardList below
   },
   snapshot(msg) {
     const st = msg.state; // a fresh object from JSON.parse: no copy needed
@@ -95,13 +90,23 @@ const conn = new LiveConnection({
   },
 });
 
-function setSummaries(list, replace) {
-  const ids = new Set(list.map((b) => b.board_id));
-  if (replace) {
-    for (const id of [...boards.keys()]) if (!ids.has(id)) boards.delete(id);
-  } else {
-    for (const id of [...boards.keys()]) if (!ids.has(id)) boards.delete(id);
-  }
+const boardList = new BoardList((l, removed) => {
+  for (const id of removed) boards.delete(id);
+  // a board followed by its snapshots stays until the whole list says it is gone
+  if (l.complete) for (const id of [...boards.keys()]) if (!l.has(id)) boards.delete(id);
+  setSummaries(l.list());
+  render();
+});
+const listHandlers = boardList.handlers(conn);
+conn.handlers.boards = listHandlers.boards;
+conn.handlers.boards_diff = listHandlers.boards_diff;
+const onHello = conn.handlers.hello;
+conn.handlers.hello = (msg) => {
+  onHello(msg);
+  listHandlers.hello(msg);
+};
+
+function setSummaries(list) {
   for (const s of list) {
     const entry = boards.get(s.board_id) || {};
     // a snapshot/update is newer than a list entry; keep the state we follow

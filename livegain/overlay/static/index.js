@@ -1,5 +1,5 @@
 // Index page: tournaments and boards with ready-to-copy overlay URLs and a live preview.
-import { LiveConnection, applyPageParams, byTestId, el } from "./lib.js";
+import { BoardList, LiveConnection, applyPageParams, byTestId, el } from "./lib.js";
 
 applyPageParams();
 
@@ -192,15 +192,18 @@ const conn = new LiveConnection({
     st.dataset.state = s;
     st.textContent = s === "live" ? "LIVE" : s === "reconnecting" ? "RECONNECTING…" : "CONNECTING…";
   },
-  hello(msg) {
-    summaries = msg.boards || [];
-    render();
-    preview();
-  },
-  boards(msg) {
-    summaries = msg.boards || [];
-    render();
-    preview();
-  },
 });
+// the list comes in pages and changes: one render per animation frame at most
+let pending = false;
+const list = new BoardList((l) => {
+  summaries = l.list();
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(() => {
+    pending = false;
+    render();
+    preview();
+  });
+});
+Object.assign(conn.handlers, list.handlers(conn));
 conn.start();

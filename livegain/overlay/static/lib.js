@@ -519,3 +519,93 @@ export function renderStatus(root, state, liveText = "LIVE") {
   node.textContent = text;
   node.dataset.state = state;
 }
+
+// spacing of list_boards requests, under the server's limit of 20 messages a second
+const PAGE_DELAY = 60;
+
+/**
+ * The server's board list (board_id -> summary), kept current from `hello` (the
+ * first page), `boards` (the next pages, asked for with `list_boards`) and
+ * `boards_diff` (what changed). Use `handlers(conn)` among a LiveConnection's
+ * handlers; `onChange(list, removed)` runs after each change, with the ids just
+ * removed. `complete` is true once every page has arrived.
+ */
+export class BoardList {
+  constructor(onChange) {
+    this.onChange = onChange;
+    this.map = new Map();
+    this.complete = false;
+    this.unconfirmed = null; // ids known before a first page and not listed since
+    this.conn = null;
+    this.ws = null;
+    this.timer = null;
+  }
+
+  handlers(conn) {
+    this.conn = conn;
+    return {
+      hello: (msg) => {
+        this.ws = conn.ws;
+        this.reset();
+        this.take(msg.boards || [], msg.boards_next ?? null);
+      },
+      boards: (msg) => {
+        if (msg.reset) this.reset();
+        this.take(msg.boards || [], msg.next ?? null);
+      },
+      boards_diff: (msg) => this.diff(msg),
+    };
+  }
+
+  reset() {
+    clearTimeout(this.timer);
+    this.unconfirmed = new Set(this.map.keys());
+  }
+
+  upsert(summary) {
+    this.map.set(summary.board_id, summary);
+    if (this.unconfirmed) this.unconfirmed.delete(summary.board_id);
+  }
+
+  take(list, next) {
+    for (const s of list) this.upsert(s);
+    const removed = [];
+    if (next === null) {
+      for (const id of this.unconfirmed || []) {
+        this.map.delete(id);
+        removed.push(id);
+      }
+      this.unconfirmed = null;
+      this.complete = true;
+    } else {
+      this.complete = false;
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => {
+        // only on the connection the pages belong to (a new one sends its own hello)
+        if (this.conn && this.conn.ws === this.ws) {
+          this.conn.send({ type: "list_boards", cursor: next });
+        }
+      }, PAGE_DELAY);
+    }
+    this.onChange(this, removed);
+  }
+
+  diff(msg) {
+    for (const s of msg.added || []) this.upsert(s);
+    for (const s of msg.changed || []) this.upsert(s);
+    const removed = msg.removed || [];
+    for (const id of removed) {
+      this.map.delete(id);
+      if (this.unconfirmed) this.unconfirmed.delete(id);
+    }
+    this.onChange(this, removed);
+  }
+
+  list() {
+    return [...this.map.values()];
+  }
+
+  has(id) {
+    return this.map.has(id);
+  }
+}

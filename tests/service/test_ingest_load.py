@@ -1,0 +1,154 @@
+"""The service stays responsive while it ingests oversized input.
+
+A 10,000-game PGN file, a 1 MB single-game PGN file and the same 1 MB game
+published (retained) to a private Mosquitto arrive while /healthz is polled
+from another process, as a monitoring probe would. Every answer must come
+within 100 ms, the games within the limits must all become boards, and each
+refusal must be reported as a feed error naming the feed and the game(s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiomqtt
+import pytest
+from brokers import PrivateBroker
+
+from livegain.engine.pool import EnginePool
+from livegain.feeds.base import FileFeedConfig, MqttFeedConfig
+from livegain.service import Service
+
+from .conftest import settings_for
+from .ingest_data import huge_game, many_games
+
+pytestmark = [pytest.mark.engine, pytest.mark.timeout(300)]
+
+MAX_LATENCY = 0.100
+PROBE = r"""
+import http.client, json, sys, time
+port, stop = int(sys.argv[1]), sys.argv[2]
+import os
+out = []
+while not os.path.exists(stop):
+    t0 = time.perf_counter()
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.request("GET", "/healthz")
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    out.append((time.time(), time.perf_counter() - t0, r.status, len(body)))
+    time.sleep(0.02)
+print(json.dumps(out))
+"""
+
+
+@contextlib.asynccontextmanager
+async def running(service: Service) -> AsyncIterator[Service]:
+    stop = asyncio.Event()
+    task = asyncio.create_task(service.run(stop))
+    ready = asyncio.create_task(service.ready.wait())
+    done, _ = await asyncio.wait({task, ready}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+    if task in done:
+        task.result()
+    assert service.ready.is_set(), "service did not start in 30 s"
+    try:
+        yield service
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 60)
+
+
+async def test_healthz_answers_within_100ms_during_oversized_ingest(
+    tmp_path: Path, pool: EnginePool, private_broker: PrivateBroker
+) -> None:
+    drop = tmp_path / "drop"  # the file feeds watch this directory
+    drop.mkdir()
+    many = many_games(10_000)
+    huge = huge_game()
+    assert len(huge.encode()) >= 1_000_000 and many.count("[Event ") == 10_000
+    topic_root = "test/ingest-load"
+    feeds = [
+        FileFeedConfig(name="files", path=str(drop), interval=0.2),
+        MqttFeedConfig(
+            name="mqtt-in", url=private_broker.url, topic=f"{topic_root}/#", client_id="ingest-load"
+        ),
+    ]
+    settings = settings_for(
+        tmp_path, feeds=[f.model_dump() for f in feeds], engine={"depth": 4, "workers": 1}
+    )
+    service = Service(settings, evaluator=pool)
+    errors: list[tuple[str, str, str]] = []
+    report = service.on_feed_error
+
+    def record(source: str, where: str, message: str) -> None:
+        errors.append((source, where, message))
+        report(source, where, message)
+
+    service.on_feed_error = record  # type: ignore[method-assign]
+
+    def refused(feed: str, where: str, what: str) -> bool:
+        return any(s == feed and where in w and what in m for s, w, m in errors)
+
+    async with running(service):
+        mqtt_feed = service.feeds[1]
+        await asyncio.wait_for(mqtt_feed.subscribed.wait(), 20)  # type: ignore[attr-defined]
+        stop_file = tmp_path / "stop-probe"
+        probe = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            PROBE,
+            str(service.server.port),
+            str(stop_file),
+            stdout=asyncio.subprocess.PIPE,
+        )
+        try:
+            await asyncio.sleep(1.0)  # a baseline before the input arrives
+            started = time.time()
+            (tmp_path / "many.tmp").write_text(many)
+            (tmp_path / "many.tmp").replace(drop / "round1.pgn")
+            (tmp_path / "huge.tmp").write_text(huge)
+            (tmp_path / "huge.tmp").replace(drop / "huge.pgn")
+            async with aiomqtt.Client("127.0.0.1", private_broker.port) as client:
+                await client.publish(f"{topic_root}/huge/1/1", huge.encode(), qos=1, retain=True)
+            t = service.tournament
+            assert t is not None
+            deadline = time.monotonic() + 240
+            while time.monotonic() < deadline:
+                done = (
+                    len(t.boards) == 1000
+                    and refused("files", "games 1001-10000", "max_games")
+                    and refused("files", "huge.pgn game 1 (Long, A - Long, B", "max_plies")
+                    and refused("mqtt-in", f"{topic_root}/huge/1/1", "max_plies")
+                )
+                if done:
+                    break
+                await asyncio.sleep(0.2)
+            ingest_s = time.time() - started
+            await asyncio.sleep(1.0)
+        finally:
+            stop_file.touch()
+            out, _ = await asyncio.wait_for(probe.communicate(), 60)
+        samples = json.loads(out)
+
+    assert len(t.boards) == 1000, f"{len(t.boards)} boards after {ingest_s:.0f} s"
+    assert refused("files", "games 1001-10000", "10000 games"), errors
+    assert refused("files", "huge.pgn", "plies"), errors
+    assert refused("mqtt-in", "huge/1/1", "plies"), errors
+    during = [s for s in samples if started <= s[0] <= started + ingest_s]
+    assert all(s[2] == 200 for s in samples)
+    assert len(during) >= 10, f"only {len(during)} probes during {ingest_s:.1f} s of ingest"
+    worst = max(s[1] for s in samples)
+    assert worst < MAX_LATENCY, (
+        f"/healthz took {worst * 1000:.0f} ms (max over {len(samples)} probes, "
+        f"{len(during)} during {ingest_s:.1f} s of ingest)"
+    )
+    # Nothing lost: a game within the limits is a board, with its moves.
+    g = next(b for b in t.boards.values() if b.white.name == "White, 999")
+    assert g.plies >= 30 and g.board == 999 and g.source == "files"
