@@ -147,7 +147,16 @@ def main() -> None:
     ap.add_argument("--baseline", type=float, default=3.0, help="seconds of baseline probes")
     ap.add_argument("--huge", action="store_true", help="also drop a 1 MB single-game file")
     ap.add_argument("--debug", action="store_true", help="log callbacks holding the loop >50 ms")
+    ap.add_argument(
+        "--no-gc-pacing",
+        action="store_true",
+        help="leave full garbage collections to Python (the service's gc.freeze pacing off)",
+    )
     args = ap.parse_args()
+    if args.no_gc_pacing:
+        import livegain.service
+
+        livegain.service.GC_FREEZE_EVERY = float("inf")
     loop = asyncio.new_event_loop()
     if args.debug:
         logging.basicConfig(level=logging.WARNING)
