@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from pydantic import BaseModel, Field, SecretStr
+
 
 @dataclass(frozen=True)
 class BrokerAddress:
@@ -114,6 +116,39 @@ def parse_mqtt_url(
         cert_file or None,
         key_file or None,
     )
+
+
+class BrokerAccess(BaseModel):
+    """Credentials and TLS files beside a broker URL: the config keys the MQTT
+    feed and the MQTT publisher share (each declares its own ``url``)."""
+
+    url: str
+    username: str | None = Field(default=None, description="Broker user (wins over the URL's)")
+    password: SecretStr | None = Field(
+        default=None, description="Broker password (wins over the URL's); never logged"
+    )
+    password_env: str | None = Field(
+        default=None, description="Name of an environment variable holding the password"
+    )
+    ca_file: str | None = Field(
+        default=None, description="mqtts: PEM CA bundle to verify the broker (default: system)"
+    )
+    cert_file: str | None = Field(default=None, description="mqtts: client certificate (PEM)")
+    key_file: str | None = Field(
+        default=None, description="mqtts: client key (PEM; default: in cert_file)"
+    )
+
+    def broker(self) -> BrokerAddress:
+        """The broker address with credentials and TLS files (ValueError if bad)."""
+        return parse_mqtt_url(
+            self.url,
+            username=self.username,
+            password=self.password.get_secret_value() if self.password else None,
+            password_env=self.password_env,
+            ca_file=self.ca_file,
+            cert_file=self.cert_file,
+            key_file=self.key_file,
+        )
 
 
 def unique_client_id(role: str) -> str:

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -21,7 +21,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from livegain.broker import BrokerAddress, parse_mqtt_url
+from livegain.broker import BrokerAccess
 from livegain.core.game import DEFAULT_MAX_BOARDS, DEFAULT_MAX_PLIES
 from livegain.feeds.base import FeedConfig
 from livegain.publish.fanout import default_count as default_helper_count
@@ -115,7 +115,7 @@ class EngineConfig(_Section):
         return self
 
 
-class MqttPublishConfig(_Section):
+class MqttPublishConfig(_Section, BrokerAccess):
     enabled: bool = False
     url: str = Field(
         default="mqtt://127.0.0.1:1883",
@@ -126,32 +126,6 @@ class MqttPublishConfig(_Section):
         default=None, description="Default: livegain-pub-<host>-<random>, new at each start"
     )
     qos: Literal[0, 1, 2] = 1
-    username: str | None = Field(default=None, description="Broker user (wins over the URL's)")
-    password: SecretStr | None = Field(
-        default=None, description="Broker password (wins over the URL's); never logged"
-    )
-    password_env: str | None = Field(
-        default=None, description="Name of an environment variable holding the password"
-    )
-    ca_file: str | None = Field(
-        default=None, description="mqtts: PEM CA bundle to verify the broker (default: system)"
-    )
-    cert_file: str | None = Field(default=None, description="mqtts: client certificate (PEM)")
-    key_file: str | None = Field(
-        default=None, description="mqtts: client key (PEM; default: in cert_file)"
-    )
-
-    def broker(self) -> BrokerAddress:
-        """The broker address with credentials and TLS files (ValueError if bad)."""
-        return parse_mqtt_url(
-            self.url,
-            username=self.username,
-            password=self.password.get_secret_value() if self.password else None,
-            password_env=self.password_env,
-            ca_file=self.ca_file,
-            cert_file=self.cert_file,
-            key_file=self.key_file,
-        )
 
 
 class MatchConfig(_Section):

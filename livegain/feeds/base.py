@@ -25,8 +25,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from livegain.broker import BrokerAccess
 from livegain.core.events import GameSnapshot
 from livegain.core.game import DEFAULT_MAX_PLIES
 
@@ -115,7 +116,7 @@ class LccFeedConfig(_FeedConfigBase):
     )
 
 
-class MqttFeedConfig(_FeedConfigBase):
+class MqttFeedConfig(_FeedConfigBase, BrokerAccess):
     """MQTT ingest (see docs/feeds.md for the topic and payload contract)."""
 
     type: Literal["mqtt"] = "mqtt"
@@ -130,20 +131,6 @@ class MqttFeedConfig(_FeedConfigBase):
         description="MQTT client id. Default: livegain-ingest-<host>-<random>, made once "
         "and kept in the service's data_dir (so the broker's persistent session, "
         "holding QoS 1 messages while we are away, survives a restart)",
-    )
-    username: str | None = Field(default=None, description="Broker user (wins over the URL's)")
-    password: SecretStr | None = Field(
-        default=None, description="Broker password (wins over the URL's); never logged"
-    )
-    password_env: str | None = Field(
-        default=None, description="Name of an environment variable holding the password"
-    )
-    ca_file: str | None = Field(
-        default=None, description="mqtts: PEM CA bundle to verify the broker (default: system)"
-    )
-    cert_file: str | None = Field(default=None, description="mqtts: client certificate (PEM)")
-    key_file: str | None = Field(
-        default=None, description="mqtts: client key (PEM; default: in cert_file)"
     )
     session_expiry: int = Field(
         default=3600, ge=0, description="Seconds the broker keeps our session after a disconnect"

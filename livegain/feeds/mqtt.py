@@ -660,19 +660,6 @@ def make_client(
     )
 
 
-def feed_broker(cfg: MqttFeedConfig) -> BrokerAddress:
-    """The broker a feed config names, with its credentials and TLS files."""
-    return parse_mqtt_url(
-        cfg.url,
-        username=cfg.username,
-        password=cfg.password.get_secret_value() if cfg.password else None,
-        password_env=cfg.password_env,
-        ca_file=cfg.ca_file,
-        cert_file=cfg.cert_file,
-        key_file=cfg.key_file,
-    )
-
-
 class MqttFeed:
     """Subscribes (QoS 1, persistent session) and feeds :class:`MqttIngest`.
 
@@ -686,7 +673,7 @@ class MqttFeed:
     ) -> None:
         self.cfg = cfg
         self.name = cfg.name or "mqtt"
-        self.broker = feed_broker(cfg)
+        self.broker = cfg.broker()
         self.ingest = MqttIngest(
             self.name, cfg.gap_timeout, max_bytes=cfg.max_bytes, max_games=cfg.max_games
         )
@@ -948,7 +935,6 @@ __all__ = [
     "IngestResult",
     "MqttFeed",
     "MqttIngest",
-    "feed_broker",
     "make_client",
     "move_event",
     "parse_mqtt_url",

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from service.conftest import running as service_running
 from websockets.asyncio.client import connect
 
 from livegain.config import load_settings
@@ -35,14 +36,8 @@ async def running(tmp_path: Path, stockfish: str, **server: object) -> AsyncIter
     )
     async with EnginePool(stockfish, workers=1, limit=SearchLimit(depth=4)) as pool:
         service = Service(settings, evaluator=pool, perceived_model=toy_model())
-        stop = asyncio.Event()
-        task = asyncio.create_task(service.run(stop))
-        await asyncio.wait_for(service.ready.wait(), 30)
-        try:
+        async with service_running(service):
             yield service
-        finally:
-            stop.set()
-            await asyncio.wait_for(task, 30)
 
 
 def snap(white: str, black: str, board: int, moves: tuple[str, ...] = ()) -> GameSnapshot:

@@ -5,11 +5,10 @@ MQTT broker."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import sys
 import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,19 +22,7 @@ from livegain.engine.pool import EnginePool, EngineSearchError, SearchLimit
 from livegain.feeds.base import FeedSink, PgnHttpFeedConfig
 from livegain.service import Service
 
-from .conftest import DEPTH, settings_for
-
-
-@contextlib.asynccontextmanager
-async def running(service: Service) -> AsyncIterator[Service]:
-    stop = asyncio.Event()
-    task = asyncio.create_task(service.run(stop))
-    await asyncio.wait_for(service.ready.wait(), 30)
-    try:
-        yield service
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 30)
+from .conftest import DEPTH, running, settings_for
 
 
 async def wait_until(cond: Callable[[], bool], limit: float = 60.0) -> None:

@@ -10,11 +10,9 @@ refusal must be reported as a feed error naming the feed and the game(s).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiomqtt
@@ -25,7 +23,7 @@ from livegain.engine.pool import EnginePool
 from livegain.feeds.base import FileFeedConfig, MqttFeedConfig
 from livegain.service import Service
 
-from .conftest import settings_for
+from .conftest import running, settings_for
 from .ingest_data import huge_game, many_games
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(300)]
@@ -47,22 +45,6 @@ while not os.path.exists(stop):
     time.sleep(0.02)
 print(json.dumps(out))
 """
-
-
-@contextlib.asynccontextmanager
-async def running(service: Service) -> AsyncIterator[Service]:
-    stop = asyncio.Event()
-    task = asyncio.create_task(service.run(stop))
-    ready = asyncio.create_task(service.ready.wait())
-    done, _ = await asyncio.wait({task, ready}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
-    if task in done:
-        task.result()
-    assert service.ready.is_set(), "service did not start in 30 s"
-    try:
-        yield service
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 60)
 
 
 async def test_healthz_answers_within_100ms_during_oversized_ingest(

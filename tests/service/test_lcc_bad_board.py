@@ -24,9 +24,8 @@ from livegain.engine.pool import EnginePool
 from livegain.feeds._http import http_get
 from livegain.service import Service
 
-from .conftest import settings_for, toy_model
+from .conftest import running, settings_for, toy_model, ws_url
 from .mirror import Mirror, fully_evaluated
-from .test_live import running, ws_url
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(240)]
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,52 +17,13 @@ from livegain.feeds.base import PgnHttpFeedConfig, PgnStreamFeedConfig
 from livegain.feeds.replay import Replay
 from livegain.service import Service
 
-from .conftest import DEPTH, settings_for, toy_model
+from .conftest import DEPTH, CountingEvaluator, running, settings_for, toy_model, ws_url
 from .mirror import Mirror, comparable, evaluated, fully_evaluated
 
 pytestmark = pytest.mark.engine
 
 REPO = Path(__file__).resolve().parents[2]
 GOTC = REPO / "livegain" / "data" / "game_of_the_century.pgn"
-
-
-@contextlib.asynccontextmanager
-async def running(service: Service) -> AsyncIterator[Service]:
-    stop = asyncio.Event()
-    task = asyncio.create_task(service.run(stop))
-    ready = asyncio.create_task(service.ready.wait())
-    done, _ = await asyncio.wait({task, ready}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
-    if task in done:
-        task.result()
-    assert service.ready.is_set(), "service did not start in 30 s"
-    try:
-        yield service
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 30)
-
-
-def ws_url(service: Service) -> str:
-    return f"ws://127.0.0.1:{service.server.port}/ws"
-
-
-class CountingEvaluator:
-    """The real pool, recording every position it is asked to search."""
-
-    def __init__(self, pool: EnginePool) -> None:
-        self.pool = pool
-        self.fens: list[str] = []
-
-    async def evaluate(self, board: chess.Board, priority: int = 0) -> Any:
-        self.fens.append(board.fen())
-        return await self.pool.evaluate(board, priority)
-
-    def describe(self) -> str:
-        return self.pool.describe()
-
-    @property
-    def engine_key(self) -> str:
-        return self.pool.engine_key
 
 
 def write_pgn(path: Path, games: list[tuple[dict[str, str], str]]) -> None:

@@ -4,9 +4,7 @@ own parser after a short replay through the whole service."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import urllib.request
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,23 +15,11 @@ from livegain.feeds.base import PgnHttpFeedConfig
 from livegain.feeds.replay import Replay
 from livegain.service import Service
 
-from .conftest import settings_for
+from .conftest import running, settings_for
 from .mirror import Mirror, fully_evaluated
 
 REPO = Path(__file__).resolve().parents[2]
 GOTC = REPO / "livegain" / "data" / "game_of_the_century.pgn"
-
-
-@contextlib.asynccontextmanager
-async def running(service: Service) -> AsyncIterator[Service]:
-    stop = asyncio.Event()
-    task = asyncio.create_task(service.run(stop))
-    await asyncio.wait_for(service.ready.wait(), 30)
-    try:
-        yield service
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 30)
 
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]

@@ -14,8 +14,7 @@ from livegain.engine.pool import EnginePool
 from livegain.feeds.mqtt import make_client, move_event
 from livegain.service import Service
 
-from .conftest import settings_for
-from .test_live import running
+from .conftest import running, settings_for
 from .test_mqtt_resume import boards, random_game, until
 
 pytestmark = [pytest.mark.engine, pytest.mark.broker, pytest.mark.timeout(120)]

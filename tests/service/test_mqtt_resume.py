@@ -21,8 +21,7 @@ from livegain.engine.pool import EnginePool
 from livegain.feeds.mqtt import make_client, move_event
 from livegain.service import Service
 
-from .conftest import settings_for
-from .test_live import running
+from .conftest import running, settings_for
 
 pytestmark = [pytest.mark.engine, pytest.mark.broker, pytest.mark.timeout(120)]
 

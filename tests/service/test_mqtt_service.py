@@ -16,9 +16,8 @@ from livegain.engine.pool import EnginePool
 from livegain.feeds.mqtt import move_event
 from livegain.service import Service
 
-from .conftest import settings_for
+from .conftest import running, settings_for, ws_url
 from .mirror import Mirror, fully_evaluated
-from .test_live import running, ws_url
 
 pytestmark = [pytest.mark.engine, pytest.mark.broker]
 

@@ -5,8 +5,7 @@ never reused for another position or another engine set-up."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import chess
@@ -18,7 +17,7 @@ from livegain.engine.pool import EnginePool, SearchLimit
 from livegain.publish.store import Store
 from livegain.service import STORE_FILE, Service
 
-from .conftest import DEPTH, settings_for
+from .conftest import DEPTH, CountingEvaluator, running, settings_for
 
 KEY = "Stockfish 15.1|depth 12|hash=16|threads=1|deterministic=1"
 FEN = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
@@ -35,37 +34,6 @@ def test_the_store_key_is_the_whole_fen_and_the_engine_key(tmp_path: Path) -> No
         assert store.get_eval(KEY + "|Skill Level=3", FEN) is None  # another option
     finally:
         store.close()
-
-
-class Counting:
-    """A real engine pool, recording every position the service asks it to search."""
-
-    def __init__(self, pool: EnginePool) -> None:
-        self.pool = pool
-        self.fens: list[str] = []
-
-    async def evaluate(self, board: chess.Board, priority: int = 0) -> Evaluation:
-        self.fens.append(board.fen())
-        return await self.pool.evaluate(board, priority)
-
-    def describe(self) -> str:
-        return self.pool.describe()
-
-    @property
-    def engine_key(self) -> str:
-        return self.pool.engine_key
-
-
-@contextlib.asynccontextmanager
-async def running(service: Service) -> AsyncIterator[Service]:
-    stop = asyncio.Event()
-    task = asyncio.create_task(service.run(stop))
-    await asyncio.wait_for(service.ready.wait(), 30)
-    try:
-        yield service
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 30)
 
 
 async def wait_until(cond: Callable[[], bool]) -> None:
@@ -122,11 +90,13 @@ async def test_a_restart_searches_what_the_store_cannot_answer(
     all_fens = fens(*moves)
     assert all_fens[4].split()[:4] == all_fens[0].split()[:4]  # same placement, other counters
     async with EnginePool(stockfish, workers=1, limit=limit) as pool:
-        first = Counting(pool)
+        first = CountingEvaluator(pool)
         await play(Service(settings_for(tmp_path), evaluator=first), game("Nf3"))
         assert sorted(first.fens) == sorted(all_fens[:2])
 
-        again = Counting(pool)  # a restart, the same engine: the store answers what it knows
+        again = CountingEvaluator(
+            pool
+        )  # a restart, the same engine: the store answers what it knows
         service = Service(settings_for(tmp_path), evaluator=again)
         await play(service, game(*moves))
         assert sorted(again.fens) == sorted(all_fens[2:])  # ply 4 included
@@ -134,7 +104,7 @@ async def test_a_restart_searches_what_the_store_cannot_answer(
 
     weaker = {"Skill Level": 5}
     async with EnginePool(stockfish, workers=1, limit=limit, options=weaker) as pool:
-        other = Counting(pool)  # other options: nothing in the store is theirs
+        other = CountingEvaluator(pool)  # other options: nothing in the store is theirs
         service = Service(settings_for(tmp_path), evaluator=other)
         await play(service, game(*moves))
         assert sorted(other.fens) == sorted(all_fens)
