@@ -1,24 +1,32 @@
-"""Engine throughput: the livegain pool against raw UCI pipes and a naive loop.
+"""Engine throughput: the livegain pool against raw UCI pipes (and a naive loop).
 
 The same positions (spread evenly over a PGN file), the same depth, Threads=1,
-the same Hash, ``ucinewgame`` before every position in all three, so every
+the same Hash, ``ucinewgame`` before every position in every method, so every
 method does the same search work (the total node counts printed must agree):
 
   (a) raw    Stockfish driven directly over pipes: N processes, one thread each
-             pulling positions from a shared queue, a minimal UCI loop;
+             pulling positions from a shared queue, a minimal UCI loop
+             (bench/raw_uci.py);
   (b) naive  one python-chess SimpleEngine, ``analyse`` per position in a loop
-             (what one writes by hand);
+             (what one writes by hand); only with ``--naive``;
   (c) pool   livegain's EnginePool with N workers, every position in flight,
              the cache off.
 
-Then the cache: the pool again with a fresh cache file (cold), and a second pass
-over the same positions (warm); and how many positions of the whole file repeat
-across its games (no engine needed).
+For each depth of ``--depths`` (default 8, 10, 12) the methods run in turns
+(``--rounds`` chunks, rotating the order, so that a change of machine load hits
+all alike) and the bench prints positions/s, the ratio pool/raw measured in
+this run and the CPU per position of this process (the driver: the UCI loop's
+threads, or the pool and its event loop) and of the engines.
 
-Prints figures and the ratios c/a and c/b measured in this run; asserts nothing.
+With ``--cache-pass``: the pool again with a fresh cache file (cold) and a
+second pass over the same positions (warm), at the last depth; and how many
+positions of the whole file repeat across its games (no engine needed).
+
+Prints figures and ratios; asserts nothing.
 
     .venv/bin/python bench/engine_throughput.py [--pgn FILE] [--positions 300]
-        [--depth 12] [--workers 2] [--hash 16] [--engine /usr/games/stockfish]
+        [--depths 8,10,12] [--workers 2] [--hash 16] [--rounds 3] [--naive]
+        [--cache-pass] [--engine /usr/games/stockfish]
 """
 
 from __future__ import annotations
@@ -27,9 +35,7 @@ import argparse
 import asyncio
 import os
 import platform
-import queue
 import resource
-import subprocess
 import sys
 import tempfile
 import threading
@@ -46,6 +52,10 @@ import chess.pgn
 from livegain.engine.batch import game_positions
 from livegain.engine.cache import EvalCache
 from livegain.engine.pool import EnginePool, SearchLimit, default_workers
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from raw_uci import RawEngine
+from raw_uci import run_raw as run_raw_fens
 
 DEFAULT_PGN = Path(__file__).resolve().parents[1].parent / "shared/data/tata-steel-masters-2022.pgn"
 
@@ -84,82 +94,15 @@ ENGINE_CPU = [0.0]
 # -- (a) raw pipes -------------------------------------------------------------
 
 
-class RawEngine:
-    def __init__(self, path: str, hash_mb: int) -> None:
-        self.proc = subprocess.Popen(
-            [path],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            bufsize=1,
-        )
-        self.send("uci")
-        self.wait_for("uciok")
-        for name, value in (("Threads", 1), ("Hash", hash_mb), ("UCI_ShowWDL", "true")):
-            self.send(f"setoption name {name} value {value}")
-        self.send("setoption name UCI_AnalyseMode value true")
-        self.send("isready")
-        self.wait_for("readyok")
-
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def wait_for(self, prefix: str) -> list[str]:
-        assert self.proc.stdout is not None
-        lines = []
-        for line in self.proc.stdout:
-            lines.append(line)
-            if line.startswith(prefix):
-                return lines
-        raise RuntimeError("engine exited")
-
-    def search(self, fen: str, depth: int) -> tuple[int, int]:
-        """(score cp from the side to move, nodes) of the last info line."""
-        self.send("ucinewgame")
-        self.send("isready")
-        self.wait_for("readyok")
-        self.send(f"position fen {fen}")
-        self.send(f"go depth {depth}")
-        lines = self.wait_for("bestmove")
-        score, nodes = 0, 0
-        for line in lines:
-            tokens = line.split()
-            if tokens and tokens[0] == "info" and "score" in tokens:
-                i = tokens.index("score")
-                score = int(tokens[i + 2]) if tokens[i + 1] == "cp" else 100000
-                nodes = int(tokens[tokens.index("nodes") + 1])
-        return score, nodes
-
-    def close(self) -> None:
-        self.send("quit")
-        self.proc.wait(5)
-
-
 def run_raw(path: str, boards: list[chess.Board], depth: int, workers: int, hash_mb: int) -> int:
-    engines = [RawEngine(path, hash_mb) for _ in range(workers)]
-    jobs: queue.SimpleQueue[str | None] = queue.SimpleQueue()
-    for b in boards:
-        jobs.put(b.fen())
-    for _ in engines:
-        jobs.put(None)
-    totals = [0] * workers
+    lock = threading.Lock()
 
-    def work(i: int) -> None:
-        while (fen := jobs.get()) is not None:
-            totals[i] += engines[i].search(fen, depth)[1]
+    def engine_cpu(engine: RawEngine) -> None:  # called by each thread of the loop
+        cpu = cpu_seconds(engine.proc.pid)
+        with lock:
+            ENGINE_CPU[0] += cpu
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(workers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    ENGINE_CPU[0] += sum(cpu_seconds(e.proc.pid) for e in engines)
-    for e in engines:
-        e.close()
-    return sum(totals)
+    return run_raw_fens(path, [b.fen() for b in boards], depth, workers, hash_mb, engine_cpu)
 
 
 # -- (b) naive python-chess loop -------------------------------------------------
@@ -226,6 +169,68 @@ def depth_cost(path: str, boards: list[chess.Board], depths: list[int], hash_mb:
     engine.close()
 
 
+def driver_cost(path: str, boards: list[chess.Board], depth: int, hash_mb: int) -> None:
+    """CPU of this process per position for each way of driving one engine process.
+
+    Why the pool has its own UCI client: python-chess's ``analyse`` with each
+    ``info`` selector against the minimal pipe loop and livegain's UciProcess.
+    """
+
+    def self_cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    def raw() -> int:
+        engine = RawEngine(path, hash_mb)
+        nodes = sum(engine.search(b.fen(), depth)[1] for b in boards)
+        engine.close()
+        return nodes
+
+    async def python_chess(info: chess.engine.Info) -> int:
+        _, engine = await chess.engine.popen_uci(path)
+        await engine.configure({"Threads": 1, "Hash": hash_mb, "UCI_ShowWDL": True})
+        nodes = 0
+        for b in boards:
+            res = await engine.analyse(b, chess.engine.Limit(depth=depth), game=object(), info=info)
+            nodes += int(res.get("nodes", 0))
+        await engine.quit()
+        return nodes
+
+    async def livegain_uci() -> int:
+        from livegain.engine.uci import UciProcess
+
+        engine = UciProcess.start(path)
+        await engine.handshake()
+        await engine.configure({"Threads": 1, "Hash": hash_mb, "UCI_ShowWDL": True})
+        nodes = 0
+        for b in boards:
+            nodes += (await engine.search(b.fen(), depth, None, new_game=True)).nodes
+        await engine.quit()
+        return nodes
+
+    ways: list[tuple[str, Callable[[], int]]] = [
+        ("raw UCI loop over pipes", raw),
+        (
+            "python-chess analyse, INFO_ALL",
+            lambda: asyncio.run(python_chess(chess.engine.INFO_ALL)),
+        ),
+        (
+            "python-chess analyse, INFO_SCORE|INFO_BASIC",
+            lambda: asyncio.run(python_chess(chess.engine.INFO_SCORE | chess.engine.INFO_BASIC)),
+        ),
+        (
+            "python-chess analyse, INFO_NONE",
+            lambda: asyncio.run(python_chess(chess.engine.INFO_NONE)),
+        ),
+        ("livegain UciProcess", lambda: asyncio.run(livegain_uci())),
+    ]
+    print(f"driver CPU per position, one process, depth {depth}, {len(boards)} positions:")
+    for label, fn in ways:
+        c0 = self_cpu()
+        nodes = fn()
+        print(f"  {label:<44} {1000 * (self_cpu() - c0) / len(boards):5.2f} ms  nodes {nodes}")
+
+
 @dataclass
 class Tally:
     """Wall time, this process's CPU (all threads) and the engines' CPU, over rounds.
@@ -250,99 +255,78 @@ class Tally:
         self.engine_cpu += ENGINE_CPU[0] - engine_before
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pgn", type=Path, default=DEFAULT_PGN)
-    ap.add_argument("--positions", type=int, default=300)
-    ap.add_argument("--depth", type=int, default=12)
-    ap.add_argument("--workers", type=int, default=default_workers())
-    ap.add_argument("--hash", type=int, default=16)
-    ap.add_argument("--engine", default="/usr/games/stockfish")
-    ap.add_argument(
-        "--rounds",
-        type=int,
-        default=3,
-        help="split the positions into this many chunks and run a, b, c on each chunk in "
-        "turn (rotating the order), so that a change of machine load hits all three alike",
-    )
-    ap.add_argument(
-        "--depth-cost",
-        default=None,
-        metavar="D,D,...",
-        help="only measure the per-position cost of these depths on one process",
-    )
-    args = ap.parse_args()
-
-    games = read_games(args.pgn)
-    boards = pick_positions(games, args.positions)
-    n, d, w = len(boards), args.depth, args.workers
-    print(
-        f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, "
-        f"load average {os.getloadavg()[0]:.2f}; python {platform.python_version()}"
-    )
-    if args.depth_cost:
-        depth_cost(args.engine, boards, [int(x) for x in args.depth_cost.split(",")], args.hash)
-        return
-    print(
-        f"positions: {n} from {args.pgn.name}; depth {d}; {w} processes; Hash {args.hash} MB;"
-        f" {args.rounds} rounds"
-    )
+def compare(
+    args: argparse.Namespace, boards: list[chess.Board], depth: int, naive: bool
+) -> dict[str, Tally]:
+    """Run the methods at ``depth`` in rounds; print each round and the results."""
+    n, w = len(boards), args.workers
 
     def pool_nodes(chunk: list[chess.Board]) -> int:
-        return asyncio.run(run_pool(args.engine, chunk, d, w, args.hash))[0]
+        return asyncio.run(run_pool(args.engine, chunk, depth, w, args.hash))[0]
 
     methods: dict[str, Callable[[list[chess.Board]], int]] = {
-        "a": lambda chunk: run_raw(args.engine, chunk, d, w, args.hash),
-        "b": lambda chunk: run_naive(args.engine, chunk, d, args.hash),
+        "a": lambda chunk: run_raw(args.engine, chunk, depth, w, args.hash),
         "c": pool_nodes,
     }
-    tallies = {k: Tally() for k in methods}
+    if naive:
+        methods["b"] = lambda chunk: run_naive(args.engine, chunk, depth, args.hash)
+    keys = list(methods)
+    tallies = {k: Tally() for k in keys}
     rounds = max(1, args.rounds)
+    load = os.getloadavg()[0]
     for r in range(rounds):
         chunk = boards[r::rounds]
-        order = list(methods)[r % 3 :] + list(methods)[: r % 3]
+        order = keys[r % len(keys) :] + keys[: r % len(keys)]
         for key in order:
             tallies[key].add(lambda key=key, chunk=chunk: methods[key](chunk))  # type: ignore[misc]
-        print(
-            f"  round {r + 1}: "
-            + ", ".join(f"{k} {tallies[k].wall:.1f} s" for k in methods)
-            + " (cumulative)",
-            flush=True,
-        )
-
-    with tempfile.TemporaryDirectory() as tmp:
-        cache = EvalCache(Path(tmp) / "bench.sqlite")
-        t0 = time.perf_counter()
-        asyncio.run(run_pool(args.engine, boards, d, w, args.hash, cache))
-        tcold = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        _, warm_searches = asyncio.run(run_pool(args.engine, boards, d, w, args.hash, cache))
-        twarm = time.perf_counter() - t0
-        cache.close()
-
     labels = {
         "a": f"(a) raw UCI pipes, {w} processes",
         "b": "(b) naive python-chess loop, 1",
         "c": f"(c) livegain pool, {w} workers",
     }
     rate = {k: n / t.wall for k, t in tallies.items()}
-    print("results (positions/s; CPU per position: driver = this process, engine = Stockfish):")
-    for k, t in tallies.items():
+    print(
+        f"depth {depth}: {n} positions, {rounds} rounds,"
+        f" load average {load:.2f} -> {os.getloadavg()[0]:.2f}"
+    )
+    for k in sorted(tallies):
+        t = tallies[k]
         print(
             f"  {labels[k]:<34} {rate[k]:7.2f} positions/s"
-            f"  driver {1000 * t.driver_cpu / n:5.1f} ms"
+            f"  driver CPU {1000 * t.driver_cpu / n:5.2f} ms/position"
             f"  engine {1000 * t.engine_cpu / n:6.1f} ms  nodes {t.nodes}"
         )
+    agree = len({t.nodes for t in tallies.values()}) == 1
     cpu = {k: (t.driver_cpu + t.engine_cpu) / n for k, t in tallies.items()}
-    print(f"  wall:  c/a = {rate['c'] / rate['a']:.3f}   c/b = {rate['c'] / rate['b']:.2f}")
     print(
-        f"  CPU per position (a load-independent view): c/a = {cpu['a'] / cpu['c']:.3f}"
-        f" (driver overhead {1000 * (cpu['c'] - cpu['a']):+.1f} ms per position)"
+        f"  pool/raw = {rate['c'] / rate['a']:.3f} (wall)"
+        + (f"   pool/naive = {rate['c'] / rate['b']:.2f}" if "b" in rate else "")
+        + f"   CPU view: raw/pool = {cpu['a'] / cpu['c']:.3f}"
+        f" (driver CPU pool {1000 * tallies['c'].driver_cpu / n:.2f} ms,"
+        f" raw {1000 * tallies['a'].driver_cpu / n:.2f} ms per position)"
+        f"   nodes {'agree' if agree else 'DIFFER'}",
+        flush=True,
     )
+    return tallies
+
+
+def cache_pass(
+    args: argparse.Namespace, games: list[chess.pgn.Game], boards: list[chess.Board], depth: int
+) -> None:
+    n, w = len(boards), args.workers
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = EvalCache(Path(tmp) / "bench.sqlite")
+        t0 = time.perf_counter()
+        asyncio.run(run_pool(args.engine, boards, depth, w, args.hash, cache))
+        tcold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        _, warm_searches = asyncio.run(run_pool(args.engine, boards, depth, w, args.hash, cache))
+        twarm = time.perf_counter() - t0
+        cache.close()
     print(
-        f"  cache: first pass {n / tcold:.2f} positions/s, second pass {n / twarm:.1f} "
-        f"positions/s ({warm_searches} engine searches; engine start-up included), "
-        f"{tcold / twarm:.0f}x faster"
+        f"  cache (depth {depth}): first pass {n / tcold:.2f} positions/s, second pass"
+        f" {n / twarm:.1f} positions/s ({warm_searches} engine searches; engine start-up"
+        f" included), {tcold / twarm:.0f}x faster"
     )
     every = [b.fen() for b in all_boards(games)]
     counts = Counter(every)
@@ -354,8 +338,72 @@ def main() -> None:
         f" {repeats} ({100 * repeats / len(every):.1f} %) repeat an earlier position"
         f" (by EPD without move counters: {epd_repeats}, {100 * epd_repeats / len(every):.1f} %)"
     )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pgn", type=Path, default=DEFAULT_PGN)
+    ap.add_argument("--positions", type=int, default=300)
+    ap.add_argument("--depths", default="8,10,12", metavar="D,D,...")
+    ap.add_argument("--depth", type=int, default=None, help="one depth (same as --depths D)")
+    ap.add_argument("--workers", type=int, default=default_workers())
+    ap.add_argument("--hash", type=int, default=16)
+    ap.add_argument("--engine", default="/usr/games/stockfish")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="split the positions into this many chunks and run the methods on each chunk in "
+        "turn (rotating the order), so that a change of machine load hits all alike",
+    )
+    ap.add_argument("--naive", action="store_true", help="also run (b), the naive loop")
+    ap.add_argument("--cache-pass", action="store_true", help="also measure the cache")
+    ap.add_argument(
+        "--drivers",
+        action="store_true",
+        help="only compare the driver CPU per position of python-chess's analyse (each info"
+        " selector), the raw loop and livegain's UCI client, one process, the first depth",
+    )
+    ap.add_argument(
+        "--depth-cost",
+        default=None,
+        metavar="D,D,...",
+        help="only measure the per-position cost of these depths on one process",
+    )
+    args = ap.parse_args()
+
+    games = read_games(args.pgn)
+    boards = pick_positions(games, args.positions)
+    depths = [args.depth] if args.depth else [int(x) for x in args.depths.split(",")]
+    print(
+        f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.2f}; python {platform.python_version()}"
+    )
+    if args.depth_cost:
+        depth_cost(args.engine, boards, [int(x) for x in args.depth_cost.split(",")], args.hash)
+        return
+    if args.drivers:
+        driver_cost(args.engine, boards, depths[0], args.hash)
+        return
+    print(
+        f"positions: {len(boards)} from {args.pgn.name}; {args.workers} processes;"
+        f" Hash {args.hash} MB; depths {', '.join(map(str, depths))}"
+    )
+    summary = []
+    for depth in depths:
+        t = compare(args, boards, depth, args.naive)
+        summary.append((depth, t))
+    print("summary: depth  pool/raw  driver CPU per position (pool, raw)")
+    for depth, t in summary:
+        print(
+            f"  {depth:5d}  {t['a'].wall / t['c'].wall:8.3f}"
+            f"  {1000 * t['c'].driver_cpu / len(boards):.2f} ms, "
+            f"{1000 * t['a'].driver_cpu / len(boards):.2f} ms"
+        )
+    if args.cache_pass:
+        cache_pass(args, games, boards, depths[-1])
     print(f"  load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

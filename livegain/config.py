@@ -89,7 +89,44 @@ class ServerConfig(_Section):
         return default_helper_count()
 
 
+class RemoteEngineConfig(_Section, BrokerAccess):
+    """``[engine.remote]``: engine workers through an MQTT broker (docs/workers.md)."""
+
+    url: str = Field(
+        default="mqtt://127.0.0.1:1883",
+        description="Broker the workers take jobs from: mqtt://host[:1883] or mqtts://host[:8883]",
+    )
+    prefix: str = Field(default="livegain/engine", description="Topic prefix of jobs/results")
+    engine_name: str | None = Field(
+        default=None,
+        description="'remote' mode: accept only workers whose engine reports this 'id name' "
+        "(default: the first worker with the configured limit sets the engine)",
+    )
+    job_timeout: float = Field(
+        default=30.0, gt=0, description="Seconds a worker has for a job before it is re-sent"
+    )
+    max_attempts: int = Field(default=5, ge=1, description="Times a job is sent before it fails")
+    prefetch: int = Field(
+        default=2, ge=1, description="Jobs out at once per engine process of the workers"
+    )
+    max_jobs: int = Field(default=256, ge=1, description="Jobs out at once, at most")
+    wait_for_workers: float = Field(
+        default=60.0,
+        gt=0,
+        description="'remote' mode: seconds to wait at start for a worker to announce itself",
+    )
+    client_id: str | None = Field(
+        default=None, description="Default: livegain-jobs-<host>-<random>, new at each start"
+    )
+
+
 class EngineConfig(_Section):
+    mode: Literal["local", "remote", "both"] = Field(
+        default="local",
+        description="local: this machine's engine pool; remote: `livegain worker` processes "
+        "through the broker of [engine.remote]; both: the two share the work",
+    )
+    remote: RemoteEngineConfig = Field(default_factory=RemoteEngineConfig)
     path: str = Field(default="/usr/games/stockfish", description="UCI engine executable")
     depth: int | None = Field(default=12, ge=1, description="Fixed search depth")
     nodes: int | None = Field(default=None, ge=1, description="Fixed node budget (optional)")

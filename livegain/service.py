@@ -59,6 +59,7 @@ from livegain.publish import convert, schema
 from livegain.publish.mqtt import MqttPublisher
 from livegain.publish.server import LiveServer, ServerLimits
 from livegain.publish.store import Store
+from livegain.remote.evaluator import RemoteEvaluator
 
 log = structlog.get_logger("livegain.service")
 
@@ -369,6 +370,7 @@ class Service:
             f"model {perceived_model.name} (given)" if perceived_model is not None else "not yet"
         )
         self._own_pool: EnginePool | None = None
+        self._own_remote: RemoteEvaluator | None = None
         self.extra_feeds = list(feeds)
         self.feeds: list[Feed] = []
         self.max_inflight = max_inflight
@@ -471,18 +473,27 @@ class Service:
         s = self.settings
         if self._evaluator is None:
             limit = SearchLimit(depth=s.engine.depth, nodes=s.engine.nodes)
-            pool = EnginePool(
-                s.engine.path,
-                workers=s.engine.workers,
-                limit=limit,
-                hash_mb=s.engine.hash_mb,
-                search_timeout=s.engine.search_timeout,
-            )
-            await pool.start()
-            self._own_pool = pool
-            self._evaluator = pool
-            rating = engine_rating_for(s, pool.engine_name, limit)
-            engine_name: str | None = pool.engine_name
+            pool = None
+            if s.engine.mode != "remote":
+                pool = EnginePool(
+                    s.engine.path,
+                    workers=s.engine.workers,
+                    limit=limit,
+                    hash_mb=s.engine.hash_mb,
+                    search_timeout=s.engine.search_timeout,
+                )
+            if pool is not None and s.engine.mode == "local":
+                await pool.start()
+                self._own_pool = pool
+                self._evaluator = pool
+                engine_name: str | None = pool.engine_name
+            else:  # "remote" or "both": jobs through the broker (docs/workers.md)
+                remote = RemoteEvaluator.from_config(s.engine.remote, limit, local=pool)
+                await remote.start()  # starts the local pool too ("both")
+                self._own_remote = remote
+                self._evaluator = remote
+                engine_name = remote.engine_name
+            rating = engine_rating_for(s, engine_name or "", limit)
         else:
             rating = float(s.engine.rating) if s.engine.rating is not None else PAPER_ENGINE_RATING
             engine_name = getattr(self._evaluator, "engine_name", None) or None
@@ -536,6 +547,9 @@ class Service:
         if self._own_pool is not None:
             with contextlib.suppress(Exception):
                 await self._own_pool.close()
+        if self._own_remote is not None:
+            with contextlib.suppress(Exception):
+                await self._own_remote.close()
         if self.store is not None:
             self.store.close()
             self.store = None
@@ -917,6 +931,12 @@ class Service:
             if problem is not None:
                 problems.append(f"feed {feed.name}: {problem}")
         problems.extend(f"engine: {p}" for p in self._engine_problems())
+        if self._own_remote is not None:  # engine workers through the broker
+            remote = self._own_remote.workers_status()
+            out["workers"] = remote.pop("workers")
+            out["remote_engine"] = remote
+            if remote.get("problem"):
+                problems.append(f"engine workers: {remote['problem']}")
         if self.mqtt is not None and not self.mqtt.stats.connected:
             problems.append("mqtt publisher not connected")
         if problems:

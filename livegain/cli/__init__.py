@@ -4,6 +4,11 @@ argparse (standard library) parses; each sub-command lives in its own module
 with a ``register(subparsers)`` function. Errors the user can fix raise
 :class:`CliError` and end as one line on stderr with a non-zero exit, never a
 traceback.
+
+Start-up: only the module of the sub-command being run is imported; the others
+are listed by name and one-line help (``_COMMANDS``, kept equal to what their
+modules register by tests/cli/test_cli_startup.py), so ``livegain --help`` and
+``livegain elo ...`` do not pay for the engine, SciPy or the service.
 """
 
 from __future__ import annotations
@@ -16,21 +21,39 @@ from collections.abc import Sequence
 from livegain import __version__
 from livegain.cli._common import CliError
 
-# Sub-command modules, in the order `livegain --help` lists them.
-_COMMANDS = (
-    "analyze",
-    "calibrate",
-    "validate",
-    "serve",
-    "demo",
-    "replay",
-    "elo",
-    "odds",
-    "rank",
-)
+# Sub-commands in the order `livegain --help` lists them: name -> (module, help).
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "analyze": ("analyze", "perceived Elo ratings of the players of a PGN file"),
+    "calibrate": ("calibrate", "engine strength r_e from rated players (Algorithm 3)"),
+    "fit": ("validate", "fit the calibrated perceived rating on rated games"),
+    "validate": (
+        "validate",
+        "measure the perceived ratings against players' ratings on held-out games",
+    ),
+    "serve": ("serve", "run the live service: feeds -> engine -> WebSocket/MQTT overlays"),
+    "worker": (
+        "worker",
+        "evaluate positions for a service elsewhere: engine jobs from an MQTT broker",
+    ),
+    "demo": ("demo", "replay a live round through the whole service; prints the URL to open"),
+    "replay": (
+        "replay",
+        "replay a PGN file as a live broadcast (PGN over HTTP, LiveChess Cloud JSON, MQTT)",
+    ),
+    "elo": (
+        "elo",
+        "Elo maths: expected score, rating difference, FIDE rating change, performance",
+    ),
+    "odds": ("odds", "win/draw/loss of a game and exact odds of a match"),
+    "rank": ("rank", "rank players by maximum likelihood from head-to-head results"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser. ``command=None``: every sub-command complete (imports every
+    module). Otherwise only the module of ``command`` is imported and registers
+    its sub-commands; the others are listed by name and help only (``""``: all
+    of them, for ``livegain --help`` and errors)."""
     parser = argparse.ArgumentParser(
         prog="livegain",
         description="Live chess broadcast analyzer: perceived Elo ratings from engine gains.",
@@ -38,15 +61,33 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"livegain {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in _COMMANDS:
-        module = importlib.import_module(f"livegain.cli.{name}")
-        module.register(sub)
+    wanted = _COMMANDS[command][0] if command in _COMMANDS else None
+    registered: set[str] = set()
+    for name, (module_name, help_text) in _COMMANDS.items():
+        if command is None or module_name == wanted:
+            if module_name not in registered:
+                registered.add(module_name)
+                module = importlib.import_module(f"livegain.cli.{module_name}")
+                module.register(sub)
+        else:
+            sub.add_parser(name, help=help_text)
     return parser
 
 
+def _command_word(words: Sequence[str]) -> str:
+    """The sub-command named on the command line ("" when none is): the first
+    word that is not an option (the top level has no option taking a value)."""
+    for word in words:
+        if word == "--":
+            return ""
+        if not word.startswith("-"):
+            return word
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     words = list(argv) if argv is not None else sys.argv[1:]
+    parser = build_parser(_command_word(words))
     args = parser.parse_args(words)
     args.argv = words  # the command as typed, for provenance records
     try:

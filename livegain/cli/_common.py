@@ -6,10 +6,11 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
+if TYPE_CHECKING:  # rich is imported when a table is printed, not at start-up
+    from rich.console import Console
+    from rich.table import Table
 
 
 class CliError(Exception):
@@ -47,11 +48,15 @@ def print_json(data: Any) -> None:
 
 
 def console() -> Console:
+    from rich.console import Console
+
     return Console(highlight=False)
 
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
     """A readable table for people; numbers right-aligned."""
+    from rich.table import Table
+
     t = Table(title=title, title_justify="left")
     for i, col in enumerate(columns):
         t.add_column(col, justify="left" if i == 0 else "right")

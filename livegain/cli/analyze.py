@@ -69,6 +69,9 @@ def register(sub: Any) -> None:
         f"{PAPER_ENGINE_RATING:.0f} (the paper's) in pgn mode)",
     )
     add_engine_options(p)
+    from livegain.cli.worker import add_broker_options
+
+    add_broker_options(p, url_required=False)  # --broker: `livegain worker` processes evaluate
     p.add_argument(
         "--pairing",
         choices=("aggregate", "pair"),
@@ -178,6 +181,8 @@ def _engine_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[Anno
 
     from livegain.engine.batch import run_engine_analysis_async
 
+    if getattr(args, "broker", None):
+        return _remote_games(args, games)
     kwargs: dict[str, Any] = {
         "depth": args.depth,
         "nodes": args.nodes,
@@ -197,6 +202,43 @@ def _engine_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[Anno
         if "Engine" in name or isinstance(exc, OSError | TimeoutError | ValueError):
             raise CliError(f"engine: {exc}") from exc
         raise
+
+
+def _remote_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[AnnotatedGame], str]:
+    """``--broker``: the games analysed by `livegain worker` processes (docs/workers.md)."""
+    import asyncio
+
+    from livegain.cli.worker import broker_from_args
+    from livegain.engine.pool import SearchLimit
+    from livegain.remote.evaluator import analyse_games_remote
+
+    if args.workers is not None or args.engine is not None:
+        raise CliError("--workers and --engine are the workers' own options, not --broker's")
+    broker = broker_from_args(args)
+    import logging
+
+    import structlog
+
+    # Warnings (refused workers, lost connections) on stderr; stdout is the report's.
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+    )
+    try:
+        annotated, engine_name, _ = asyncio.run(
+            analyse_games_remote(
+                games,
+                broker,
+                SearchLimit.of(args.depth, args.nodes),
+                cache_path=args.cache,
+                prefix=args.prefix,
+            )
+        )
+    except Exception as exc:  # no worker, engine failures: one line, no traceback
+        if "Engine" in type(exc).__name__ or isinstance(exc, OSError | ValueError):
+            raise CliError(f"engine workers: {exc}") from exc
+        raise
+    return annotated, engine_name
 
 
 def default_engine_rating(

@@ -71,7 +71,14 @@ from typing import Literal
 
 import chess
 
-from livegain.core.evaluation import Evaluation, terminal_evaluation
+from livegain.core.evaluation import (
+    Evaluation,
+    Rule,
+    draw_evaluation,
+    draw_rule,
+    repetitions,
+    rule_evaluation,
+)
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.histogram import GainHistogram
 from livegain.core.ledger import GameLedger, TracePoint
@@ -405,7 +412,8 @@ class _Ratings:
 
 @dataclass
 class _Parsed:
-    moves: list[tuple[str, chess.Move, str, str]]  # token, move, san, fen after
+    # token, move, san, fen after, the draw rule that scores it (see draw_rule)
+    moves: list[tuple[str, chess.Move, str, str, Rule | None]]
     illegal_ply: int | None = None
     illegal_token: str | None = None
     illegal_reason: str | None = None
@@ -731,6 +739,11 @@ class BoardGame:
         else:
             b = self._chess_board(self.fen_at(start))
         out = _Parsed(moves=[])
+        fens: list[str] = []  # the new positions
+
+        def fen_of(ply: int) -> str:  # the game's positions as they will stand
+            return self.fen_at(ply) if ply <= start else fens[ply - start - 1]
+
         for i in range(start, len(tokens)):
             tok = tokens[i].strip()
             move = _parse_move(b, tok)
@@ -748,19 +761,24 @@ class BoardGame:
                 break
             san = b.san(move)
             b.push(move)
-            out.moves.append((tokens[i], move, san, b.fen()))
+            fens.append(b.fen())
+            # Three occurrences need at least 8 plies without a capture or pawn move.
+            repeated = repetitions(fen_of, i + 1) if b.halfmove_clock >= 8 else 1
+            out.moves.append((tokens[i], move, san, fens[-1], draw_rule(b, repeated)))
         out.board = b
         return out
 
     def _settle_position(self, board: chess.Board | None = None) -> None:
         """After the move list changed: the current position's result, and its
-        score when it is finished (see :func:`terminal_evaluation`). Only the
-        last position can be checkmate or stalemate; a drawn position that
-        play went on from is scored by the engine pool by the same rule."""
+        score when the rules decide it (see :func:`rule_evaluation`: checkmate,
+        stalemate, a draw by rule, repetitions counted over the game's
+        positions). Only the last position can be checkmate or stalemate; the
+        draws by rule of positions that play went on from are scored as their
+        moves arrive (:meth:`apply`)."""
         b = board if board is not None else self._chess_board(self.fen)
         n = len(self._plies)
         if n not in self._evals:
-            ev = terminal_evaluation(b)
+            ev = rule_evaluation(b, repetitions(self.fen_at, n))
             if ev is not None:
                 self._evals[n] = ev
                 self.version += 1
@@ -942,7 +960,7 @@ class BoardGame:
             self._set_clocks(snap)
             self.version += 1
         for k in range(j, len(new)):
-            token, move, san, fen = new[k]
+            token, move, san, fen, rule = new[k]
             ply = len(self._plies) + 1
             white = _mover_white(fen)
             self._plies.append(_Ply(token, san, move.uci(), fen, white=white))
@@ -951,6 +969,9 @@ class BoardGame:
                 self._settle_position(parsed.board)
             else:
                 self._board_result = "*"
+                if rule is not None:  # drawn by rule: never asked of the engine
+                    self._evals[ply] = draw_evaluation(rule)
+                    self.version += 1
             # The clocks as of this move (what _set_clocks gives, one move at a time).
             clock = self._plies[-1].clock
             if clock is not None:
@@ -1061,7 +1082,7 @@ class BoardGame:
         if not 0 <= ply <= len(self._plies) or self.fen_at(ply) != fen:
             return []  # stale: that position is no longer on the board
         if ply in self._evals:
-            return []  # duplicate (or a checkmate/stalemate scored already)
+            return []  # duplicate (or a position scored by the rules already)
         self._evals[ply] = ev
         self.version += 1
         out = self._advance()

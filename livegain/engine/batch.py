@@ -3,7 +3,10 @@
 Every position (the start position too) of every game is submitted to one
 :class:`~livegain.engine.pool.EnginePool` at once, so every worker stays busy
 until the last position; positions shared between games (openings) are searched
-once, and with a cache file not at all on a second run.
+once, and with a cache file not at all on a second run. Positions that the rules
+of chess score with the game's history (a threefold repetition, the 50-move
+rule, insufficient material: :func:`~livegain.core.evaluation.rule_evaluation`)
+are never sent to the engine, exactly as on a live board.
 """
 
 from __future__ import annotations
@@ -11,14 +14,20 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
 import chess.pgn
 
 from livegain.analysis import AnnotatedGame
-from livegain.core.evaluation import Evaluation
+from livegain.core.evaluation import (
+    Evaluation,
+    draw_evaluation,
+    draw_rule,
+    repetitions,
+    rule_evaluation,
+)
 from livegain.engine.cache import EvalCache
 from livegain.engine.pool import DEFAULT_ENGINE, EnginePool, PoolStats, SearchLimit
 
@@ -38,6 +47,9 @@ class BatchReport:
     searches: int
     cache_hits: int
     seconds: float
+    by_rule: int = 0
+    """Positions scored by the rules of chess (checkmate, stalemate, draws by
+    rule with the game's history), never sent to the engine."""
 
     @property
     def positions_per_second(self) -> float:
@@ -51,13 +63,19 @@ class _GamePositions:
     sans: list[str]
     ucis: list[str]
     start_fen: str | None
+    ruled: list[Evaluation | None] = field(default_factory=list)
+    """Per position: its score by the rules (with the game's history), or None."""
 
 
 def game_positions(game: chess.pgn.Game) -> _GamePositions:
-    """The positions of a game's main line: start position, then after each ply."""
+    """The positions of a game's main line: start position, then after each ply,
+    each with its score when the rules decide it (the live board's rule: a
+    position that play went on from by :func:`draw_rule`, the last one by
+    :func:`rule_evaluation`; repetitions counted over the game's positions)."""
     board = game.board()
     start_fen = None if board.fen() == chess.STARTING_FEN else board.fen()
     boards = [board.copy(stack=False)]
+    fens = [board.fen()]
     sans: list[str] = []
     ucis: list[str] = []
     for move in game.mainline_moves():
@@ -65,7 +83,13 @@ def game_positions(game: chess.pgn.Game) -> _GamePositions:
         ucis.append(move.uci())
         board.push(move)
         boards.append(board.copy(stack=False))
-    return _GamePositions(game, boards, sans, ucis, start_fen)
+        fens.append(board.fen())
+    ruled: list[Evaluation | None] = []
+    for ply, b in enumerate(boards[:-1]):
+        rule = draw_rule(b, repetitions(fens.__getitem__, ply))
+        ruled.append(None if rule is None else draw_evaluation(rule))
+    ruled.append(rule_evaluation(boards[-1], repetitions(fens.__getitem__, len(fens) - 1)))
+    return _GamePositions(game, boards, sans, ucis, start_fen, ruled)
 
 
 def annotate(pos: _GamePositions, evaluations: Sequence[Evaluation]) -> AnnotatedGame:
@@ -99,9 +123,9 @@ async def _analyse_prepared(
     total = sum(len(p.boards) for p in prepared)
     done = 0
 
-    async def one(board: chess.Board) -> Evaluation:
+    async def one(board: chess.Board, ruled: Evaluation | None) -> Evaluation:
         nonlocal done
-        ev = await pool.evaluate(board)
+        ev = ruled if ruled is not None else await pool.evaluate(board)
         done += 1
         if on_progress is not None:
             on_progress(done, total)
@@ -110,7 +134,10 @@ async def _analyse_prepared(
     # One task per position: the pool's queue keeps every worker busy and
     # shares positions that several games reach.
     async with asyncio.TaskGroup() as tg:
-        tasks = [[tg.create_task(one(b)) for b in p.boards] for p in prepared]
+        tasks = [
+            [tg.create_task(one(b, r)) for b, r in zip(p.boards, p.ruled, strict=True)]
+            for p in prepared
+        ]
     return [annotate(p, [t.result() for t in ts]) for p, ts in zip(prepared, tasks, strict=True)]
 
 
@@ -150,6 +177,7 @@ async def run_engine_analysis_async(
                 searches=stats.searches,
                 cache_hits=stats.cache_hits,
                 seconds=time.perf_counter() - t0,
+                by_rule=sum(r is not None for p in prepared for r in p.ruled),
             )
     finally:
         if cache is not None:

@@ -179,6 +179,13 @@ class EvalCache:
     async def aput(self, engine: str, fen: str, ev: Evaluation) -> None:
         await asyncio.get_running_loop().run_in_executor(self._pool(), self.put, engine, fen, ev)
 
+    def put_soon(self, engine: str, fen: str, ev: Evaluation) -> asyncio.Future[None]:
+        """Queue the write on the cache's thread and return at once (from a
+        running event loop). Calls run on that one thread in order, so a later
+        ``aget`` of the same position sees this row. The future carries the
+        write's outcome."""
+        return asyncio.get_running_loop().run_in_executor(self._pool(), self.put, engine, fen, ev)
+
     def _pool(self) -> ThreadPoolExecutor:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalcache")

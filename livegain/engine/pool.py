@@ -1,17 +1,26 @@
 """A pool of UCI engine processes behind a priority queue (asyncio).
 
-One process per worker, ``Threads=1``, a fixed ``Hash``. A python-chess engine
-protocol runs one command at a time, so each process belongs to exactly one
-worker task: a worker takes the most urgent job from the queue (lowest
-priority value first, first come first served within a priority), searches it
-on its own process and hands the result back. That is the exclusive lease.
+One process per worker, ``Threads=1``, a fixed ``Hash``. A UCI process runs one
+command at a time, so each process belongs to exactly one worker task: a
+worker takes the most urgent job from the queue (lowest priority value first,
+first come first served within a priority), searches it on its own process and
+hands the result back. That is the exclusive lease.
 
-Deterministic mode (the default): every search starts with ``ucinewgame``
-(python-chess sends it, followed by ``isready``, whenever ``game`` differs from
-the previous search's, so each search passes a fresh object) and the position
-is sent as a bare FEN without move history. With one thread and a fixed Hash
-the result is then a function of (engine, limit, Hash, FEN) alone: the same
-whatever the pool size, the order, or what the process searched before.
+The processes are driven by :mod:`livegain.engine.uci`, a small UCI client of
+this project, not by python-chess's engine protocol: python-chess parses every
+``info`` line of every depth and replays each PV on a board, which costs about
+1.8 ms of this process's CPU per position against 0.25 ms for a minimal loop
+over pipes, and still 0.7 ms with its ``info`` selector set to nothing (its
+command machinery alone); the pool's budget is 1 ms per position, all its own
+work included (measured figures and commands in that module's docstring and in
+docs/benchmarks.md). python-chess still provides the board, FENs, option
+validation and the reference the tests compare every result with.
+
+Deterministic mode (the default): every search starts with ``ucinewgame`` (and
+``isready``/``readyok``), and the position is sent as a bare FEN without move
+history. With one thread and a fixed Hash the result is then a function of
+(engine, limit, Hash, FEN) alone: the same whatever the pool size, the order,
+or what the process searched before.
 
 Faults: a process that dies mid-search is replaced (with an exponential
 back-off when it keeps dying) and the position retried, at most
@@ -32,7 +41,6 @@ import logging
 import os
 import shutil
 import time
-from asyncio import FIRST_COMPLETED
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -48,6 +56,7 @@ from livegain.core.evaluation import (
     white_score,
 )
 from livegain.engine.cache import EvalCache
+from livegain.engine.uci import SearchResult, UciError, UciProcess
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +194,40 @@ def evaluation_from_info(info: chess.engine.InfoDict, board: chess.Board) -> Eva
     )
 
 
+def evaluation_from_result(result: SearchResult, white_to_move: bool) -> Evaluation:
+    """Turn one search's :class:`~livegain.engine.uci.SearchResult` (side to
+    move's view) into a White-view :class:`Evaluation`.
+
+    Gives the same values as :func:`evaluation_from_info` on python-chess's
+    analysis of the same search (tests/engine/test_pool.py checks it).
+    """
+    white = white_to_move
+    if result.kind == "mate":
+        mate = result.score if white else -result.score
+        if result.score == 0:  # the side to move is mated (not reached: checked before)
+            cp = checkmated_score(white)
+            mate_out: int | None = None
+        else:
+            cp = white_score(mate=mate)
+            mate_out = mate
+    else:
+        cp = white_score(cp=result.score if white else -result.score)
+        mate_out = None
+    wdl = result.wdl
+    if wdl is not None and not white:
+        wdl = (wdl[2], wdl[1], wdl[0])
+    pv = result.pv
+    return Evaluation(
+        cp=cp,
+        mate=mate_out,
+        wdl=wdl,
+        depth=result.depth,
+        nodes=result.nodes,
+        best=pv[0] if pv else None,
+        pv=pv,
+    )
+
+
 @dataclass
 class PoolStats:
     """Counters since start: positions asked, engine searches, cache hits, faults."""
@@ -203,7 +246,7 @@ class PoolStats:
 
 @dataclass
 class _Job:
-    board: chess.Board
+    white_to_move: bool
     fen: str
     future: asyncio.Future[Evaluation]
     priority: int
@@ -221,108 +264,62 @@ class _Entry:
 
 
 class _Engine:
-    """One UCI process and its python-chess protocol."""
+    """One UCI process (:class:`~livegain.engine.uci.UciProcess`) of the pool."""
 
-    def __init__(
-        self, transport: asyncio.SubprocessTransport, protocol: chess.engine.UciProtocol
-    ) -> None:
-        self.transport = transport
-        self.protocol = protocol
-        self.pid: int = transport.get_pid()
+    def __init__(self, process: UciProcess) -> None:
+        self.process = process
+        self.pid: int = process.pid
         self.searching = False
-        self.game: object = object()
 
     @classmethod
     async def start(cls, path: str, options: dict[str, Any], limit_s: float) -> _Engine:
         path = resolve_engine_path(path)
-        transport: asyncio.SubprocessTransport | None = None
+        process: UciProcess | None = None
         try:
             async with asyncio.timeout(limit_s):
-                transport, protocol = await chess.engine.UciProtocol.popen(
-                    path, setpgrp=True, stderr=asyncio.subprocess.DEVNULL
-                )
-                await protocol.initialize()
-                opts = {k: v for k, v in options.items() if k in protocol.options}
-                await protocol.configure(opts)
-                await protocol.ping()
+                process = UciProcess.start(path)
+                await process.handshake()
+                await process.configure(options)
         except TimeoutError:
-            await _kill_transport(transport)
+            await _kill(process)
             raise EngineStartError(
                 path, f"no 'uciok'/'readyok' within {limit_s:g} s (not a UCI engine?)"
             ) from None
-        except (chess.engine.EngineError, OSError, EOFError) as exc:
-            await _kill_transport(transport)
+        except (UciError, OSError, EOFError) as exc:
+            await _kill(process)
             raise EngineStartError(path, f"{type(exc).__name__}: {exc}") from exc
         except BaseException:
-            await _kill_transport(transport)
+            await _kill(process)
             raise
-        return cls(transport, protocol)
+        return cls(process)
 
     @property
     def name(self) -> str:
-        return self.protocol.id.get("name", "unknown engine")
+        return self.process.name or "unknown engine"
 
     def has_option(self, name: str) -> bool:
-        return name in self.protocol.options
+        return self.process.has_option(name)
 
-    async def search(
-        self, board: chess.Board, limit: chess.engine.Limit, deterministic: bool
-    ) -> chess.engine.InfoDict:
-        """One search, raced against the process's exit.
-
-        python-chess (1.11) leaves ``analyse()`` waiting forever when the
-        process dies between ``isready`` and ``readyok`` (the analysis command
-        is then active but has no result yet), so the exit of the process is
-        watched here as well.
-        """
-        game = object() if deterministic else self.game
-        search = asyncio.ensure_future(self.protocol.analyse(board, limit, game=game))
-        try:
-            watched: list[asyncio.Future[Any]] = [search, self.protocol.returncode]
-            await asyncio.wait(watched, return_when=FIRST_COMPLETED)
-        finally:
-            if not search.done():
-                search.cancel()
-        if search.done() and not search.cancelled():
-            return search.result()
-        code = self.protocol.returncode.result()
-        raise chess.engine.EngineTerminatedError(
-            f"engine process died unexpectedly (exit code: {code})"
-        )
+    async def search(self, fen: str, limit: SearchLimit, deterministic: bool) -> SearchResult:
+        """One search; raises :class:`~livegain.engine.uci.EngineTerminatedError`
+        as soon as the process dies, whatever the command is waiting for."""
+        return await self.process.search(fen, limit.depth, limit.nodes, new_game=deterministic)
 
     def alive(self) -> bool:
-        return self.transport.get_returncode() is None and not self.protocol.returncode.done()
+        return self.process.alive()
 
     async def close(self, graceful: bool = True) -> None:
         """Quit (politely when idle and ``graceful``), else kill; always reap."""
         if graceful and self.alive() and not self.searching:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(QUIT_TIMEOUT):
-                    await self.protocol.quit()
-        await _kill_transport(self.transport, self.protocol)
+                    await self.process.quit()
+        await _kill(self.process)
 
 
-async def _kill_transport(
-    transport: asyncio.SubprocessTransport | None,
-    protocol: chess.engine.Protocol | None = None,
-) -> None:
-    if transport is None:
-        return
-    if transport.get_returncode() is None:
-        with contextlib.suppress(ProcessLookupError):
-            transport.kill()
-    transport.close()
-    # Wait until the child has been reaped (the event loop's child watcher does
-    # it); bounded so a stuck process cannot hang shutdown.
-    if protocol is not None:
-        with contextlib.suppress(Exception):
-            async with asyncio.timeout(QUIT_TIMEOUT):
-                await asyncio.shield(protocol.returncode)
-    else:
-        for _ in range(100):
-            if transport.get_returncode() is not None:
-                break
-            await asyncio.sleep(0.01)
+async def _kill(process: UciProcess | None) -> None:
+    if process is not None:
+        await process.kill(QUIT_TIMEOUT)
 
 
 class EnginePool:
@@ -366,6 +363,7 @@ class EnginePool:
         self._queue: asyncio.PriorityQueue[_Entry] = asyncio.PriorityQueue()
         self._seq = itertools.count()
         self._inflight: dict[str, _Job] = {}
+        self._writes: set[asyncio.Future[None]] = set()  # cache writes under way
         self._started = False
         self._closed = False
         self._has_wdl = False
@@ -420,6 +418,8 @@ class EnginePool:
         engines = [e for e in self._engines if e is not None]
         self._engines = []
         await asyncio.gather(*(e.close() for e in engines), return_exceptions=True)
+        if self._writes:  # the cache's rows are written before close() returns
+            await asyncio.gather(*list(self._writes), return_exceptions=True)
         for job in list(self._inflight.values()):
             if not job.future.done():
                 job.future.set_exception(PoolClosedError("engine pool closed"))
@@ -495,7 +495,8 @@ class EnginePool:
                 return hit
         job = self._inflight.get(fen)
         if job is None or job.future.done():
-            job = _Job(chess.Board(fen), fen, asyncio.get_running_loop().create_future(), priority)
+            future = asyncio.get_running_loop().create_future()
+            job = _Job(board.turn == chess.WHITE, fen, future, priority)
             self._inflight[fen] = job
             job.future.add_done_callback(functools.partial(self._forget, job))
             self._queue.put_nowait(_Entry(priority, next(self._seq), job))
@@ -519,7 +520,7 @@ class EnginePool:
     # -- workers ----------------------------------------------------------
 
     async def _worker(self, idx: int) -> None:
-        limit = self.limit.to_chess()
+        limit = self.limit
         consecutive_failures = 0
         try:
             while True:
@@ -545,17 +546,17 @@ class EnginePool:
                     engine.searching = True
                     try:
                         async with asyncio.timeout(self.search_timeout):
-                            info = await engine.search(job.board, limit, self.deterministic)
+                            result = await engine.search(job.fen, limit, self.deterministic)
                         engine.searching = False
-                        ev = evaluation_from_info(info, job.board)
+                        ev = evaluation_from_result(result, job.white_to_move)
                     except TimeoutError:
                         self.stats.timeouts += 1
                         job.errors.append(
                             f"search exceeded {self.search_timeout:g} s (pid {engine.pid} killed)"
                         )
-                    except (chess.engine.EngineError, EngineError, OSError) as exc:
+                    except (UciError, EngineError, OSError) as exc:
                         self.stats.crashes += 1
-                        code = engine.transport.get_returncode()
+                        code = engine.process.returncode
                         job.errors.append(
                             f"{type(exc).__name__}: {exc}"
                             + (f" (exit code {code})" if code is not None else "")
@@ -565,10 +566,9 @@ class EnginePool:
                         self.stats.searches += 1
                         self.stats.search_seconds += time.perf_counter() - t0
                         if self.cache is not None:
-                            try:
-                                await self.cache.aput(self.engine_key, job.fen, ev)
-                            except Exception:  # a cache fault never loses the result
-                                log.exception("cannot store evaluation in the cache")
+                            # Not awaited: the engine goes on with the next
+                            # position while the row is written (close() waits).
+                            self._store(job.fen, ev)
                         if not job.future.done():
                             job.future.set_result(ev)
                         break
@@ -586,6 +586,21 @@ class EnginePool:
                 self._engines[idx] = None
                 await asyncio.shield(engine.close(graceful=False))
             raise
+
+    def _store(self, fen: str, ev: Evaluation) -> None:
+        assert self.cache is not None
+        try:
+            write = self.cache.put_soon(self.engine_key, fen, ev)
+        except Exception:  # a cache fault never loses the result
+            log.exception("cannot store evaluation in the cache")
+            return
+        self._writes.add(write)
+        write.add_done_callback(self._stored)
+
+    def _stored(self, write: asyncio.Future[None]) -> None:
+        self._writes.discard(write)
+        if not write.cancelled() and write.exception() is not None:
+            log.error("cannot store evaluation in the cache: %s", write.exception())
 
     async def _replace(self, idx: int, failures: int) -> _Engine:
         delay = min(MAX_BACKOFF, 0.05 * 2 ** max(0, failures - 1)) if failures else 0.0
@@ -621,5 +636,6 @@ __all__ = [
     "SearchLimit",
     "default_workers",
     "evaluation_from_info",
+    "evaluation_from_result",
     "terminal_evaluation",
 ]

@@ -37,6 +37,9 @@ class DeployBroker:
             re.match(r"BROKER_(\w+)_PASSWORD=(\S+)", line).groups()  # type: ignore[union-attr]
             for line in (secrets / "broker.env").read_text().splitlines()
         )
+        for user, password in self.passwords.items():  # each user's own file: that one only
+            own = (secrets / f"{user.lower()}.env").read_text()
+            assert own == f"BROKER_{user}_PASSWORD={password}\n"
         conf = (DEPLOY / "mosquitto.conf").read_text()
         conf = conf.replace("listener 1883\n", f"listener {self.port} 127.0.0.1\n")
         conf = conf.replace("/mosquitto/config/passwd", str(secrets / "passwd"))
@@ -135,6 +138,48 @@ async def test_acl_relay_feeds_service_publishes_viewer_reads(broker: DeployBrok
     assert got_viewer == [("livegain/out/t/state", b"real")]
 
 
+async def test_acl_worker_takes_jobs_and_answers_nothing_else(broker: DeployBroker) -> None:
+    """The `worker` user reads jobs (with the shared subscription the workers
+    use) and writes results and its presence; the service gives jobs and reads
+    results and presence; a worker can neither read nor write boards or moves."""
+    jobs = "livegain/engine/jobs/0123456789abcdef"
+    async with (
+        broker.client("livegain") as service,
+        broker.client("worker", identifier="w1") as worker,
+        broker.client("viewer") as viewer,
+        broker.client("relay") as relay,
+    ):
+        await service.subscribe("livegain/engine/results/#", qos=1)
+        await service.subscribe("livegain/engine/workers/+", qos=1)
+        await worker.subscribe(f"$share/livegain-engines/{jobs}", qos=1)
+        await worker.subscribe("livegain/in/#", qos=1)  # refused: not its business
+        await worker.subscribe("livegain/out/#", qos=1)
+        await worker.subscribe("livegain/engine/results/#", qos=1)  # other workers' results
+        await viewer.subscribe("livegain/engine/#", qos=1)
+        await service.publish(jobs, b"job", qos=1)
+        await worker.publish("livegain/engine/results/svc", b"result", qos=1)
+        await worker.publish("livegain/engine/workers/w1", b"presence", qos=1)
+        # what a worker may not do: feed moves, forge results, give jobs out
+        await worker.publish("livegain/in/t/1/1", b"forged move", qos=1)
+        await worker.publish("livegain/out/t/state", b"forged state", qos=1)
+        await worker.publish(jobs, b"forged job", qos=1)
+        # nor may the others answer jobs or pose as workers
+        await relay.publish("livegain/engine/results/svc", b"forged result", qos=1)
+        await viewer.publish("livegain/engine/workers/x", b"forged presence", qos=1)
+        await relay.publish(jobs, b"relay job", qos=1)
+        await relay.publish("livegain/in/t/1/1", b'{"seq": 1, "ply": 1, "san": "e4"}', qos=1)
+        await service.publish("livegain/out/t/state", b"real", qos=1)
+        got_worker = await _received(worker, 1.0)
+        got_service = await _received(service, 1.0)
+        got_viewer = await _received(viewer, 0.5)
+    assert got_worker == [(jobs, b"job")]
+    assert sorted(got_service) == [
+        ("livegain/engine/results/svc", b"result"),
+        ("livegain/engine/workers/w1", b"presence"),
+    ]
+    assert got_viewer == []
+
+
 def test_compose_binds_to_loopback_and_keeps_the_broker_closed() -> None:
     text = (REPO / "docker-compose.yml").read_text()
     published = re.findall(r'^\s+- "([^"]+:\d+)"\s*$', text, flags=re.M)
@@ -145,3 +190,8 @@ def test_compose_binds_to_loopback_and_keeps_the_broker_closed() -> None:
     assert re.search(r"^allow_anonymous false$", conf, flags=re.M)
     assert re.search(r"^password_file ", conf, flags=re.M)
     assert re.search(r"^acl_file ", conf, flags=re.M)
+    # the engine workers: a service of their own, scalable (no fixed name, no port)
+    worker = text.split("\n  worker:\n", 1)[1].split("\n\n", 1)[0]
+    assert 'entrypoint: ["livegain", "worker"]' in worker
+    assert "container_name" not in worker and "ports" not in worker
+    assert "BROKER_WORKER_PASSWORD" in worker

@@ -49,7 +49,10 @@ for raw in sys.stdin:
         if MODE == "hang" and (ON is None or n in ON):
             time.sleep(3600)
         score = sum(position.encode()) % 200 - 100
-        out(f"info depth 5 score cp {{score}} nodes 1234")
+        if MODE == "garbled":
+            out("info depth 5 score cp x1 nodes 1234")
+        else:
+            out(f"info depth 5 score cp {{score}} nodes 1234")
         out("bestmove (none)")
     elif cmd == "quit":
         break
@@ -111,7 +114,7 @@ def child_pids() -> set[int]:
 @pytest.fixture
 def tata_games(tata_steel: Path) -> list[chess.pgn.Game]:
     """The first three games of the Tata Steel file."""
-    games = []
+    games: list[chess.pgn.Game] = []
     with tata_steel.open(encoding="utf-8") as fh:
         while len(games) < 3 and (g := chess.pgn.read_game(fh)) is not None:
             games.append(g)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import threading
 from pathlib import Path
 
 import chess
@@ -12,7 +14,7 @@ from livegain.core.evaluation import Evaluation
 from livegain.engine.cache import CacheError, EvalCache
 from livegain.engine.pool import EnginePool, SearchLimit
 
-from .conftest import FakeEngineFactory, fake_searches
+from .conftest import FakeEngineFactory, fake_score, fake_searches
 
 KEY = "Stockfish 15.1|depth 12|hash=16|threads=1|deterministic=1"
 FEN = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
@@ -156,3 +158,59 @@ async def test_other_engine_options_are_another_key(
         async with EnginePool(path, workers=1, limit=limit, cache=cache, options=other) as pool:
             await pool.evaluate(QUIET)
         assert fake_searches(path) == 3
+
+
+class _StalledCache(EvalCache):
+    """A cache whose disk stalls: every write waits until ``release`` is set."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.release = threading.Event()
+        self.fail = False
+
+    def put(self, engine: str, fen: str, ev: Evaluation) -> None:
+        assert self.release.wait(30)
+        if self.fail:
+            raise sqlite3.OperationalError("disk I/O error")
+        super().put(engine, fen, ev)
+
+
+async def test_the_engine_does_not_wait_for_a_cache_write(
+    fake_engine: FakeEngineFactory, tmp_path: Path
+) -> None:
+    # One worker, a stalled disk, two positions asked at once: the second is
+    # searched and answered while the first one's write still waits, and every
+    # row is on disk once the pool is closed.
+    cache = _StalledCache(tmp_path / "evals.sqlite")
+    boards = [chess.Board(), chess.Board("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1")]
+    pool = EnginePool(fake_engine(), workers=1, limit=SearchLimit(depth=5), cache=cache)
+    await pool.start()
+    try:
+        first, second = await asyncio.wait_for(
+            asyncio.gather(*(pool.evaluate(b) for b in boards)), 10
+        )
+        assert pool.stats.searches == 2 and len(cache) == 0
+    finally:
+        cache.release.set()
+        await pool.close()
+    assert len(cache) == 2
+    assert cache.get(pool.engine_key, boards[0].fen()) == first
+    assert cache.get(pool.engine_key, boards[1].fen()) == second
+    cache.close()
+
+
+async def test_a_failed_cache_write_loses_no_result(
+    fake_engine: FakeEngineFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = _StalledCache(tmp_path / "evals.sqlite")
+    cache.fail = True
+    cache.release.set()
+    async with EnginePool(
+        fake_engine(), workers=1, limit=SearchLimit(depth=5), cache=cache
+    ) as pool:
+        ev = await pool.evaluate(chess.Board())
+    assert ev.cp == fake_score(chess.Board())
+    assert "cannot store evaluation in the cache" in caplog.text
+    assert "disk I/O error" in caplog.text
+    assert len(cache) == 0
+    cache.close()

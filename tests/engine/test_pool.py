@@ -186,3 +186,19 @@ async def test_non_deterministic_mode_keeps_the_hash_and_its_own_cache_key(
         assert det.engine_key.endswith("deterministic=1")
         # The first position of a fresh process is searched alike in both modes.
         assert await det.evaluate(boards[0]) == evs[0]
+
+
+async def test_black_to_move_and_mates_equal_direct_analysis(stockfish: str) -> None:
+    # White's view of scores, mates and WDL when Black is to move, against
+    # python-chess's own parse of the same search.
+    boards = [
+        chess.Board("3r2k1/8/8/8/8/8/5PPP/6K1 w - - 0 1"),  # White to move, Black better
+        chess.Board("3r2k1/8/8/8/8/8/5PPP/6K1 b - - 0 1"),  # Black mates in one
+        chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3"),
+        chess.Board(),
+    ]
+    async with EnginePool(stockfish, workers=2, limit=SearchLimit(depth=DEPTH)) as pool:
+        got = await asyncio.gather(*(pool.evaluate(b) for b in boards))
+    for board, ev in zip(boards, got, strict=True):
+        assert ev == await direct_analysis(stockfish, board, DEPTH), board.fen()
+    assert got[1].mate == -1 and got[1].cp == -3900 and got[1].wdl == (0, 0, 1000)

@@ -1,0 +1,109 @@
+"""`livegain worker`: an engine pool taking evaluation jobs from an MQTT broker."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+from typing import Any
+
+from livegain.cli._common import CliError
+
+
+def add_broker_options(p: argparse.ArgumentParser, url_required: bool) -> None:
+    """``--broker URL`` and its credentials/TLS options (shared with ``analyze``)."""
+    p.add_argument(
+        "--broker",
+        required=url_required,
+        default=None,
+        metavar="URL",
+        help="mqtt://[user@]host[:1883] or mqtts://host[:8883]",
+    )
+    p.add_argument("--broker-user", default=None, metavar="USER", help="broker user name")
+    p.add_argument(
+        "--broker-password-env",
+        default=None,
+        metavar="VAR",
+        help="environment variable holding the broker password (never on the command line)",
+    )
+    p.add_argument("--ca-file", default=None, help="mqtts: PEM CA bundle to verify the broker")
+    p.add_argument("--cert-file", default=None, help="mqtts: client certificate (PEM)")
+    p.add_argument("--key-file", default=None, help="mqtts: client key (PEM)")
+    p.add_argument(
+        "--prefix", default="livegain/engine", help="topic prefix (default livegain/engine)"
+    )
+
+
+def broker_from_args(args: argparse.Namespace) -> Any:
+    from livegain.broker import parse_mqtt_url
+
+    try:
+        return parse_mqtt_url(
+            args.broker,
+            username=args.broker_user,
+            password_env=args.broker_password_env,
+            ca_file=args.ca_file,
+            cert_file=args.cert_file,
+            key_file=args.key_file,
+        )
+    except ValueError as exc:
+        raise CliError(f"--broker: {exc}") from None
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "worker",
+        help="evaluate positions for a service elsewhere: engine jobs from an MQTT broker",
+        description="Run an engine pool that takes evaluation jobs from the broker "
+        "(MQTT 5 shared subscription: each job goes to one worker) and announces itself "
+        "there. Start one per machine; the depth/nodes, Hash and engine must be those the "
+        "service asks for (docs/workers.md).",
+    )
+    add_broker_options(p, url_required=True)
+    p.add_argument("--workers", type=int, default=None, metavar="N", help="engine processes")
+    p.add_argument("--engine", default="/usr/games/stockfish", metavar="PATH", help="UCI engine")
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--depth", type=int, default=None, metavar="D", help="depth (12)")
+    limit.add_argument("--nodes", type=int, default=None, metavar="N", help="node limit")
+    p.add_argument("--hash", type=int, default=16, metavar="MB", help="Hash per process (16)")
+    p.add_argument(
+        "--id", default=None, help="worker id and MQTT client id (default: livegain-worker-HOST-…)"
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    for flag in ("workers", "depth", "nodes", "hash"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise CliError(f"--{flag} must be at least 1")
+    broker = broker_from_args(args)
+    from livegain.engine.pool import EnginePool, EngineStartError, SearchLimit
+    from livegain.remote.worker import EngineWorker
+    from livegain.service import configure_logging
+
+    configure_logging("info", json_format=True)
+    pool = EnginePool(
+        args.engine,
+        workers=args.workers,
+        limit=SearchLimit.of(args.depth, args.nodes),
+        hash_mb=args.hash,
+    )
+    worker = EngineWorker(broker, pool, prefix=args.prefix, worker_id=args.id)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await worker.run()
+
+    try:
+        asyncio.run(main())
+    except EngineStartError as exc:
+        raise CliError(f"engine: {exc}") from None
+    return 0

@@ -1,0 +1,599 @@
+"""The requester's side: :class:`RemoteEvaluator`, an evaluator backed by workers.
+
+It implements what the service needs from an engine (``evaluate(board,
+priority)``, ``describe()``, ``engine_key``; the ``Evaluator`` protocol of
+:mod:`livegain.service`) by publishing jobs to the broker for
+``livegain worker`` processes, optionally sharing the work with a local
+:class:`~livegain.engine.pool.EnginePool` ("both" mode: one priority queue,
+each side takes the next job when it has room).
+
+Engine key. Results are only worth having from the engine, limit, Hash and
+options the requester expects (the key of the evaluation cache and store).
+With a local pool that is the pool's key. Without one, the evaluator waits
+(``wait_for_workers`` seconds at most) for the first worker announcing the
+configured limit (and ``engine_name``, when given) and adopts its key. Jobs go
+to ``{prefix}/jobs/{engine_id(key)}``, which only workers with that key
+subscribe to; a worker announcing another key is listed as refused, and a
+result carrying another key or limit is refused (:mod:`livegain.remote.tracker`).
+
+Flow: at most ``prefetch`` jobs per announced engine process of the accepted
+workers are out at once (so a job's deadline measures a search, not a queue
+on the broker); the rest wait here, most urgent first. With no accepted
+worker nothing is published and jobs wait: no position is lost, and a worker
+that joins starts taking them. A job not answered by its deadline is given
+out again; after a reconnect every job out is given out again (results sent
+while the connection was down are lost with the clean session). The first
+result wins; duplicates are dropped and counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from collections import Counter, deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import aiomqtt
+import chess
+import chess.pgn
+import structlog
+
+from livegain.broker import BrokerAddress, unique_client_id
+from livegain.core.evaluation import Evaluation, terminal_evaluation
+from livegain.engine.cache import EvalCache
+from livegain.engine.pool import (
+    EngineError,
+    EnginePool,
+    EngineSearchError,
+    PoolClosedError,
+    SearchLimit,
+)
+from livegain.remote import _mqtt
+from livegain.remote.protocol import (
+    DEFAULT_PREFIX,
+    Limit,
+    Presence,
+    ProtocolError,
+    Result,
+    decode,
+    encode,
+    jobs_topic,
+    results_topic,
+)
+from livegain.remote.tracker import JobTracker, Outcome
+
+if TYPE_CHECKING:
+    from livegain.config import RemoteEngineConfig
+
+log = structlog.get_logger("livegain.remote.evaluator")
+
+
+class RemoteEngineError(EngineError):
+    """No usable worker, or the broker cannot be reached (the text says which)."""
+
+
+@dataclass
+class WorkerInfo:
+    presence: Presence
+    accepted: bool
+    reason: str | None
+    since: float
+    results: int = 0
+
+
+class RemoteEvaluator:
+    """Evaluate positions on ``livegain worker`` processes (and a local pool)."""
+
+    def __init__(
+        self,
+        broker: BrokerAddress,
+        limit: SearchLimit,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        engine_name: str | None = None,
+        local: EnginePool | None = None,
+        cache: EvalCache | None = None,
+        job_timeout: float = 30.0,
+        max_attempts: int = 5,
+        prefetch: int = 2,
+        max_jobs: int = 256,
+        wait_for_workers: float = 60.0,
+        client_id: str | None = None,
+        backoff_max: float = 10.0,
+    ) -> None:
+        if prefetch < 1 or max_jobs < 1:
+            raise ValueError("prefetch and max_jobs must be at least 1")
+        self.broker = broker
+        self.limit = limit
+        self.wire_limit = Limit(depth=limit.depth, nodes=limit.nodes)
+        self.prefix = prefix.rstrip("/")
+        self.wanted_name = engine_name
+        self.local = local
+        self.cache = cache
+        self.job_timeout = job_timeout
+        self.max_attempts = max_attempts
+        self.prefetch = prefetch
+        self.max_jobs = max_jobs
+        self.wait_for_workers = wait_for_workers
+        self.client_id = client_id or unique_client_id("jobs")
+        self.backoff_max = backoff_max
+        self.reply_to = results_topic(self.prefix, self.client_id)
+        self.engine_name = ""
+        self._key: str | None = None
+        self.tracker: JobTracker | None = None
+        self.workers_seen: dict[str, WorkerInfo] = {}
+        self.bad_messages = 0
+        self.connected = False
+        self.connects = 0
+        self.cache_hits = 0
+        self.terminal = 0
+        self.results_by: Counter[str] = Counter()
+        self.overheads: deque[float] = deque(maxlen=100_000)
+        """Per accepted remote result: seconds from publication to result, less the
+        worker's own time (transport, broker, both ends' processing)."""
+        self._futures: dict[str, asyncio.Future[Evaluation]] = {}
+        self._waiters: Counter[str] = Counter()
+        self._wake = asyncio.Event()
+        self._local_wake = asyncio.Event()
+        self._keyed = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._running = False
+        self._last_error: str | None = None
+
+    @classmethod
+    def from_config(
+        cls,
+        cfg: RemoteEngineConfig,
+        limit: SearchLimit,
+        *,
+        local: EnginePool | None = None,
+        cache: EvalCache | None = None,
+    ) -> RemoteEvaluator:
+        """The evaluator an ``[engine.remote]`` section describes (ValueError if
+        its URL or TLS files are bad)."""
+        return cls(
+            cfg.broker(),
+            limit,
+            prefix=cfg.prefix,
+            engine_name=cfg.engine_name,
+            local=local,
+            cache=cache,
+            job_timeout=cfg.job_timeout,
+            max_attempts=cfg.max_attempts,
+            prefetch=cfg.prefetch,
+            max_jobs=cfg.max_jobs,
+            wait_for_workers=cfg.wait_for_workers,
+            client_id=cfg.client_id,
+        )
+
+    # -- the Evaluator interface ---------------------------------------------
+
+    @property
+    def engine_key(self) -> str:
+        if self._key is None:
+            raise RemoteEngineError("no engine key yet: no worker has been accepted")
+        return self._key
+
+    @property
+    def workers(self) -> int:
+        """Positions the caller should keep in flight, halved (the service keeps
+        twice this many): enough for every job slot the workers may open."""
+        return max(1, self.max_jobs // 2)
+
+    def describe(self) -> str:
+        name = self.engine_name or "remote engine"
+        extra = f", local x{self.local.workers}" if self.local is not None else ""
+        return f"{name} {self.limit.describe()} (remote workers{extra})"
+
+    async def evaluate(self, board: chess.Board, priority: int = 0) -> Evaluation:
+        """Evaluate ``board`` (lower ``priority`` first); finished positions and
+        cached ones are answered here, the others by a worker (or the local pool)."""
+        if not self._running or self.tracker is None:
+            raise PoolClosedError("remote evaluator is not running (call start())")
+        if not board.is_valid():
+            raise ValueError(f"invalid position {board.fen()!r}: {board.status()!r}")
+        terminal = terminal_evaluation(board)
+        if terminal is not None:
+            self.terminal += 1
+            return terminal
+        fen = board.fen()
+        if self.cache is not None:
+            hit = await self.cache.aget(self.engine_key, fen)
+            if hit is not None:
+                self.cache_hits += 1
+                return hit
+        job_id = self.tracker.submit(fen, priority)
+        future = self._futures.get(job_id)
+        owner = future is None
+        if future is None:
+            future = asyncio.get_running_loop().create_future()
+            self._futures[job_id] = future
+        self._waiters[job_id] += 1
+        self._wake.set()
+        self._local_wake.set()
+        try:
+            ev = await asyncio.shield(future)
+        finally:
+            self._waiters[job_id] -= 1
+            if self._waiters[job_id] <= 0:
+                del self._waiters[job_id]
+                if not future.done():  # nobody wants it any more
+                    self.tracker.cancel(job_id)
+                    self._futures.pop(job_id, None)
+                    future.cancel()
+        if owner and self.cache is not None:
+            try:
+                await self.cache.aput(self.engine_key, fen, ev)
+            except Exception:  # a cache fault never loses the result
+                log.exception("cache_write_failed", fen=fen)
+        return ev
+
+    # -- life cycle ----------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the local pool (if any), connect, and wait until an engine key is
+        known (RemoteEngineError after ``wait_for_workers`` seconds without one)."""
+        if self._running:
+            return
+        if self.local is not None:
+            await self.local.start()
+            self._set_key(self.local.engine_key, self.local.engine_name)
+        self._running = True
+        self._tasks.append(asyncio.create_task(self._connect_forever(), name="remote-jobs"))
+        if self.local is not None:
+            for i in range(self.local.workers):
+                self._tasks.append(
+                    asyncio.create_task(self._local_lane(), name=f"remote-local-{i}")
+                )
+        if self._key is None:
+            try:
+                async with asyncio.timeout(self.wait_for_workers):
+                    await self._keyed.wait()
+            except TimeoutError:
+                seen = "; ".join(
+                    f"{w}: {i.reason}" for w, i in self.workers_seen.items() if i.reason
+                )
+                await self.close()
+                raise RemoteEngineError(
+                    f"no engine worker for {self.limit.describe()}"
+                    + (f" ({self.wanted_name})" if self.wanted_name else "")
+                    + f" announced itself on {self.broker} within {self.wait_for_workers:g} s"
+                    + (f" (refused: {seen})" if seen else "")
+                    + (f"; last broker error: {self._last_error}" if self._last_error else "")
+                ) from None
+        log.info("remote_engine_ready", engine=self.describe(), key=self._key)
+
+    async def close(self) -> None:
+        self._running = False
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        for job_id, future in list(self._futures.items()):
+            if not future.done():
+                future.set_exception(PoolClosedError("remote evaluator closed"))
+                future.exception()
+            self._futures.pop(job_id, None)
+        if self.local is not None:
+            await self.local.close()
+
+    async def __aenter__(self) -> RemoteEvaluator:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- workers ---------------------------------------------------------------
+
+    def _set_key(self, key: str, name: str) -> None:
+        self._key = key
+        self.engine_name = name
+        self.tracker = JobTracker(
+            key,
+            self.wire_limit,
+            self.reply_to,
+            job_timeout=self.job_timeout,
+            max_attempts=self.max_attempts,
+            id_prefix=f"{secrets.token_hex(3)}-",
+        )
+        self._keyed.set()
+        for info in self.workers_seen.values():
+            info.accepted, info.reason = self._judge(info.presence)
+
+    def _judge(self, p: Presence) -> tuple[bool, str | None]:
+        if self._key is None:
+            if p.limit != self.wire_limit:
+                return False, f"limit {p.limit.describe()}, wanted {self.wire_limit.describe()}"
+            if self.wanted_name is not None and p.engine_name != self.wanted_name:
+                return False, f"engine {p.engine_name!r}, wanted {self.wanted_name!r}"
+            return True, None
+        if p.engine_key != self._key:
+            return False, f"engine key {p.engine_key!r}, wanted {self._key!r}"
+        return True, None
+
+    def capacity(self) -> int:
+        """Jobs that may be out now: ``prefetch`` per accepted engine process."""
+        procs = sum(i.presence.processes for i in self.workers_seen.values() if i.accepted)
+        return min(self.max_jobs, self.prefetch * procs)
+
+    def _on_presence(self, topic: str, data: bytes) -> None:
+        wid = topic.rsplit("/", 1)[-1]
+        if not data:
+            gone = self.workers_seen.pop(wid, None)
+            if gone is not None:
+                log.info("worker_gone", worker=wid, results=gone.results)
+            return
+        try:
+            p = decode(data)
+            if not isinstance(p, Presence):
+                raise ProtocolError(f"a {p.type!r} message on a presence topic")
+        except ProtocolError as exc:
+            self.bad_messages += 1
+            log.warning("bad_presence", topic=topic, error=str(exc))
+            return
+        accepted, reason = self._judge(p)
+        if accepted and self._key is None:
+            self.workers_seen[wid] = WorkerInfo(p, True, None, time.time())
+            self._set_key(p.engine_key, p.engine_name)
+            log.info("engine_key_adopted", worker=wid, key=p.engine_key)
+        else:
+            old = self.workers_seen.get(wid)
+            self.workers_seen[wid] = WorkerInfo(
+                p, accepted, reason, time.time(), old.results if old else 0
+            )
+        if accepted:
+            log.info("worker_joined", worker=wid, host=p.host, processes=p.processes)
+        else:
+            log.warning("worker_refused", worker=wid, host=p.host, reason=reason)
+        self._wake.set()
+
+    def workers_status(self) -> dict[str, Any]:
+        """For /healthz: the connection, every worker announced, and the job counts."""
+        now = time.time()
+        t = self.tracker
+        workers = []
+        for wid, info in sorted(self.workers_seen.items()):
+            p = info.presence
+            workers.append(
+                {
+                    "worker": wid,
+                    "host": p.host,
+                    "engine": p.engine_name,
+                    "limit": p.limit.describe(),
+                    "hash_mb": p.hash_mb,
+                    "processes": p.processes,
+                    "cores": p.cores,
+                    "accepted": info.accepted,
+                    "refused_because": info.reason,
+                    "results": info.results,
+                    "up_for": round(now - p.started, 1),
+                }
+            )
+        out: dict[str, Any] = {
+            "broker": str(self.broker),
+            "connected": self.connected,
+            "engine_key": self._key,
+            "workers": workers,
+            "capacity": self.capacity(),
+            "local_processes": self.local.workers if self.local is not None else 0,
+        }
+        if t is not None:
+            s = t.stats
+            out["jobs"] = {
+                "out": t.outstanding,
+                "queued": t.queued,
+                "published": s.published,
+                "republished": s.republished,
+                "expired": s.expired,
+                "accepted": s.accepted,
+                "by_local_pool": self.results_by.get("local", 0),
+                "duplicates": s.duplicates,
+                "refused": s.refused,
+                "worker_errors": s.errors,
+                "unknown": s.unknown,
+                "failed": s.failed,
+                "bad_messages": self.bad_messages,
+            }
+        problem = None
+        if not self.connected:
+            problem = f"not connected to {self.broker}" + (
+                f" ({self._last_error})" if self._last_error else ""
+            )
+        elif self.local is None and self.capacity() == 0:
+            problem = "no accepted engine worker: jobs wait"
+        if problem is not None:
+            out["problem"] = problem
+        return out
+
+    # -- the broker session --------------------------------------------------
+
+    async def _connect_forever(self) -> None:
+        delay = _mqtt.BACKOFF_FIRST
+        while True:
+            try:
+                async with _mqtt.client(self.broker, self.client_id) as client:
+                    await client.subscribe(f"{self.prefix}/workers/+", qos=1)
+                    await client.subscribe(self.reply_to, qos=1)
+                    self.connected = True
+                    self.connects += 1
+                    delay = _mqtt.BACKOFF_FIRST
+                    if self.tracker is not None:
+                        again = self.tracker.requeue_remote()
+                        if again:
+                            log.info("jobs_given_out_again", jobs=again, reason="reconnected")
+                    log.info("remote_jobs_connected", broker=str(self.broker))
+                    await self._session(client)
+            except (aiomqtt.MqttError, ValueError) as exc:
+                self._last_error = str(exc)
+                log.warning(
+                    "remote_jobs_disconnected",
+                    broker=str(self.broker),
+                    error=str(exc),
+                    retry_in=delay,
+                )
+            finally:
+                self.connected = False
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.backoff_max)
+
+    async def _session(self, client: aiomqtt.Client) -> None:
+        pump = asyncio.create_task(self._pump(client))
+        reader = asyncio.create_task(self._read(client))
+        try:
+            await asyncio.wait({pump, reader}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (pump, reader):
+                task.cancel()
+            results = await asyncio.gather(pump, reader, return_exceptions=True)
+        for r in results:  # the error that ended the session
+            if isinstance(r, Exception):
+                raise r
+
+    async def _read(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            topic = str(message.topic)
+            data = _mqtt.payload_bytes(message)
+            if topic == self.reply_to:
+                self._on_result(data)
+            elif topic.startswith(f"{self.prefix}/workers/"):
+                self._on_presence(topic, data)
+        raise aiomqtt.MqttError("connection closed")
+
+    async def _pump(self, client: aiomqtt.Client) -> None:
+        """Give out jobs as room opens; expire those past their deadline."""
+        while True:
+            self._wake.clear()
+            t = self.tracker
+            timeout = 1.0
+            if t is not None:
+                now = time.time()
+                expired = t.stats.expired
+                for outcome in t.expire(now):
+                    self._settle(outcome)
+                if t.stats.expired != expired:
+                    self._local_wake.set()  # queued again: the local pool may take them
+                topic = jobs_topic(self.prefix, t.engine_key)
+                for job in t.take(self.capacity(), now):
+                    await client.publish(topic, encode(job), qos=1)
+                deadline = t.next_deadline()
+                if deadline is not None:
+                    timeout = min(timeout, max(0.02, deadline - time.time()))
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._wake.wait()
+
+    def _on_result(self, data: bytes) -> None:
+        try:
+            res = decode(data)
+            if not isinstance(res, Result):
+                raise ProtocolError(f"a {res.type!r} message on the results topic")
+        except ProtocolError as exc:
+            self.bad_messages += 1
+            log.warning("bad_result", topic=self.reply_to, error=str(exc))
+            return
+        if self.tracker is None:
+            return
+        sent = self.tracker.published_at(res.job)
+        outcome = self.tracker.on_result(res)
+        if sent is not None and outcome.kind == "accepted":
+            # The round trip less the worker's own time: what the broker adds.
+            self.overheads.append(max(0.0, time.time() - sent - res.seconds))
+        info = self.workers_seen.get(res.worker)
+        if info is not None and outcome.kind == "accepted":
+            info.results += 1
+        self._settle(outcome)
+        self._wake.set()
+
+    def _settle(self, outcome: Outcome) -> None:
+        if outcome.kind == "accepted":
+            assert outcome.evaluation is not None
+            self.results_by[outcome.worker or "?"] += 1
+            future = self._futures.pop(outcome.job, None)
+            if future is not None and not future.done():
+                future.set_result(outcome.evaluation)
+        elif outcome.kind == "failed":
+            future = self._futures.pop(outcome.job, None)
+            if future is not None and not future.done():
+                future.set_exception(EngineSearchError(outcome.reason or "job failed"))
+                future.exception()
+            log.warning("job_failed", job=outcome.job, fen=outcome.fen, reason=outcome.reason)
+        elif outcome.kind == "refused":
+            log.warning("result_refused", job=outcome.job, fen=outcome.fen, reason=outcome.reason)
+        elif outcome.kind == "retry":
+            log.info("job_retried", job=outcome.job, fen=outcome.fen, reason=outcome.reason)
+        else:  # duplicate or unknown: dropped, counted by the tracker
+            log.debug("result_dropped", kind=outcome.kind, job=outcome.job, worker=outcome.worker)
+        self._local_wake.set()
+
+    # -- the local pool ("both") ------------------------------------------------
+
+    async def _local_lane(self) -> None:
+        assert self.local is not None
+        while True:
+            job = self.tracker.take_local() if self.tracker is not None else None
+            if job is None:
+                self._local_wake.clear()
+                await self._local_wake.wait()
+                continue
+            try:
+                ev = await self.local.evaluate(chess.Board(job.fen), job.priority)
+            except (EngineError, ValueError) as exc:
+                assert self.tracker is not None
+                self._settle(self.tracker.local_failed(job.id, f"{type(exc).__name__}: {exc}"))
+            else:
+                assert self.tracker is not None
+                self._settle(self.tracker.local_done(job.id, ev))
+            self._wake.set()
+
+
+# --------------------------------------------------------------------------
+# Batch analysis through the broker (livegain analyze --broker)
+# --------------------------------------------------------------------------
+
+
+async def analyse_games_remote(
+    games: Sequence[chess.pgn.Game],
+    broker: BrokerAddress,
+    limit: SearchLimit,
+    *,
+    cache_path: str | Path | None = None,
+    prefix: str = DEFAULT_PREFIX,
+    engine_name: str | None = None,
+    job_timeout: float = 30.0,
+    wait_for_workers: float = 30.0,
+) -> tuple[list[Any], str, RemoteEvaluator]:
+    """Every position of every game evaluated by the workers: the annotated
+    games (as :func:`livegain.engine.batch.analyse_games` makes them), the
+    engine's name, and the (closed) evaluator with its counts."""
+    from livegain.engine.batch import annotate, game_positions
+
+    cache = EvalCache(cache_path) if cache_path is not None else None
+    ev = RemoteEvaluator(
+        broker,
+        limit,
+        prefix=prefix,
+        engine_name=engine_name,
+        cache=cache,
+        job_timeout=job_timeout,
+        wait_for_workers=wait_for_workers,
+    )
+    try:
+        async with ev:
+            prepared = [game_positions(g) for g in games]
+            # All at once: the evaluator keeps the most urgent out and the rest
+            # queued; the first failure ends the run.
+            flat = await asyncio.gather(*(ev.evaluate(b) for p in prepared for b in p.boards))
+            annotated, i = [], 0
+            for p in prepared:
+                annotated.append(annotate(p, flat[i : i + len(p.boards)]))
+                i += len(p.boards)
+    finally:
+        if cache is not None:
+            cache.close()
+    return annotated, ev.engine_name, ev

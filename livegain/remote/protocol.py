@@ -1,0 +1,252 @@
+"""The remote engine protocol: jobs, results and worker presence over MQTT.
+
+Topics, under a prefix (default ``livegain/engine``):
+
+- ``{prefix}/jobs/{engine_id}``: jobs (QoS 1, not retained). ``engine_id`` is
+  :func:`engine_id` of the engine key: workers subscribe with the MQTT 5
+  shared subscription ``$share/livegain-engines/{prefix}/jobs/{engine_id}``
+  of *their own* engine key, so that each job goes to exactly one worker, and
+  only to workers whose engine, limit, Hash and options give the results the
+  requester wants;
+- ``{prefix}/results/{requester}``: results (QoS 1), named by the job's
+  ``reply_to``;
+- ``{prefix}/workers/{worker}``: each worker's presence (retained, QoS 1); an
+  empty retained message (the worker's MQTT will, or its clean stop) clears it.
+
+Every body is one JSON object with ``type`` and ``v`` (1). The models below
+are the definition; ``docs/protocol/engine-*.schema.json`` are generated from
+them (``python -m livegain.remote.protocol``; ``--check`` fails when stale).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from livegain.core.evaluation import Evaluation
+
+VERSION = 1
+DEFAULT_PREFIX = "livegain/engine"
+SHARE_GROUP = "livegain-engines"
+MAX_PAYLOAD = 64 * 1024
+"""Largest job, result or presence body accepted (bytes)."""
+
+_TOPIC_UNSAFE = re.compile(r"[/+#\x00-\x1f]")
+
+
+def topic_safe(name: str) -> str:
+    return _TOPIC_UNSAFE.sub("_", name) or "_"
+
+
+def engine_id(engine_key: str) -> str:
+    """The short, topic-safe name of an engine key (16 hex digits of its SHA-256)."""
+    return hashlib.sha256(engine_key.encode()).hexdigest()[:16]
+
+
+def jobs_topic(prefix: str, key: str) -> str:
+    return f"{prefix}/jobs/{engine_id(key)}"
+
+
+def shared_jobs_filter(prefix: str, key: str) -> str:
+    return f"$share/{SHARE_GROUP}/{jobs_topic(prefix, key)}"
+
+
+def results_topic(prefix: str, requester: str) -> str:
+    return f"{prefix}/results/{topic_safe(requester)}"
+
+
+def presence_topic(prefix: str, worker: str) -> str:
+    return f"{prefix}/workers/{topic_safe(worker)}"
+
+
+class _Msg(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Limit(_Msg):
+    """The search limit: depth and/or nodes (as ``livegain worker --depth/--nodes``)."""
+
+    depth: int | None = Field(default=None, ge=1, le=99)
+    nodes: int | None = Field(default=None, ge=1)
+
+    def describe(self) -> str:
+        parts = []
+        if self.depth is not None:
+            parts.append(f"depth {self.depth}")
+        if self.nodes is not None:
+            parts.append(f"nodes {self.nodes}")
+        return " ".join(parts) or "no limit"
+
+
+class Eval(_Msg):
+    """One evaluation, White's view (as :class:`~livegain.core.evaluation.Evaluation`)."""
+
+    cp: int = Field(description="Centipawns, White's view, clipped to +/-3900 (mate: +/-3900)")
+    mate: int | None = Field(default=None, description="Mate in N, positive when White mates")
+    wdl: tuple[int, int, int] | None = Field(
+        default=None, description="Win/draw/loss per mille, White's view"
+    )
+    depth: int = Field(default=0, ge=0)
+    nodes: int = Field(default=0, ge=0)
+    best: str | None = Field(default=None, max_length=8)
+    pv: tuple[str, ...] = Field(default=(), max_length=256)
+
+    @classmethod
+    def of(cls, ev: Evaluation) -> Eval:
+        return cls(
+            cp=ev.cp,
+            mate=ev.mate,
+            wdl=ev.wdl,
+            depth=ev.depth,
+            nodes=ev.nodes,
+            best=ev.best,
+            pv=tuple(ev.pv),
+        )
+
+    def evaluation(self) -> Evaluation:
+        return Evaluation(
+            cp=self.cp,
+            mate=self.mate,
+            wdl=self.wdl,
+            depth=self.depth,
+            nodes=self.nodes,
+            best=self.best,
+            pv=tuple(self.pv),
+        )
+
+
+class Job(_Msg):
+    """One position to evaluate, published on ``{prefix}/jobs/{engine_id}``."""
+
+    type: Literal["job"] = "job"
+    v: Literal[1] = 1
+    job: str = Field(min_length=1, max_length=96, description="Job id, unique per requester")
+    fen: str = Field(min_length=1, max_length=120, description="The position (FEN)")
+    engine: str = Field(
+        min_length=1,
+        max_length=1024,
+        description="Engine key the result must come from: engine name and version, "
+        "limit, Hash, threads, deterministic mode, options",
+    )
+    limit: Limit
+    deadline: float = Field(
+        description="Unix time after which the requester gives the job to another worker"
+    )
+    priority: int = Field(default=0, description="Lower first, within one worker")
+    attempt: int = Field(default=1, ge=1, description="1, then 2, ... when re-published")
+    reply_to: str = Field(min_length=1, max_length=256, description="Topic for the result")
+
+
+class Result(_Msg):
+    """The answer to a job, published on its ``reply_to``: ``eval`` or ``error``."""
+
+    type: Literal["result"] = "result"
+    v: Literal[1] = 1
+    job: str = Field(min_length=1, max_length=96)
+    fen: str = Field(min_length=1, max_length=120)
+    engine: str = Field(min_length=1, max_length=1024, description="The worker's engine key")
+    limit: Limit
+    worker: str = Field(min_length=1, max_length=128)
+    eval: Eval | None = None
+    error: str | None = Field(default=None, max_length=2000)
+    seconds: float = Field(default=0.0, ge=0, description="Time the worker spent on it")
+
+
+class Presence(_Msg):
+    """A worker's announcement, retained on ``{prefix}/workers/{worker}``."""
+
+    type: Literal["worker"] = "worker"
+    v: Literal[1] = 1
+    worker: str = Field(min_length=1, max_length=128)
+    host: str = Field(max_length=256)
+    engine_name: str = Field(max_length=256, description="The engine's UCI 'id name'")
+    engine_key: str = Field(max_length=1024)
+    jobs_topic: str = Field(max_length=256, description="Where it takes jobs from")
+    limit: Limit
+    hash_mb: int = Field(ge=1)
+    processes: int = Field(ge=1, description="Engine processes (jobs searched at once)")
+    cores: int = Field(ge=1, description="CPU cores of its machine")
+    livegain: str = Field(max_length=64, description="livegain version")
+    started: float = Field(description="Unix time it started")
+
+
+Message = Annotated[Job | Result | Presence, Field(discriminator="type")]
+_MESSAGE: TypeAdapter[Job | Result | Presence] = TypeAdapter(Message)
+
+
+class ProtocolError(ValueError):
+    """A body that is not a valid message (the text says what is wrong)."""
+
+
+def encode(msg: _Msg) -> bytes:
+    return msg.model_dump_json().encode()
+
+
+def decode(data: bytes) -> Job | Result | Presence:
+    """Parse one body (ProtocolError naming the fault when it is not valid)."""
+    if len(data) > MAX_PAYLOAD:
+        raise ProtocolError(f"message of {len(data)} bytes, more than {MAX_PAYLOAD}")
+    try:
+        return _MESSAGE.validate_json(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise ProtocolError(f"{loc or 'message'}: {first.get('msg', 'invalid')}") from None
+
+
+# --------------------------------------------------------------------------
+# JSON Schema export: python -m livegain.remote.protocol [--check] [DIR]
+# --------------------------------------------------------------------------
+
+SCHEMA_FILES: dict[str, Any] = {
+    "engine-job.schema.json": Job,
+    "engine-result.schema.json": Result,
+    "engine-worker.schema.json": Presence,
+}
+
+
+def json_schemas() -> dict[str, str]:
+    """File name -> JSON Schema text (sorted keys, 2-space indent, final newline)."""
+    out: dict[str, str] = {}
+    for name, tp in SCHEMA_FILES.items():
+        schema = TypeAdapter(tp).json_schema(mode="serialization")
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schema["$id"] = f"https://livegain.invalid/protocol/engine/v{VERSION}/{name}"
+        out[name] = json.dumps(schema, indent=2, sort_keys=True) + "\n"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    from pathlib import Path
+
+    ap = argparse.ArgumentParser(
+        prog="python -m livegain.remote.protocol",
+        description="Write (or check) the remote engine protocol's JSON Schema files.",
+    )
+    ap.add_argument("dir", nargs="?", default="docs/protocol", help="output directory")
+    ap.add_argument("--check", action="store_true", help="fail if the files differ")
+    args = ap.parse_args(argv)
+    root = Path(args.dir)
+    stale = []
+    for name, text in json_schemas().items():
+        path = root / name
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(str(path))
+        else:
+            root.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            print(f"wrote {path}")
+    if stale:
+        print("out of date: " + ", ".join(stale) + " (run python -m livegain.remote.protocol)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

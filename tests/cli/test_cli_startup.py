@@ -1,0 +1,80 @@
+"""`livegain` imports only the sub-command it runs: same help, less start-up."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+from livegain.cli import _COMMANDS, build_parser
+
+HEAVY = ("scipy", "numpy", "rich", "livegain.engine", "livegain.analysis", "livegain.service")
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, str | None]:
+    """Sub-command name -> its one-line help, in listing order."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return {a.dest: a.help for a in action._choices_actions}
+    raise AssertionError("no sub-commands")
+
+
+def test_listing_equals_what_the_modules_register() -> None:
+    full = subcommands(build_parser())
+    assert full == {name: help_text for name, (_module, help_text) in _COMMANDS.items()}
+    assert subcommands(build_parser("")) == full
+
+
+@pytest.mark.parametrize("name", list(_COMMANDS))
+def test_each_command_gets_its_complete_parser(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    helps = []
+    for parser in (build_parser(name), build_parser()):
+        with pytest.raises(SystemExit) as stop:
+            parser.parse_args([name, "--help"])
+        assert stop.value.code == 0
+        helps.append(capsys.readouterr().out)
+    assert helps[0] == helps[1]
+    assert f"usage: livegain {name}" in helps[0]
+
+
+def imported_after(*argv: str) -> set[str]:
+    """Modules imported by ``livegain ARGV`` (run in a fresh interpreter)."""
+    code = (
+        "import sys\n"
+        "from livegain.cli import main\n"
+        "try:\n"
+        f"    main({list(argv)!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(' '.join(sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    return set(out.split()[-1000:]) if out else set()
+
+
+def heavy(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.startswith(HEAVY)}
+
+
+def test_top_level_help_imports_no_sub_command() -> None:
+    modules = imported_after("--help")
+    assert not heavy(modules)
+    assert not {m for m in modules if m.startswith("livegain.cli.") and m != "livegain.cli._common"}
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    modules = imported_after(
+        "odds", "game", "--rating-a", "2800", "--rating-b", "2700", "--draw-rate", "0.5"
+    )
+    assert "livegain.cli.odds" in modules
+    others = {f"livegain.cli.{module}" for module, _help in _COMMANDS.values()} - {
+        "livegain.cli.odds"
+    }
+    assert not modules & others
+    assert not {m for m in modules if m.startswith(("livegain.engine", "livegain.service"))}
