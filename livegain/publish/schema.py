@@ -377,45 +377,20 @@ SCHEMA_FILES: dict[str, Any] = {
 
 def json_schemas() -> dict[str, str]:
     """File name -> JSON Schema text (stable: sorted keys, 2-space indent, final newline)."""
-    import json
+    from livegain import schemas
 
-    from pydantic import TypeAdapter
-
-    out: dict[str, str] = {}
-    for name, tp in SCHEMA_FILES.items():
-        schema = TypeAdapter(tp).json_schema(mode="serialization")
-        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-        schema["$id"] = f"https://livegain.invalid/protocol/v{PROTOCOL_VERSION}/{name}"
-        out[name] = json.dumps(schema, indent=2, sort_keys=True) + "\n"
-    return out
+    return schemas.render(SCHEMA_FILES, f"https://livegain.invalid/protocol/v{PROTOCOL_VERSION}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-    from pathlib import Path
+    from livegain import schemas
 
-    ap = argparse.ArgumentParser(
-        prog="python -m livegain.publish.schema",
-        description="Write (or check) the protocol's JSON Schema files.",
+    return schemas.main(
+        "livegain.publish.schema",
+        "Write (or check) the protocol's JSON Schema files.",
+        json_schemas(),
+        argv,
     )
-    ap.add_argument("dir", nargs="?", default="docs/protocol", help="output directory")
-    ap.add_argument("--check", action="store_true", help="fail if the files differ")
-    args = ap.parse_args(argv)
-    root = Path(args.dir)
-    stale = []
-    for name, text in json_schemas().items():
-        path = root / name
-        if args.check:
-            if not path.exists() or path.read_text() != text:
-                stale.append(str(path))
-        else:
-            root.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-            print(f"wrote {path}")
-    if stale:
-        print("out of date: " + ", ".join(stale) + " (run python -m livegain.publish.schema)")
-        return 1
-    return 0
 
 
 if __name__ == "__main__":

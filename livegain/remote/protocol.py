@@ -21,12 +21,12 @@ them (``python -m livegain.remote.protocol``; ``--check`` fails when stale).
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from livegain import schemas
 from livegain.core.evaluation import Evaluation
 
 VERSION = 1
@@ -211,41 +211,16 @@ SCHEMA_FILES: dict[str, Any] = {
 
 def json_schemas() -> dict[str, str]:
     """File name -> JSON Schema text (sorted keys, 2-space indent, final newline)."""
-    out: dict[str, str] = {}
-    for name, tp in SCHEMA_FILES.items():
-        schema = TypeAdapter(tp).json_schema(mode="serialization")
-        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-        schema["$id"] = f"https://livegain.invalid/protocol/engine/v{VERSION}/{name}"
-        out[name] = json.dumps(schema, indent=2, sort_keys=True) + "\n"
-    return out
+    return schemas.render(SCHEMA_FILES, f"https://livegain.invalid/protocol/engine/v{VERSION}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-    from pathlib import Path
-
-    ap = argparse.ArgumentParser(
-        prog="python -m livegain.remote.protocol",
-        description="Write (or check) the remote engine protocol's JSON Schema files.",
+    return schemas.main(
+        "livegain.remote.protocol",
+        "Write (or check) the remote engine protocol's JSON Schema files.",
+        json_schemas(),
+        argv,
     )
-    ap.add_argument("dir", nargs="?", default="docs/protocol", help="output directory")
-    ap.add_argument("--check", action="store_true", help="fail if the files differ")
-    args = ap.parse_args(argv)
-    root = Path(args.dir)
-    stale = []
-    for name, text in json_schemas().items():
-        path = root / name
-        if args.check:
-            if not path.exists() or path.read_text() != text:
-                stale.append(str(path))
-        else:
-            root.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-            print(f"wrote {path}")
-    if stale:
-        print("out of date: " + ", ".join(stale) + " (run python -m livegain.remote.protocol)")
-        return 1
-    return 0
 
 
 if __name__ == "__main__":
