@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy.special import stdtrit
 
-from livegain.core.evaluation import Evaluation
+from livegain.annotated import AnnotatedGame as AnnotatedGame
 from livegain.core.histogram import GainHistogram
 from livegain.core.ledger import GameLedger
 from livegain.core.perceived import CalibratedRating, MoveClasses, PerceivedModel
@@ -44,70 +43,6 @@ from livegain.core.tournament import (
 
 PairMethod = Literal["aggregate", "pair"]
 IntervalMethod = Literal["cluster", "bootstrap"]
-
-
-@dataclass
-class AnnotatedGame:
-    """A finished (or partial) game with one score per position.
-
-    ``scores[0]`` is the start position, ``scores[k]`` the position after ply k:
-    centipawns from White's view, clipped to +/-3900, so
-    ``len(scores) == len(sans) + 1``. ``wdl`` (optional) is per position, per
-    mille from White's view. ``evaluations`` is filled in engine mode.
-    ``counted_from_ply``: gains of earlier plies are not counted (2 when the
-    start position's score is unknown; ``scores[0]`` is then a placeholder).
-    """
-
-    headers: dict[str, str]
-    sans: list[str]
-    ucis: list[str]
-    scores: list[int]
-    start_fen: str | None = None
-    wdl: list[tuple[int, int, int] | None] | None = None
-    evaluations: list[Evaluation] | None = None
-    first_mover_is_white: bool = True
-    extra: dict[str, str] = field(default_factory=dict)
-    counted_from_ply: int = 1
-
-    @property
-    def white(self) -> str:
-        return self.headers.get("White", "?")
-
-    @property
-    def black(self) -> str:
-        return self.headers.get("Black", "?")
-
-    @property
-    def white_elo(self) -> int | None:
-        return _elo(self.headers.get("WhiteElo"))
-
-    @property
-    def black_elo(self) -> int | None:
-        return _elo(self.headers.get("BlackElo"))
-
-    def move_label(self, ply: int) -> str:
-        """``11.Bg5`` / ``11...Na4`` for ply ``ply`` (1-based)."""
-        fullmove = 1
-        if self.start_fen:
-            try:
-                fullmove = int(self.start_fen.split()[5])
-            except (IndexError, ValueError):
-                fullmove = 1
-        offset = 0 if self.first_mover_is_white else 1
-        k = ply - 1 + offset
-        number = fullmove + k // 2
-        dots = "." if k % 2 == 0 else "..."
-        return f"{number}{dots}{self.sans[ply - 1]}"
-
-
-def _elo(value: str | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        elo = int(value.strip())
-    except ValueError:
-        return None
-    return elo if elo > 0 else None
 
 
 # ---------------------------------------------------------------------------
@@ -685,6 +620,8 @@ def _jackknife(
         row = base_est.copy()
         row[nodes] = est
         replicates[group] = row
+    from scipy.special import stdtrit  # imported when first needed: SciPy takes 0.3 s to load
+
     t = float(stdtrit(k - 1, 0.975))
     mean = replicates.mean(axis=0)
     se = np.sqrt((k - 1) / k * ((replicates - mean) ** 2).sum(axis=0))

@@ -29,7 +29,7 @@ from typing import BinaryIO, Literal, NamedTuple, TextIO, cast, overload
 import chess
 import chess.pgn
 
-from livegain.analysis import AnnotatedGame
+from livegain.annotated import AnnotatedGame
 from livegain.core.evaluation import CLIP_CP, checkmated_score, clip, white_score
 
 

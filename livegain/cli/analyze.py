@@ -13,26 +13,43 @@ import csv
 import gc
 import json
 import sys
+import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from livegain.analysis import (
-    AnalysisReport,
-    AnnotatedGame,
-    GameReport,
-    PlayerReport,
-    analyze,
-    csv_rows,
-)
+from livegain.annotated import AnnotatedGame
 from livegain.cli._common import CliError, add_engine_options, console, table
-from livegain.core.perceived import CalibratedRating, PerceivedModel
-from livegain.core.rating import PAPER_ENGINE_RATING, PerceivedRating
+from livegain.core.elo import PAPER_ENGINE_RATING
 from livegain.pgnio import (
     PgnError,
     PgnEvalsStream,
     read_pgn_games_skipping,
     write_annotated_pgn,
 )
+
+if TYPE_CHECKING:
+    from livegain.analysis import AnalysisReport, GameReport, PlayerReport
+    from livegain.core.perceived import CalibratedRating, PerceivedModel
+    from livegain.core.rating import PerceivedRating
+
+# The report's maths (NumPy, SciPy) is not needed to read the games or to run
+# the engine: in engine mode it is imported in a thread while the engines
+# search (on a 2-core machine, 0.5 s of start-up taken from the engines' time
+# instead of added to it; docs/benchmarks.md "analyze against the raw loop").
+_REPORT_MODULES = ("livegain.analysis", "livegain.calibration", "scipy.special", "rich.table")
+
+
+def _preload_report_modules() -> threading.Thread:
+    import importlib
+
+    def load() -> None:
+        for name in _REPORT_MODULES:
+            importlib.import_module(name)
+
+    thread = threading.Thread(target=load, name="livegain-preload", daemon=True)
+    thread.start()
+    return thread
+
 
 _MARKS = {"games-cluster": " g", "bootstrap-games": " b"}
 
@@ -192,6 +209,7 @@ def _engine_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[Anno
     }
     if args.engine is not None:
         kwargs["engine_path"] = args.engine
+    _preload_report_modules()
     try:
         annotated, report = asyncio.run(run_engine_analysis_async(games, **kwargs))
         return annotated, report.engine
@@ -313,6 +331,8 @@ def _run(args: argparse.Namespace) -> int:
             engine_name: str | None = None
         else:
             games, skipped, engine_name = _engine_read(args)
+        from livegain.analysis import analyze
+
         engine_rating, source = default_engine_rating(args, engine_name)
         model, model_why = perceived_model(args, engine_name)
         try:
@@ -356,6 +376,8 @@ def _run(args: argparse.Namespace) -> int:
         data["truncated"] = truncated
         _print_json(data, compact=len(report.games) > COMPACT_JSON_GAMES)
     elif args.csv:
+        from livegain.analysis import csv_rows
+
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerows(csv_rows(report))
     else:

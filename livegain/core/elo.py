@@ -29,10 +29,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from scipy.special import erf, erfinv
-
 Model = Literal["logistic", "normal", "log", "log2"]
 MODELS: tuple[Model, ...] = get_args(Model)
+
+#: The paper's Houdini 1.5a depth 20 strength (seed 002, Table 4): r_e of Algorithm 4.
+PAPER_ENGINE_RATING = 2860.0
 
 SIGMA = 200.0
 """Elo's standard deviation of one player's performance."""
@@ -63,7 +64,7 @@ def expected_logistic(diff: float) -> float:
 
 def expected_normal(diff: float) -> float:
     """Elo's normal model: ``Phi(d / (200*sqrt 2)) = (1 + erf(d/400)) / 2``."""
-    return float(0.5 * (1.0 + erf(diff / (2.0 * SIGMA))))
+    return 0.5 * (1.0 + math.erf(diff / (2.0 * SIGMA)))
 
 
 def expected_log(diff: float) -> float:
@@ -109,6 +110,8 @@ def diff_from_expected_logistic(x: float) -> float:
 def diff_from_expected_normal(x: float) -> float:
     """Elo's normal model inverted: ``400*erfinv(2x-1) = 200*sqrt2*Phi^-1(x)`` (seed 004, eq. 5)."""
     _check_fraction(x)
+    from scipy.special import erfinv  # SciPy loads when first needed (0.3 s)
+
     return float(2.0 * SIGMA * erfinv(2.0 * x - 1.0))
 
 

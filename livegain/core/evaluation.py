@@ -111,11 +111,11 @@ def terminal_evaluation(board: chess.Board) -> Evaluation | None:
     follow from the position are applied (repetitions need the game's history:
     :func:`rule_evaluation`). The engine pool uses this one rule.
     """
-    if board.is_checkmate():
-        white_mated = board.turn == chess.WHITE
-        wdl = (0, 0, 1000) if white_mated else (1000, 0, 0)
-        return Evaluation(cp=checkmated_score(white_mated), wdl=wdl, rule="checkmate")
-    if board.is_stalemate():
+    if not any(board.generate_legal_moves()):  # one move generation for both rules
+        if board.is_check():
+            white_mated = board.turn == chess.WHITE
+            wdl = (0, 0, 1000) if white_mated else (1000, 0, 0)
+            return Evaluation(cp=checkmated_score(white_mated), wdl=wdl, rule="checkmate")
         return draw_evaluation("stalemate")
     if board.is_insufficient_material():
         return draw_evaluation("insufficient-material")

@@ -34,12 +34,10 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
-from scipy.special import stdtrit
 
+from livegain.core.elo import PAPER_ENGINE_RATING as PAPER_ENGINE_RATING
 from livegain.core.histogram import GainHistogram
 
-#: The paper's Houdini 1.5a depth 20 strength (Table 4).
-PAPER_ENGINE_RATING = 2860.0
 #: Difference reported when p is 0 or 1 (or so close that |d| would exceed it).
 MAX_DIFFERENCE = 800.0
 #: 200 * sqrt(2): the standard deviation of the difference of two performances.
@@ -265,6 +263,8 @@ def cluster_p_interval(
     total = sum(n for _, n in pairs)
     p = sum(s for s, _ in pairs) / total
     var = g / (g - 1) * sum((s - p * n) ** 2 for s, n in pairs) / (total * total)
+    from scipy.special import stdtrit  # imported when first needed: SciPy takes 0.3 s to load
+
     q = float(stdtrit(g - 1, 0.5 + level / 2.0))
     half = q * math.sqrt(var)
     return max(0.0, p - half), min(1.0, p + half)

@@ -28,10 +28,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import csc_matrix, csr_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import splu
-from scipy.special import stdtrit
 
 
 @dataclass(frozen=True)
@@ -285,6 +281,9 @@ def _component_labels(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     their first player."""
     if n == 0:
         return np.zeros(0, dtype=np.int64)
+    from scipy.sparse import csr_matrix  # SciPy loads when first needed (0.3 s)
+    from scipy.sparse.csgraph import connected_components
+
     by_row = np.argsort(u, kind="stable")
     indptr = np.concatenate([[0], np.cumsum(np.bincount(u, minlength=n))])
     graph = csr_matrix((np.ones(len(u)), v[by_row], indptr), shape=(n, n))
@@ -369,6 +368,9 @@ def _least_squares(
             rows = np.concatenate([pos[unknown], pa[both], pb[both]])
             cols = np.concatenate([pos[unknown], pb[both], pa[both]])
             vals = np.concatenate([diag[unknown], -cw[both], -cw[both]])
+            from scipy.sparse import csc_matrix
+            from scipy.sparse.linalg import splu
+
             matrix = csc_matrix((vals, (rows, cols)), shape=(unknown.size, unknown.size))
             # symmetric positive definite: a symmetric ordering, no pivoting
             lu = splu(
@@ -414,6 +416,8 @@ def engine_strength(pairs: Iterable[tuple[float, float]], level: float = 0.95) -
     if n < 2:
         return EngineStrength(mean, None, None, n, values)
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    from scipy.special import stdtrit  # imported when first needed: SciPy takes 0.3 s to load
+
     q = float(stdtrit(n - 1, 0.5 + level / 2.0))
     half = q * sd / math.sqrt(n)
     return EngineStrength(mean, mean - half, mean + half, n, values)

@@ -20,7 +20,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from livegain.analysis import AnnotatedGame
+from livegain.annotated import AnnotatedGame
 from livegain.core.evaluation import (
     Evaluation,
     draw_evaluation,
@@ -65,6 +65,8 @@ class _GamePositions:
     start_fen: str | None
     ruled: list[Evaluation | None] = field(default_factory=list)
     """Per position: its score by the rules (with the game's history), or None."""
+    fens: list[str] = field(default_factory=list)
+    """Per position: its FEN."""
 
 
 def game_positions(game: chess.pgn.Game) -> _GamePositions:
@@ -89,7 +91,7 @@ def game_positions(game: chess.pgn.Game) -> _GamePositions:
         rule = draw_rule(b, repetitions(fens.__getitem__, ply))
         ruled.append(None if rule is None else draw_evaluation(rule))
     ruled.append(rule_evaluation(boards[-1], repetitions(fens.__getitem__, len(fens) - 1)))
-    return _GamePositions(game, boards, sans, ucis, start_fen, ruled)
+    return _GamePositions(game, boards, sans, ucis, start_fen, ruled, fens)
 
 
 def annotate(pos: _GamePositions, evaluations: Sequence[Evaluation]) -> AnnotatedGame:
@@ -123,9 +125,9 @@ async def _analyse_prepared(
     total = sum(len(p.boards) for p in prepared)
     done = 0
 
-    async def one(board: chess.Board, ruled: Evaluation | None) -> Evaluation:
+    async def one(board: chess.Board, ruled: Evaluation | None, fen: str) -> Evaluation:
         nonlocal done
-        ev = ruled if ruled is not None else await pool.evaluate(board)
+        ev = ruled if ruled is not None else await pool.evaluate(board, fen=fen)
         done += 1
         if on_progress is not None:
             on_progress(done, total)
@@ -135,7 +137,10 @@ async def _analyse_prepared(
     # shares positions that several games reach.
     async with asyncio.TaskGroup() as tg:
         tasks = [
-            [tg.create_task(one(b, r)) for b, r in zip(p.boards, p.ruled, strict=True)]
+            [
+                tg.create_task(one(b, r, f))
+                for b, r, f in zip(p.boards, p.ruled, p.fens, strict=True)
+            ]
             for p in prepared
         ]
     return [annotate(p, [t.result() for t in ts]) for p, ts in zip(prepared, tasks, strict=True)]
@@ -157,10 +162,10 @@ async def run_engine_analysis_async(
     cache = EvalCache(cache_path) if cache_path is not None else None
     t0 = time.perf_counter()
     try:
-        async with EnginePool(
-            engine_path, workers=workers, limit=limit, hash_mb=hash_mb, cache=cache
+        async with _Unstarted(
+            EnginePool(engine_path, workers=workers, limit=limit, hash_mb=hash_mb, cache=cache)
         ) as pool:
-            prepared = [game_positions(g) for g in games]
+            prepared = await _prepare_while_starting(games, pool)
             prepared_total = sum(len(p.boards) for p in prepared)
             if progress:
                 annotated = await _with_progress_bar(prepared, pool, prepared_total)
@@ -173,7 +178,7 @@ async def run_engine_analysis_async(
                 workers=pool.workers,
                 games=len(games),
                 positions=prepared_total,
-                unique_positions=len({b.fen() for p in prepared for b in p.boards}),
+                unique_positions=len({f for p in prepared for f in p.fens}),
                 searches=stats.searches,
                 cache_hits=stats.cache_hits,
                 seconds=time.perf_counter() - t0,
@@ -183,6 +188,39 @@ async def run_engine_analysis_async(
         if cache is not None:
             cache.close()
     return annotated, report
+
+
+class _Unstarted:
+    """``async with`` a pool that is started by :func:`_prepare_while_starting`
+    (and closed on the way out, started or not)."""
+
+    def __init__(self, pool: EnginePool) -> None:
+        self.pool = pool
+
+    async def __aenter__(self) -> EnginePool:
+        return self.pool
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.pool.close()
+
+
+async def _prepare_while_starting(
+    games: Sequence[chess.pgn.Game], pool: EnginePool
+) -> list[_GamePositions]:
+    """The games' positions, computed while the engine processes start (their
+    start-up is mostly waiting for each process: the positions cost nothing
+    extra there). Yields to the event loop after each game, so that the engines'
+    handshakes go on meanwhile."""
+    starting = asyncio.ensure_future(pool.start())
+    prepared: list[_GamePositions] = []
+    try:
+        for game in games:
+            prepared.append(game_positions(game))
+            if not starting.done():
+                await asyncio.sleep(0)
+    finally:
+        await starting  # raises the start's error; awaited even when preparing failed
+    return prepared
 
 
 class ProgressBar:

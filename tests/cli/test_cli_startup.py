@@ -78,3 +78,18 @@ def test_a_command_imports_only_its_own_module() -> None:
     }
     assert not modules & others
     assert not {m for m in modules if m.startswith(("livegain.engine", "livegain.service"))}
+
+
+def test_reading_and_evaluating_games_needs_no_numpy_or_scipy() -> None:
+    """`livegain analyze` in engine mode reads the games and runs the engines
+    before the report's maths is needed (it is loaded in a thread meanwhile):
+    what it imports before the engines start holds neither NumPy nor SciPy."""
+    code = (
+        "import sys\n"
+        "import livegain.cli.analyze, livegain.engine.batch, livegain.pgnio\n"
+        "print(' '.join(m for m in sys.modules if m.startswith(('numpy', 'scipy'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert out.strip() == ""
