@@ -1,0 +1,320 @@
+"""Tournament standings from finished results, with FIDE tie-breaks (Handbook C.07).
+
+Players are identified by a key chosen by the caller (a FIDE id when known,
+otherwise the name). A :class:`Result` is one round of one player pairing:
+a game between two players (played over the board, or decided by forfeit), or
+a bye (one player, no opponent). Points are 1 / 0.5 / 0; a double forfeit
+(0-0) is allowed.
+
+Tie-breaks (names, with FIDE's abbreviations accepted as aliases):
+
+``direct_encounter`` (DE)
+    Among the players still tied (on points and on every earlier tie-break),
+    the points each scored against the others of the group. When all of them
+    have met, they are ordered by those points. When some have not met, a
+    player (or a group) is ranked ahead only if no result of the missing games
+    could change it: ahead of the rest means scoring more than any of the rest
+    could reach by winning all their missing games within the group; players
+    that cannot be separated this way stay tied for the next tie-break.
+    Games decided by forfeit count as encounters, with their result.
+``sonneborn_berger`` (SB)
+    Sum over games of (opponent's points x own points in that game).
+``wins`` (WIN)
+    Rounds in which the player got a win's points, played or not (forfeit wins
+    and full-point byes included).
+``won`` (WON)
+    Games won over the board.
+``buchholz`` (BH)
+    Sum of the opponents' points.
+``buchholz_cut1`` (BH-C1)
+    Buchholz without its least significant contribution.
+
+Unplayed rounds (byes, forfeits either way) are kept simple, in the spirit
+of C.07's "dummy opponent": for Buchholz and Sonneborn-Berger each unplayed
+round of a player counts as a game against an opponent with the player's own
+points (so a Buchholz contribution equal to the player's own points, and a
+Sonneborn-Berger contribution of own points x points obtained in that round);
+for Buchholz cut-1 an unplayed round is the contribution cut first. The
+player's real opponents see the player's actual points.
+
+Ranks: players are ordered by points, then by each tie-break in turn; those
+still equal after the last tie-break share a rank (competition ranking:
+1, 2, 2, 4).
+
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+Tiebreak = Literal[
+    "direct_encounter", "sonneborn_berger", "wins", "won", "buchholz", "buchholz_cut1"
+]
+TIEBREAKS: tuple[Tiebreak, ...] = get_args(Tiebreak)
+
+ALIASES: dict[str, Tiebreak] = {
+    "DE": "direct_encounter",
+    "SB": "sonneborn_berger",
+    "WIN": "wins",
+    "WON": "won",
+    "BH": "buchholz",
+    "BH-C1": "buchholz_cut1",
+}
+
+DEFAULT_TIEBREAKS: tuple[Tiebreak, ...] = ("direct_encounter", "sonneborn_berger", "wins")
+"""A usual order for a round robin: direct encounter, Sonneborn-Berger, wins."""
+
+_POINTS = (0.0, 0.5, 1.0)
+
+
+def tiebreak_names(names: Iterable[str]) -> tuple[Tiebreak, ...]:
+    """Check and normalise a list of tie-break names (aliases such as ``"SB"`` accepted)."""
+    out: list[Tiebreak] = []
+    for raw in names:
+        tb = ALIASES.get(raw.upper()) or _as_tiebreak(raw)
+        if tb in out:
+            raise ValueError(f"tie-break {tb!r} given twice")
+        out.append(tb)
+    return tuple(out)
+
+
+def _as_tiebreak(name: str) -> Tiebreak:
+    for tb in TIEBREAKS:
+        if tb == name:
+            return tb
+    known = ", ".join([*TIEBREAKS, *ALIASES])
+    raise ValueError(f"unknown tie-break {name!r}; expected one of {known}")
+
+
+@dataclass(frozen=True)
+class Result:
+    """One finished pairing.
+
+    ``black`` is None for a bye (``white`` is the player who got it, with
+    ``white_points``). ``played`` is False for a game decided by forfeit (and
+    for a bye).
+    """
+
+    white: str
+    black: str | None
+    white_points: float
+    black_points: float = 0.0
+    played: bool = True
+    round: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.white_points not in _POINTS or self.black_points not in _POINTS:
+            raise ValueError(
+                f"points must be 0, 0.5 or 1, got {self.white_points} and {self.black_points}"
+            )
+        if self.black is None:
+            if self.played:
+                raise ValueError("a bye is not a played game (played=False)")
+            if self.black_points != 0.0:
+                raise ValueError("a bye has no opponent to give points to")
+            return
+        if self.white == self.black:
+            raise ValueError(f"player {self.white!r} paired with himself")
+        if self.played and self.white_points + self.black_points != 1.0:
+            raise ValueError(
+                f"a played game gives 1 point in all, got {self.white_points} + {self.black_points}"
+            )
+        if not self.played and self.white_points + self.black_points > 1.0:
+            raise ValueError("a forfeit gives at most 1 point in all")
+
+    @classmethod
+    def game(cls, white: str, black: str, result: str, round: int | None = None) -> Result:
+        """A game from a PGN-style result: ``1-0``, ``0-1``, ``1/2-1/2`` (or ``½-½``);
+        forfeits ``+/-``, ``-/+``, ``-/-`` (also ``+--``, ``--+``, ``---``)."""
+        r = result.strip().replace("½", "1/2")
+        scored = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
+        forfeit = {
+            "+/-": (1.0, 0.0),
+            "-/+": (0.0, 1.0),
+            "-/-": (0.0, 0.0),
+            "+--": (1.0, 0.0),
+            "--+": (0.0, 1.0),
+            "---": (0.0, 0.0),
+        }
+        if r in scored:
+            w, b = scored[r]
+            return cls(white, black, w, b, True, round)
+        if r in forfeit:
+            w, b = forfeit[r]
+            return cls(white, black, w, b, False, round)
+        raise ValueError(f"not a finished result: {result!r}")
+
+    @classmethod
+    def bye(cls, player: str, points: float = 1.0, round: int | None = None) -> Result:
+        """A bye worth ``points`` (1 for a pairing-allocated bye, often 0.5 or 0 on request)."""
+        return cls(player, None, points, 0.0, False, round)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the standings; ``tiebreaks`` follows :attr:`Standings.tiebreaks`.
+
+    A direct-encounter value is None when the player was not tied with anyone
+    when that tie-break came to be applied (it is then meaningless).
+    """
+
+    rank: int
+    player: str
+    points: float
+    rounds: int
+    tiebreaks: tuple[float | None, ...]
+
+
+@dataclass
+class _Player:
+    points: float = 0.0
+    rounds: int = 0
+    # (opponent, own points) of games played over the board
+    played: list[tuple[str, float]] = field(default_factory=list)
+    unplayed: int = 0
+    unplayed_points: float = 0.0
+    wins: int = 0
+    won: int = 0
+
+
+@dataclass(frozen=True)
+class Standings:
+    """The standings: ``rows`` ordered by rank."""
+
+    rows: tuple[Row, ...]
+    tiebreaks: tuple[Tiebreak, ...]
+
+    @classmethod
+    def from_results(
+        cls,
+        results: Iterable[Result],
+        tiebreaks: Iterable[str] = DEFAULT_TIEBREAKS,
+        players: Iterable[str] = (),
+    ) -> Standings:
+        """Standings of every player in ``players`` or in ``results``."""
+        order = tiebreak_names(tiebreaks)
+        stats: dict[str, _Player] = {}
+        for p in players:
+            stats.setdefault(p, _Player())
+        # points each scored against each opponent, games decided by forfeit included
+        encounters: dict[str, dict[str, float]] = defaultdict(dict)
+        for r in results:
+            white = stats.setdefault(r.white, _Player())
+            sides: list[tuple[_Player, str, float, str | None]] = [
+                (white, r.white, r.white_points, r.black)
+            ]
+            if r.black is not None:
+                black = stats.setdefault(r.black, _Player())
+                sides.append((black, r.black, r.black_points, r.white))
+            for st, key, pts, opp in sides:
+                st.points += pts
+                st.rounds += 1
+                st.wins += pts == 1.0
+                if r.played and opp is not None:
+                    st.played.append((opp, pts))
+                    st.won += pts == 1.0
+                else:
+                    st.unplayed += 1
+                    st.unplayed_points += pts
+                if opp is not None:
+                    encounters[key][opp] = encounters[key].get(opp, 0.0) + pts
+        points = {p: s.points for p, s in stats.items()}
+        values: dict[Tiebreak, dict[str, float]] = {
+            tb: {p: _value(tb, s, points) for p, s in stats.items()}
+            for tb in order
+            if tb != "direct_encounter"
+        }
+        de_shown: dict[str, float] = {}
+
+        def refine(group: list[str], level: int) -> list[list[str]]:
+            if len(group) == 1 or level == len(order):
+                return [sorted(group)]
+            tb = order[level]
+            if tb == "direct_encounter":
+                tiers = _direct_encounter_tiers(group, encounters, de_shown)
+            else:
+                tiers = _split(group, values[tb])
+            return [t for tier in tiers for t in refine(tier, level + 1)]
+
+        ranked = [t for tier in _split(list(stats), points) for t in refine(tier, 0)]
+        rows: list[Row] = []
+        position = 1
+        for tier in ranked:
+            for p in tier:
+                s = stats[p]
+                shown = tuple(
+                    de_shown.get(p) if tb == "direct_encounter" else values[tb][p] for tb in order
+                )
+                rows.append(Row(position, p, s.points, s.rounds, shown))
+            position += len(tier)
+        return cls(tuple(rows), order)
+
+    def leaders(self) -> list[str]:
+        """The players ranked first (more than one when tied after every tie-break)."""
+        return [r.player for r in self.rows if r.rank == 1]
+
+    def row(self, player: str) -> Row:
+        for r in self.rows:
+            if r.player == player:
+                return r
+        raise KeyError(player)
+
+    def value(self, player: str, tiebreak: str) -> float | None:
+        """``player``'s value of ``tiebreak`` (which must be one of :attr:`tiebreaks`)."""
+        tb = tiebreak_names([tiebreak])[0]
+        if tb not in self.tiebreaks:
+            raise KeyError(f"tie-break {tb!r} is not in these standings")
+        return self.row(player).tiebreaks[self.tiebreaks.index(tb)]
+
+
+def _value(tb: Tiebreak, s: _Player, points: dict[str, float]) -> float:
+    if tb == "sonneborn_berger":
+        return sum(points[o] * pts for o, pts in s.played) + s.unplayed_points * s.points
+    if tb == "wins":
+        return float(s.wins)
+    if tb == "won":
+        return float(s.won)
+    contributions = [points[o] for o, _ in s.played]
+    total = sum(contributions) + s.unplayed * s.points
+    if tb == "buchholz":
+        return total
+    if tb == "buchholz_cut1":
+        if s.unplayed:
+            return total - s.points
+        return total - min(contributions) if contributions else 0.0
+    raise ValueError(f"no value for tie-break {tb!r}")
+
+
+def _split(group: list[str], key: dict[str, float]) -> list[list[str]]:
+    """``group`` split by ``key``, highest first."""
+    by: dict[float, list[str]] = defaultdict(list)
+    for p in group:
+        by[key[p]].append(p)
+    return [by[k] for k in sorted(by, reverse=True)]
+
+
+def _direct_encounter_tiers(
+    group: list[str], encounters: dict[str, dict[str, float]], shown: dict[str, float]
+) -> list[list[str]]:
+    """Direct encounter within ``group`` (see the module docstring)."""
+    members = set(group)
+    current = {p: sum(v for o, v in encounters[p].items() if o in members) for p in group}
+    reach = {
+        p: current[p] + sum(1 for o in members if o != p and o not in encounters[p]) for p in group
+    }
+    for p in group:
+        shown[p] = current[p]
+    rest = sorted(group, key=lambda p: (-current[p], p))
+    tiers: list[list[str]] = []
+    while rest:
+        for k in range(1, len(rest) + 1):
+            tail = max((reach[p] for p in rest[k:]), default=float("-inf"))
+            if current[rest[k - 1]] > tail:
+                tiers.append(rest[:k])
+                rest = rest[k:]
+                break
+    return tiers

@@ -1,0 +1,548 @@
+"""Odds of winning a tournament: Monte Carlo of the games left, tie-breaks included.
+
+Given the finished results, the games in progress and the games not yet
+started, :func:`win_odds` plays the games left many times and counts who
+finishes first after points, the tie-breaks of :mod:`livegain.core.standings`
+(same definitions, computed here on all simulations at once) and, for a tie
+still level after the last tie-break, the ``playoff`` rule:
+
+``share``
+    the win is split equally among the tied players (each gets 1/k).
+``rating``
+    a play-off decided from the ratings with the same W/D/L model: the tied
+    players, in a random order, play a ladder (the winner of each match meets
+    the next player); a match is one game replayed until it is decisive, so
+    A beats B with probability ``W / (W + L)`` of A's W/D/L against B
+    (1/2 when both are 0). Colours, faster time controls and Armageddon are not
+    modelled.
+
+Per game:
+
+* a game not started: W/D/L from the rating difference with the draw model of
+  seed 000 (:func:`livegain.core.odds.game_probabilities`): expected score
+  ``E`` from the Elo curve, draw probability ``D`` (``draw_rate``, lowered to
+  ``2*min(E, 1-E)`` when it does not fit), ``W = E - D/2``. The expected score
+  is never used as a win probability.
+* a game in progress: drawn from the live W/D/L the caller passes (per mille or
+  probabilities, White's view; normalised by its sum), e.g. the engine's.
+
+Each probability comes with its Monte Carlo standard error
+``sd(x) / sqrt(sims)``, ``x`` being a player's share of first place in one
+simulation (0 or 1; 1/k when ``share`` splits a k-way tie).
+
+Round robins: pass every game not finished (in progress or upcoming); the
+standings at the end are the final standings. Swiss: the pairings of later
+rounds depend on results, so only the games of the current round (whose
+pairings are known) can be simulated: the odds are those of leading the
+standings *after the current round*, not of winning the event.
+
+:func:`exact_win_odds` enumerates all 3^k outcomes of the k games left and
+ranks each with :class:`~livegain.core.standings.Standings` (an independent,
+plain implementation of the tie-breaks); it is for small tournaments and
+checks the simulation.
+
+Pure: no I/O, no clock; randomness only from the seeded numpy Generator.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, NamedTuple, get_args
+
+import numpy as np
+import numpy.typing as npt
+from scipy.sparse import csr_matrix
+
+from livegain.core.elo import Model
+from livegain.core.odds import game_probabilities
+from livegain.core.standings import (
+    DEFAULT_TIEBREAKS,
+    Result,
+    Standings,
+    Tiebreak,
+    tiebreak_names,
+)
+
+Playoff = Literal["share", "rating"]
+PLAYOFFS: tuple[Playoff, ...] = get_args(Playoff)
+
+DEFAULT_DRAW_RATE = 0.5
+"""The draw probability of a game between equal players (as ``[[match]] draw_rate``)."""
+
+CHUNK = 20_000
+"""Simulations done at once (memory bound); results depend on ``sims`` and ``seed`` only."""
+
+EXACT_MAX_GAMES = 12
+""":func:`exact_win_odds` refuses more games left than this (3^12 = 531,441 outcomes)."""
+
+Float = npt.NDArray[np.float64]
+Float32 = npt.NDArray[np.float32]
+Bool = npt.NDArray[np.bool_]
+Int = npt.NDArray[np.int64]
+Sparse = csr_matrix
+
+InProgress = tuple[str, str, Sequence[float]]
+"""(white, black, live W/D/L from White's view, per mille or probabilities)."""
+
+
+class WinChance(NamedTuple):
+    """Probability of finishing first and its Monte Carlo standard error."""
+
+    p: float
+    stderr: float
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """The tournament as arrays: players 0..n-1, games left 0..g-1.
+
+    Simulations are columns (players x simulations, games x simulations); the
+    player-by-player and player-by-game matrices are sparse, so that each
+    product is a few vector operations per non-zero, single-threaded.
+    """
+
+    players: tuple[str, ...]
+    base: Float  # (n,) points so far plus the points Black would get in every game left
+    score: Sparse  # (n, n) points i scored against j in finished games (forfeits included)
+    played_score: Sparse  # (n, n) the same, games played over the board only
+    played_games: Sparse  # (n, n) games over the board between i and j, finished and left
+    opponents: tuple[Int, ...]  # per player, the opponents over the board (finished and left)
+    not_met: Sparse  # (n, n) 1 where i and j never meet (off the diagonal)
+    unplayed: Float  # (n,) unplayed rounds (byes, forfeits)
+    unplayed_points: Float  # (n,) points from them
+    wins: Float  # (n,) rounds with a win's points
+    won: Float  # (n,) games won over the board
+    white: Int  # (g,) White of each game left
+    black: Int  # (g,)
+    p_white: Float32  # (g, 1) White wins
+    p_white_or_draw: Float32  # (g, 1)
+    of_white: Sparse  # (n, g) 1 where the player has White in the game
+    of_black: Sparse  # (n, g)
+    white_minus_black: Sparse  # (n, g) of_white - of_black
+    decisive: Float  # (n, n) probability that i beats j in a play-off game
+
+
+def _normalise_wdl(wdl: Sequence[float], where: str) -> tuple[float, float, float]:
+    if len(wdl) != 3:
+        raise ValueError(f"{where}: a W/D/L has 3 numbers, got {len(wdl)}")
+    w, d, lo = (float(x) for x in wdl)
+    total = w + d + lo
+    if not all(math.isfinite(x) and x >= 0 for x in (w, d, lo)) or total <= 0:
+        raise ValueError(f"{where}: W/D/L must be non-negative with a positive sum, got {wdl}")
+    return w / total, d / total, lo / total
+
+
+def _rating_wdl(
+    ratings: Mapping[str, float], white: str, black: str, draw_rate: float, model: Model
+) -> tuple[float, float, float]:
+    g = game_probabilities(ratings[white] - ratings[black], draw_rate, model)
+    return g.win, g.draw, g.loss
+
+
+def _decisive(
+    players: Sequence[str], ratings: Mapping[str, float], draw_rate: float, model: Model
+) -> Float:
+    n = len(players)
+    out = np.full((n, n), 0.5)
+    for i, a in enumerate(players):
+        for j, b in enumerate(players):
+            if i != j:
+                w, _, lo = _rating_wdl(ratings, a, b, draw_rate, model)
+                out[i, j] = w / (w + lo) if w + lo > 0 else 0.5
+    return out
+
+
+def _check(
+    players: Sequence[str],
+    ratings: Mapping[str, float],
+    finished: Sequence[Result],
+    in_progress: Sequence[InProgress],
+    upcoming: Sequence[tuple[str, str]],
+    playoff: str,
+    draw_rate: float,
+) -> None:
+    known = set(players)
+    if len(known) != len(players):
+        raise ValueError("a player is listed twice")
+    if not players:
+        raise ValueError("no players")
+    if playoff not in PLAYOFFS:
+        raise ValueError(f"unknown playoff rule {playoff!r}; expected one of {PLAYOFFS}")
+    if math.isnan(draw_rate) or not 0.0 <= draw_rate <= 1.0:
+        raise ValueError(f"draw rate must lie in [0, 1], got {draw_rate}")
+    named = [r.white for r in finished] + [r.black for r in finished if r.black is not None]
+    pairs = [(w, b) for w, b, _ in in_progress] + list(upcoming)
+    named += [p for pair in pairs for p in pair]
+    unknown = sorted(set(named) - known)
+    if unknown:
+        raise ValueError(f"not in the players: {', '.join(unknown)}")
+    for w, b in pairs:
+        if w == b:
+            raise ValueError(f"player {w!r} paired with himself")
+    need_rating = {p for pair in upcoming for p in pair}
+    if playoff == "rating":
+        need_rating = set(players)
+    missing = sorted(p for p in need_rating if p not in ratings or not math.isfinite(ratings[p]))
+    if missing:
+        raise ValueError(f"no rating for: {', '.join(missing)}")
+
+
+def _setup(
+    players: Sequence[str],
+    ratings: Mapping[str, float],
+    finished: Sequence[Result],
+    in_progress: Sequence[InProgress],
+    upcoming: Sequence[tuple[str, str]],
+    playoff: Playoff,
+    draw_rate: float,
+    model: Model,
+) -> _Setup:
+    n = len(players)
+    idx = {p: k for k, p in enumerate(players)}
+    points = np.zeros(n)
+    score = np.zeros((n, n))
+    played_score = np.zeros((n, n))
+    played_games = np.zeros((n, n))
+    met = np.eye(n, dtype=bool)
+    unplayed = np.zeros(n)
+    unplayed_points = np.zeros(n)
+    wins = np.zeros(n)
+    won = np.zeros(n)
+    for r in finished:
+        w = idx[r.white]
+        points[w] += r.white_points
+        wins[w] += r.white_points == 1.0
+        if r.black is None:
+            unplayed[w] += 1
+            unplayed_points[w] += r.white_points
+            continue
+        b = idx[r.black]
+        points[b] += r.black_points
+        wins[b] += r.black_points == 1.0
+        score[w, b] += r.white_points
+        score[b, w] += r.black_points
+        met[w, b] = met[b, w] = True
+        if r.played:
+            played_score[w, b] += r.white_points
+            played_score[b, w] += r.black_points
+            played_games[w, b] += 1
+            played_games[b, w] += 1
+            won[w] += r.white_points == 1.0
+            won[b] += r.black_points == 1.0
+        else:
+            unplayed[[w, b]] += 1
+            unplayed_points[w] += r.white_points
+            unplayed_points[b] += r.black_points
+    left: list[tuple[int, int, tuple[float, float, float]]] = []
+    for white, black, wdl in in_progress:
+        left.append((idx[white], idx[black], _normalise_wdl(wdl, f"{white} - {black}")))
+    for white, black in upcoming:
+        wdl = _rating_wdl(ratings, white, black, draw_rate, model)
+        left.append((idx[white], idx[black], wdl))
+    g = len(left)
+    wi = np.array([x[0] for x in left], dtype=np.int64)
+    bi = np.array([x[1] for x in left], dtype=np.int64)
+    for w, b in zip(wi.tolist(), bi.tolist(), strict=True):
+        played_games[w, b] += 1
+        played_games[b, w] += 1
+        met[w, b] = met[b, w] = True
+    of_white = csr_matrix((np.ones(g), (wi, np.arange(g))), shape=(n, g))
+    of_black = csr_matrix((np.ones(g), (bi, np.arange(g))), shape=(n, g))
+    decisive = (
+        _decisive(players, ratings, draw_rate, model)
+        if playoff == "rating"
+        else np.full((n, n), 0.5)
+    )
+    p_white = np.array([x[2][0] for x in left])
+    p_draw = np.array([x[2][1] for x in left])
+    return _Setup(
+        players=tuple(players),
+        base=points + np.bincount(bi, minlength=n).astype(np.float64),
+        score=csr_matrix(score),
+        played_score=csr_matrix(played_score),
+        played_games=csr_matrix(played_games),
+        opponents=tuple(np.flatnonzero(row > 0) for row in played_games),
+        not_met=csr_matrix((~met).astype(np.float64)),
+        unplayed=unplayed,
+        unplayed_points=unplayed_points,
+        wins=wins,
+        won=won,
+        white=wi,
+        black=bi,
+        p_white=p_white[:, None].astype(np.float32),
+        p_white_or_draw=(p_white + p_draw)[:, None].astype(np.float32),
+        of_white=of_white,
+        of_black=of_black,
+        white_minus_black=csr_matrix(of_white - of_black),
+        decisive=decisive,
+    )
+
+
+def _tiebreak_key(
+    tb: Tiebreak, st: _Setup, s: Float, pts: Float, cand: Bool
+) -> tuple[Float, Float | None]:
+    """Values of ``tb`` for each player (rows) and simulation (columns).
+
+    ``s``: White's points in each game left (games x simulations); ``pts``:
+    final points; ``cand``: the players still tied for first. For direct
+    encounter, returns the points scored against the other candidates and the
+    most they could reach (the points plus one per candidate never met); else
+    the value and None.
+    """
+    if tb == "sonneborn_berger":
+        sb = (
+            st.played_score @ pts
+            + st.of_white @ (s * pts[st.black])
+            + st.of_black @ ((1.0 - s) * pts[st.white])
+            + st.unplayed_points[:, None] * pts
+        )
+        return np.asarray(sb, dtype=np.float64), None
+    if tb == "wins" or tb == "won":
+        base = st.wins if tb == "wins" else st.won
+        won = st.of_white @ (s == 1.0).astype(np.float64) + st.of_black @ (s == 0.0).astype(
+            np.float64
+        )
+        return base[:, None] + won, None
+    if tb == "buchholz" or tb == "buchholz_cut1":
+        bh = np.asarray(st.played_games @ pts + st.unplayed[:, None] * pts, dtype=np.float64)
+        if tb == "buchholz":
+            return bh, None
+        cut = np.zeros_like(bh)
+        for i, opponents in enumerate(st.opponents):
+            if st.unplayed[i] > 0:
+                cut[i] = pts[i]
+            elif opponents.size:
+                cut[i] = pts[opponents].min(axis=0)
+        return bh - cut, None
+    c = cand.astype(np.float64)
+    current = np.asarray(
+        st.score @ c + st.of_white @ (c[st.black] * s) + st.of_black @ (c[st.white] * (1.0 - s)),
+        dtype=np.float64,
+    )
+    return current, current + st.not_met @ c
+
+
+def _top(key: Float, cand: Bool) -> Bool:
+    masked = np.where(cand, key, -np.inf)
+    out: Bool = cand & (masked == masked.max(axis=0, keepdims=True))
+    return out
+
+
+def _top_direct_encounter(current: Float, reach: Float, cand: Bool) -> Bool:
+    """The candidates that the direct encounter ranks first (see standings):
+    the shortest head of the candidates by points scored whose lowest score
+    exceeds the most any other candidate could reach."""
+    cur = np.where(cand, current, -np.inf)
+    most = np.where(cand, reach, -np.inf)
+    order = np.argsort(-cur, axis=0, kind="stable")
+    cur_sorted = np.take_along_axis(cur, order, axis=0)
+    most_sorted = np.take_along_axis(most, order, axis=0)
+    # after[k]: the most any candidate after position k could reach
+    tail = np.maximum.accumulate(most_sorted[::-1], axis=0)[::-1]
+    after = np.concatenate([tail[1:], np.full((1, cur.shape[1]), -np.inf)], axis=0)
+    k = np.argmax(cur_sorted > after, axis=0)  # the head: positions 0..k
+    position = np.empty_like(order)
+    np.put_along_axis(position, order, np.arange(order.shape[0])[:, None], axis=0)
+    out: Bool = cand & (position <= k[None, :])
+    return out
+
+
+def _playoff_ladder(st: _Setup, cand: Bool, rng: np.random.Generator) -> Float:
+    """One-hot winner of a rating play-off ladder among the candidates of each column."""
+    n, sims = cand.shape
+    order = np.argsort(np.where(cand, rng.random((n, sims)), np.inf), axis=0)
+    champion = order[0].copy()
+    size = int(cand.sum(axis=0).max()) if sims else 0
+    col = np.arange(sims)
+    for k in range(1, size):
+        challenger = order[k]
+        active = cand[challenger, col]
+        keep = st.decisive[champion, challenger]
+        u = rng.random(sims)
+        champion = np.where(active & (u >= keep), challenger, champion)
+    out = np.zeros((n, sims))
+    out[champion, col] = 1.0
+    return out
+
+
+def _simulate_chunk(
+    st: _Setup,
+    sims: int,
+    tiebreaks: Sequence[Tiebreak],
+    playoff: Playoff,
+    rng: np.random.Generator,
+) -> tuple[Float, Float]:
+    """Sums over ``sims`` simulations of each player's share of first place, and
+    of its square."""
+    # single precision is enough for a uniform compared with a probability (2^-24)
+    u = rng.random((st.white.size, sims), dtype=np.float32)
+    # White's points: 1 below p_white, 1/2 below p_white + p_draw, else 0
+    s = (u < st.p_white).astype(np.float64)
+    s += u < st.p_white_or_draw
+    s *= 0.5
+    pts = np.asarray(st.base[:, None] + st.white_minus_black @ s, dtype=np.float64)
+    cand = pts == pts.max(axis=0, keepdims=True)
+    tied = np.flatnonzero(cand.sum(axis=0) > 1)
+    first = cand.sum(axis=1).astype(np.float64)
+    if tied.size == 0:
+        return first, first.copy()
+    c = cand.take(tied, axis=1)
+    ts, tp = s.take(tied, axis=1), pts.take(tied, axis=1)
+    clear = first - c.sum(axis=1)
+    for tb in tiebreaks:
+        # only the simulations still tied
+        still = np.flatnonzero(c.sum(axis=0) > 1)
+        if still.size == 0:
+            break
+        sub = c[:, still]
+        key, reach = _tiebreak_key(tb, st, ts[:, still], tp[:, still], sub)
+        c[:, still] = _top(key, sub) if reach is None else _top_direct_encounter(key, reach, sub)
+    x = c / c.sum(axis=0, keepdims=True) if playoff == "share" else _playoff_ladder(st, c, rng)
+    return clear + x.sum(axis=1), clear + (x * x).sum(axis=1)
+
+
+def win_odds(
+    players: Sequence[str],
+    ratings: Mapping[str, float],
+    finished: Iterable[Result] = (),
+    in_progress: Iterable[InProgress] = (),
+    upcoming: Iterable[tuple[str, str]] = (),
+    *,
+    sims: int = 100_000,
+    seed: int | None = None,
+    tiebreaks: Iterable[str] = DEFAULT_TIEBREAKS,
+    playoff: Playoff = "share",
+    draw_rate: float = DEFAULT_DRAW_RATE,
+    model: Model = "logistic",
+) -> dict[str, WinChance]:
+    """Probability that each player finishes first, with its Monte Carlo standard error.
+
+    ``players``: every participant (keys as in the results); ``ratings``: by
+    key, needed for the players of ``upcoming`` games (for all players with
+    ``playoff="rating"``); ``finished``: results so far; ``in_progress``:
+    ``(white, black, wdl)`` with the live W/D/L; ``upcoming``: ``(white,
+    black)`` not started. Round robin: all games left; Swiss: only the current
+    round (the odds are then of leading after that round). ``seed`` makes the
+    result reproducible (same ``sims`` and ``seed``, same numbers).
+    """
+    if sims < 2:
+        raise ValueError(f"need at least 2 simulations, got {sims}")
+    done = list(finished)
+    live = list(in_progress)
+    later = list(upcoming)
+    order = tiebreak_names(tiebreaks)
+    _check(players, ratings, done, live, later, playoff, draw_rate)
+    st = _setup(players, ratings, done, live, later, playoff, draw_rate, model)
+    rng = np.random.default_rng(seed)
+    total = np.zeros(len(players))
+    squares = np.zeros(len(players))
+    left = sims
+    while left:
+        batch = min(CHUNK, left)
+        first, first_sq = _simulate_chunk(st, batch, order, playoff, rng)
+        total += first
+        squares += first_sq
+        left -= batch
+    mean = total / sims
+    var = np.maximum(squares / sims - mean * mean, 0.0) * sims / (sims - 1)
+    se = np.sqrt(var / sims)
+    return {p: WinChance(float(mean[k]), float(se[k])) for k, p in enumerate(players)}
+
+
+def _ladder_exact(
+    tied: Sequence[str], decisive: Mapping[tuple[str, str], float]
+) -> dict[str, float]:
+    """Exact win probabilities of the play-off ladder, averaged over all orders."""
+    out = dict.fromkeys(tied, 0.0)
+    orders = list(itertools.permutations(tied))
+    for order in orders:
+        champion = {order[0]: 1.0}
+        for challenger in order[1:]:
+            nxt: dict[str, float] = {}
+            for holder, q in champion.items():
+                keep = decisive[(holder, challenger)]
+                nxt[holder] = nxt.get(holder, 0.0) + q * keep
+                nxt[challenger] = nxt.get(challenger, 0.0) + q * (1.0 - keep)
+            champion = nxt
+        for p, q in champion.items():
+            out[p] += q / len(orders)
+    return out
+
+
+def exact_win_odds(
+    players: Sequence[str],
+    ratings: Mapping[str, float],
+    finished: Iterable[Result] = (),
+    in_progress: Iterable[InProgress] = (),
+    upcoming: Iterable[tuple[str, str]] = (),
+    *,
+    tiebreaks: Iterable[str] = DEFAULT_TIEBREAKS,
+    playoff: Playoff = "share",
+    draw_rate: float = DEFAULT_DRAW_RATE,
+    model: Model = "logistic",
+) -> dict[str, float]:
+    """The probabilities of :func:`win_odds`, exactly, by enumerating all 3^k
+    outcomes of the k games left (at most :data:`EXACT_MAX_GAMES`) and ranking
+    each with :class:`~livegain.core.standings.Standings`."""
+    done = list(finished)
+    live = list(in_progress)
+    later = list(upcoming)
+    order = tiebreak_names(tiebreaks)
+    _check(players, ratings, done, live, later, playoff, draw_rate)
+    games: list[tuple[str, str, tuple[float, float, float]]] = [
+        (w, b, _normalise_wdl(wdl, f"{w} - {b}")) for w, b, wdl in live
+    ]
+    games += [(w, b, _rating_wdl(ratings, w, b, draw_rate, model)) for w, b in later]
+    if len(games) > EXACT_MAX_GAMES:
+        raise ValueError(
+            f"{len(games)} games left: exact enumeration takes at most {EXACT_MAX_GAMES}"
+        )
+    decisive: dict[tuple[str, str], float] = {}
+    if playoff == "rating":
+        matrix = _decisive(players, ratings, draw_rate, model)
+        for i, a in enumerate(players):
+            for j, b in enumerate(players):
+                decisive[(a, b)] = float(matrix[i, j])
+    out = dict.fromkeys(players, 0.0)
+    outcomes = (("1-0", 0), ("1/2-1/2", 1), ("0-1", 2))
+    for combo in itertools.product(outcomes, repeat=len(games)):
+        prob = 1.0
+        results = list(done)
+        for (w, b, wdl), (code, k) in zip(games, combo, strict=True):
+            prob *= wdl[k]
+            results.append(Result.game(w, b, code))
+        if prob == 0.0:
+            continue
+        leaders = Standings.from_results(results, order, players).leaders()
+        if len(leaders) == 1:
+            out[leaders[0]] += prob
+        elif playoff == "share":
+            for p in leaders:
+                out[p] += prob / len(leaders)
+        else:
+            for p, q in _ladder_exact(leaders, decisive).items():
+                out[p] += prob * q
+    return out
+
+
+def contenders(
+    players: Sequence[str],
+    finished: Iterable[Result] = (),
+    left: Iterable[tuple[str, str]] = (),
+) -> list[str]:
+    """Players not yet out of the running by the simple bound: points so far plus
+    a win in every game left reach at least the current leader's points."""
+    points = dict.fromkeys(players, 0.0)
+    games_left = dict.fromkeys(players, 0)
+    for r in finished:
+        points[r.white] += r.white_points
+        if r.black is not None:
+            points[r.black] += r.black_points
+    for w, b in left:
+        games_left[w] += 1
+        games_left[b] += 1
+    leader = max(points.values())
+    return [p for p in players if points[p] + games_left[p] >= leader]
