@@ -116,6 +116,12 @@ def test_board_screenshots(showcase: tuple[Serve, ReplayThread, str], page_facto
     assert font_px(page, "white-name") >= 32
     assert font_px(page, "eval-cp") >= 22
     assert page.locator('[data-testid="trace-white-point"]').count() > 5
+    # the board and the evaluation graph have their room in the full layout
+    board = page.get_by_test_id("board-svg").bounding_box()
+    assert board is not None and board["width"] >= 360
+    assert page.locator('[data-testid="evalgraph-point"]').count() > 5
+    graph = page.get_by_test_id("evalgraph-svg").bounding_box()
+    assert graph is not None and graph["height"] >= 80
     save_artifact(page, "board-full.png")
 
     open_board(page, serve, f"board={bid}&theme=light")
@@ -137,6 +143,35 @@ def test_board_screenshots(showcase: tuple[Serve, ReplayThread, str], page_facto
     fits_in_frame(lower)
     assert_rating_px(lower, 40)
     save_artifact(lower, "board-lower-third.png", omit_background=True)
+
+
+def test_corner_and_widget_screenshots(
+    showcase: tuple[Serve, ReplayThread, str], page_factory: Any
+) -> None:
+    """The corner layout and each widget alone, at the sizes docs/obs.md suggests."""
+    serve, _, bid = showcase
+    corner = page_factory(560, 720)
+    open_board(corner, serve, f"board={bid}&layout=corner")
+    fits_in_frame(corner)
+    assert_rating_px(corner, 32)
+    assert font_px(corner, "white-name") >= 22
+    board = corner.get_by_test_id("board-svg").bounding_box()
+    assert board is not None and board["width"] >= 440
+    save_artifact(corner, "board-corner.png")
+
+    for name, (width, height), query in (
+        ("board", (560, 620), ""),
+        ("evalgraph", (1000, 240), ""),
+        ("evalbar", (720, 130), ""),
+        ("evalbar", (100, 620), "&orient=vertical"),
+    ):
+        page = page_factory(width, height)
+        page.goto(f"{serve.url}/overlay/static/widget-{name}.html?board={bid}{query}")
+        expect(page.get_by_test_id("widget")).to_have_attribute("data-fresh", "true")
+        page.wait_for_timeout(800)  # the eval bar's transition
+        fits_in_frame(page)
+        shot = f"widget-{name}{'-vertical' if query else ''}.png"
+        save_artifact(page, shot, omit_background=True)
 
 
 def test_multi_board_and_index_screenshots(

@@ -1,25 +1,23 @@
 // Board overlay: one board, live. See docs/obs.md for the URL parameters.
+import { boardFlipped, checkSquare, renderBoard } from "./chessboard.js";
+import { renderEvalBar } from "./evalbar.js";
+import { drawEvalGraph } from "./evalgraph.js";
+import { BoardFollower } from "./follow.js";
 import {
   BEYOND,
-  BoardList,
   DASH,
-  LiveConnection,
   RATING_LABELS,
   applyPageParams,
-  applyUpdate,
   applyWidgetParams,
   beyondRange,
   byTestId,
   clockText,
-  displayEval,
   earlyText,
-  evalText,
   gainSeverity,
   gainText,
   moveNumber,
   param,
   params,
-  perMille,
   percent,
   rangeText,
   rating,
@@ -27,7 +25,6 @@ import {
   setText,
   shownRating,
   signed,
-  whiteShare,
 } from "./lib.js";
 import { drawSpark, drawTrace } from "./trace.js";
 
@@ -35,6 +32,7 @@ const LAYOUTS = {
   full: null, // every widget
   compact: "header,status,players,perceived,clocks,eval,wdl,trace,lastmove,h2h,odds",
   "lower-third": "header,status,players,perceived,clocks,eval,wdl,lastmove,h2h",
+  corner: "players,perceived,eval,board",
 };
 
 const wanted = param("layout", "full");
@@ -57,107 +55,28 @@ for (const color of ["white", "black"]) {
 setText(root, "trace-title", RATING_LABELS[mode].chart);
 byTestId(root, "trace").title = RATING_LABELS[mode].tip;
 const bigLoss = Math.abs(Number(param("bigloss", "100"))) || 100;
-let boardId = param("board");
+// the board: flipped with flip=1 or side=black (Black at the bottom)
+const flip = boardFlipped();
+document.body.dataset.flip = flip ? "true" : "false";
+// beside the board (corner layout) the eval bar stands up, White's side toward White
+const bar = byTestId(root, "eval-bar");
+bar.classList.toggle("vertical", layout === "corner");
+bar.classList.toggle("flipped", flip);
 let state = null;
-let fresh = false;
-let connState = "connecting";
-// counters for tests and troubleshooting: snapshots taken, updates applied, seq gaps seen
-const counts = { snapshots: 0, updates: 0, gaps: 0 };
-function count(k) {
-  counts[k] += 1;
-  root.dataset[k] = String(counts[k]);
-}
 
-const conn = new LiveConnection({
-  onState(s) {
-    connState = s;
-    if (s !== "live") fresh = false;
-    renderFreshness();
-  },
-  onOpen() {
-    fresh = false;
-    renderFreshness();
-    if (boardId) subscribe();
-  },
-  snapshot(msg) {
-    if (!msg.state || msg.state.board_id !== boardId) return;
-    state = msg.state; // a fresh object from JSON.parse: no copy needed
-    count("snapshots");
-    fresh = true;
-    showWaiting(null);
+const follower = new BoardFollower({
+  root,
+  boardId: param("board"),
+  render(s) {
+    state = s;
     render();
   },
-  update(msg) {
-    if (!state || msg.board_id !== boardId) return;
-    const r = applyUpdate(state, msg);
-    if (r === "gap") {
-      count("gaps");
-      fresh = false;
-      renderFreshness();
-      resubscribe();
-      return;
-    }
-    if (r === "ok") {
-      count("updates");
-      render();
-    }
+  freshness(connState, fresh, s) {
+    state = s;
+    renderFreshness(connState, fresh);
   },
-  error(msg) {
-    console.warn("livegain server error:", msg.message);
-  },
+  waiting: showWaiting,
 });
-
-// the board list (paged, then kept current by diffs): which board to show, and
-// whether the one asked for exists
-let helloSeen = false;
-const boardList = new BoardList((l, removed) => {
-  const first = !helloSeen;
-  helloSeen = true;
-  if (!boardId) {
-    if (!l.complete) return; // the first board of the whole list, not of a page
-    const pick = pickFirst(l.list());
-    if (pick) {
-      boardId = pick;
-      subscribe();
-    } else {
-      showWaiting("Waiting for a board…");
-    }
-  } else if (removed.includes(boardId)) {
-    state = null;
-    fresh = false;
-    renderFreshness();
-    showWaiting(`Board ${boardId} was removed`);
-  } else if (l.has(boardId)) {
-    if (!state && !first) subscribe();
-  } else if (l.complete) {
-    showWaiting(`Waiting for board ${boardId}…`);
-  }
-});
-Object.assign(conn.handlers, boardList.handlers(conn));
-const listHello = conn.handlers.hello;
-conn.handlers.hello = (msg) => {
-  helloSeen = false;
-  listHello(msg);
-};
-
-function pickFirst(boards) {
-  const sorted = [...boards].sort(
-    (a, b) =>
-      String(a.tournament ?? "").localeCompare(String(b.tournament ?? "")) ||
-      String(a.round ?? "").localeCompare(String(b.round ?? ""), undefined, { numeric: true }) ||
-      (a.board ?? 0) - (b.board ?? 0),
-  );
-  return sorted.length ? sorted[0].board_id : null;
-}
-
-function subscribe() {
-  conn.send({ type: "subscribe", boards: [boardId] });
-}
-
-function resubscribe() {
-  conn.send({ type: "unsubscribe", boards: [boardId] });
-  conn.send({ type: "subscribe", boards: [boardId] });
-}
 
 function showWaiting(text) {
   const w = byTestId(root, "waiting");
@@ -165,9 +84,7 @@ function showWaiting(text) {
   w.textContent = text || "";
 }
 
-function renderFreshness() {
-  const live = connState === "live" && fresh;
-  root.dataset.fresh = live ? "true" : "false";
+function renderFreshness(connState, fresh) {
   const status = byTestId(root, "status");
   let s;
   let text;
@@ -232,24 +149,6 @@ function ratingSource() {
   if (mode === "algorithm4") return "ratings: the paper's Algorithm 4 (not calibrated)";
   const model = (state.white_perceived || state.black_perceived || {}).model;
   return model ? `perceived rating calibrated on rated games (model ${model})` : "perceived rating calibrated on rated games";
-}
-
-function renderEval() {
-  const { ev, pending } = displayEval(state);
-  const share = whiteShare(ev);
-  byTestId(root, "eval-bar").dataset.pending = pending ? "true" : "false";
-  byTestId(root, "eval-bar-white").style.width = `${(share * 100).toFixed(2)}%`;
-  const cp = byTestId(root, "eval-cp");
-  cp.textContent = evalText(ev);
-  cp.dataset.cp = ev ? String(ev.cp) : "";
-  cp.dataset.mate = ev && ev.mate !== null && ev.mate !== undefined ? String(ev.mate) : "";
-  cp.dataset.side = share >= 0.5 ? "white" : "black";
-  const wdl = ev && ev.wdl;
-  for (const k of ["win", "draw", "loss"]) {
-    const node = byTestId(root, `wdl-${k}`);
-    node.textContent = wdl ? perMille(wdl[k]) : DASH;
-    node.dataset.permille = wdl ? String(wdl[k]) : "";
-  }
 }
 
 function renderH2h() {
@@ -350,7 +249,7 @@ function render() {
   setText(root, "result", state.result === "*" ? "" : state.result);
   renderPlayer("white");
   renderPlayer("black");
-  renderEval();
+  renderEvalBar(root, state);
   renderH2h();
   renderLastMove();
   renderOdds();
@@ -361,8 +260,26 @@ function render() {
   setText(root, "engine", `${state.engine} · engine rating ${rating(state.engine_rating)} · ${ratingSource()}`);
   const plies = state.moves.length ? state.moves[state.moves.length - 1].ply : 0;
   setText(root, "ply-count", `ply ${plies}`);
+  renderChessboard();
+  renderGraph();
   renderMoves(); // last: it measures the room the other widgets left
-  renderFreshness();
+}
+
+function renderChessboard() {
+  const box = byTestId(root, "chessboard");
+  if (box.closest("[hidden]")) return;
+  const last = state.moves.length ? state.moves[state.moves.length - 1] : null;
+  renderBoard(box, {
+    fen: state.fen,
+    lastMove: last ? last.uci : null,
+    flip,
+    check: last ? checkSquare(state.fen, last.san) : null,
+  });
+}
+
+function renderGraph() {
+  const plot = byTestId(root, "evalgraph-plot");
+  if (!plot.closest("[hidden]")) drawEvalGraph(plot, state);
 }
 
 const plot = byTestId(root, "trace-plot");
@@ -379,4 +296,9 @@ new ResizeObserver(() => {
   }
 }).observe(moveList);
 
-conn.start();
+const graph = byTestId(root, "evalgraph-plot");
+new ResizeObserver(() => {
+  if (state && !graph.closest("[hidden]")) drawEvalGraph(graph, state);
+}).observe(graph);
+
+follower.start();

@@ -12,6 +12,8 @@ const WIDGETS = [
   ["clocks", "clocks"],
   ["eval", "eval bar"],
   ["wdl", "win/draw/loss"],
+  ["board", "board"],
+  ["graph", "winning chances graph"],
   ["trace", "rating trace"],
   ["h2h", "head-to-head"],
   ["lastmove", "last move"],
@@ -172,7 +174,7 @@ function fit() {
   frame.style.transform = `scale(${box.clientWidth / 1920})`;
 }
 
-const SIZES = { full: "1920 × 1080", compact: "520 × 1080", "lower-third": "1920 × 280" };
+const SIZES = { full: "1920 × 1080", compact: "520 × 1080", "lower-third": "1920 × 280", corner: "560 × 720" };
 
 function sizeHint() {
   byTestId(root, "size-hint").textContent = SIZES[options().layout] || SIZES.full;
