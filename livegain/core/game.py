@@ -10,8 +10,8 @@ The whole API::
 
     t = Tournament(engine_rating=2860.0)        # engine=None: single peak at 0
     t = Tournament(2860.0, max_plies=1000, max_boards=1000)   # limits (None: none)
-    applied = t.apply(snapshot)                 # -> Applied
-    applied.board_id, applied.new_board, applied.info_changed
+    applied = t.apply(snapshot)                 # -> Applied (now=...: see "Sources" below)
+    applied.board_id, applied.new_board, applied.info_changed, applied.takeover
     applied.updates                             # tuple[BoardUpdate, ...] to publish, in order
     applied.errors                              # tuple[BoardError, ...] to log (already counted)
 
@@ -27,6 +27,7 @@ The whole API::
     t.board(board_id)                           # KeyError if unknown
     t.match(snapshot)                           # the board id a snapshot would go to, or None
     t.errors, t.unmatched                       # snapshots that matched no board (last few, count)
+    t.tick(now)                                 # -> list[Applied]: takeovers that came due
 
     g = t.board(board_id)                       # what livegain.publish.convert reads:
     g.white, g.black, g.event, g.round, g.board, g.result, g.status, g.clocks
@@ -35,6 +36,8 @@ The whole API::
     g.perceived("white"), g.calibrated("white"), g.trace("black"), g.head_to_head()
     g.rating_range, g.in_range("white")         # the model's validated ratings; official in it?
     g.seq, g.errors, g.last_errors
+    g.source_active, g.source_status(), g.takeovers, g.conflicts   # sources (below)
+    g.illegal_plies, g.irregular                # illegal moves that stood / stop the board
 
 ``perceived`` is Algorithm 4 (:mod:`livegain.core.rating`); ``calibrated``
 the calibrated estimate (:mod:`livegain.core.perceived`), present when the
@@ -52,6 +55,24 @@ that runs evaluations concurrently keeps its own in-flight set keyed by
 ``EvalRequest.key`` (board id, ply, FEN). ``record_eval`` ignores an answer
 whose FEN is no longer the position at that ply (the board was corrected
 meanwhile) and returns ``[]`` for it.
+
+**Sources.** Snapshots of feeds that share an event group (``snap.group``)
+match each other's boards: one game from two sources is one board. The
+board follows one source at a time (``g.source_active``): a preferred one
+(lower ``snap.priority``) whose list is not behind takes it at once; another
+one takes it when its list has been ahead of (or in conflict with) the
+active source's for ``snap.takeover_after`` seconds while the active source
+changed nothing; until then a conflicting list is an error on the board.
+Time is passed in: ``apply(snap, now)`` (default ``snap.received_at``) and
+``tick(now)``; without it no takeover happens by time. Players are the same
+when their FIDE ids are (:func:`player_key`), else their normalised names.
+
+**Illegal moves that stood.** A move that cannot be played, followed by more
+moves, does not stop the board when the feed reports the position after it
+(``snap.fens``) or the move is pseudo-legal (a king left in check) and the
+next one is legal after it: the game goes on from that position, the ply is
+marked (``g.illegal_plies``, one error) and its gain is not counted (nor the
+next one's when that position is no legal one, which is not evaluated).
 
 Board ids are assigned once, when a board is first seen, and never change:
 ``{source}-g{GameId}`` when the game has a GameId, else ``{source}-r{round}-b{board}``,
@@ -79,7 +100,13 @@ from livegain.core.evaluation import (
     repetitions,
     rule_evaluation,
 )
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.events import (
+    GameSnapshot,
+    PlayerInfo,
+    fide_id_of,
+    normalise_name,
+    player_key,
+)
 from livegain.core.histogram import GainHistogram
 from livegain.core.ledger import GameLedger, TracePoint
 from livegain.core.perceived import CalibratedRating, PerceivedModel
@@ -89,6 +116,7 @@ from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, position_wdl
 __all__ = [
     "DEFAULT_MAX_BOARDS",
     "DEFAULT_MAX_PLIES",
+    "DEFAULT_TAKEOVER_AFTER",
     "RESULTS",
     "Applied",
     "BoardError",
@@ -96,11 +124,14 @@ __all__ = [
     "BoardUpdate",
     "Clocks",
     "EvalRequest",
+    "IllegalPly",
     "PlyInfo",
+    "SourceStatus",
     "Tournament",
     "board_slug",
     "describe_snapshot",
     "dgt_signal_result",
+    "player_key",
 ]
 
 Color = Literal["white", "black"]
@@ -247,13 +278,47 @@ class EvalRequest:
 
 @dataclass(frozen=True)
 class Applied:
-    """What one snapshot did."""
+    """What one snapshot did. ``takeover``: the source that now drives the board,
+    when this snapshot (or :meth:`Tournament.tick`) handed the board to another one."""
 
     board_id: str | None
     new_board: bool = False
     info_changed: bool = False
     updates: tuple[BoardUpdate, ...] = ()
     errors: tuple[BoardError, ...] = ()
+    takeover: str | None = None
+
+
+@dataclass(frozen=True)
+class IllegalPly:
+    """An illegal move on a board (``ply`` 1-based, ``san`` as the feed wrote it).
+
+    ``stood``: the game went on from the position after it, ``fen`` (reported by
+    the feed, or the move played as the board shows it: a king left in check);
+    its gain, and the next one's when that position cannot be evaluated, are not
+    counted. Not stood: the board stops before it (``fen`` None), and ``after``
+    moves the feed has past it wait for a position to go on from.
+    """
+
+    ply: int
+    san: str
+    stood: bool
+    fen: str | None = None
+    how: Literal["reported", "played", ""] = ""
+    after: int = 0
+
+
+@dataclass(frozen=True)
+class SourceStatus:
+    """One source of a board, as :meth:`BoardGame.source_status` shows it."""
+
+    source: str
+    priority: int
+    active: bool
+    plies: int  # moves (``moves + after_illegal``) in its last snapshot
+    relation: Literal["same", "ahead", "behind", "conflict", "none"]
+    differs_since: float | None
+    conflicts: int
 
 
 # --------------------------------------------------------------------------
@@ -268,18 +333,13 @@ def normalize_result(result: str | None) -> str | None:
     return _RESULT_ALIASES.get(result.strip().lower().replace(" ", ""))
 
 
-def _norm_name(name: str) -> str:
-    text = unicodedata.normalize("NFKD", name)
-    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
-    text = re.sub(r"[^\w]+", " ", text)
-    return " ".join(text.split())
-
-
 PlayerKey = tuple[str, str]  # (FIDE id or "", normalised name)
+_Identity = tuple[PlayerKey, PlayerKey, str | None, int | None]  # players, round, board
 
 
 def _player_key(p: PlayerInfo) -> PlayerKey:
-    return ((p.fide_id or "").strip(), _norm_name(p.name))
+    """Both halves of a player's identity; :func:`player_key` is the one-string form."""
+    return (fide_id_of(p), normalise_name(p.name))
 
 
 def _known(p: PlayerInfo | PlayerKey) -> bool:
@@ -314,6 +374,12 @@ def _surname(p: PlayerInfo) -> str:
         return name.split(",", 1)[0]
     parts = name.split()
     return parts[-1] if parts else "nn"
+
+
+def _identity(snap: GameSnapshot) -> _Identity:
+    """How a snapshot names its game: both players' keys, round and board number."""
+    rnd, board = _round_board(snap)
+    return (_player_key(snap.white), _player_key(snap.black), rnd, board)
 
 
 def _round_board(snap: GameSnapshot) -> tuple[str | None, int | None]:
@@ -399,6 +465,9 @@ class _Ply:
     fen: str
     white: bool
     clock: int | None = None
+    stood: bool = False  # an illegal move that stood over the board
+    evaluable: bool = True  # False: the position after it is no position an engine takes
+    how: Literal["reported", "played", ""] = ""  # where a stood move's position came from
 
 
 @dataclass(frozen=True)
@@ -411,15 +480,45 @@ class _Ratings:
 
 
 @dataclass
+class _NewPly:
+    token: str
+    uci: str
+    san: str
+    fen: str  # the position after it
+    rule: Rule | None  # the draw rule that scores it (see draw_rule)
+    stood: bool = False
+    evaluable: bool = True
+    how: Literal["reported", "played", ""] = ""
+
+
+@dataclass
 class _Parsed:
-    # token, move, san, fen after, the draw rule that scores it (see draw_rule)
-    moves: list[tuple[str, chess.Move, str, str, Rule | None]]
+    moves: list[_NewPly]
     illegal_ply: int | None = None
     illegal_token: str | None = None
     illegal_reason: str | None = None
     illegal_fen: str | None = None
+    illegal_after: int = 0  # tokens past the illegal move
     signal: str | None = None
     board: chess.Board | None = None  # the position after the last legal move
+
+
+@dataclass
+class _Source:
+    """What one source last showed of a board."""
+
+    priority: int
+    takeover_after: float
+    snap: GameSnapshot | None = None
+    differs_since: float | None = None  # since when its list differs from the board's
+    relation: Literal["same", "ahead", "behind", "conflict", "none"] = "none"
+    conflict_key: tuple[int, str] | None = None  # the conflict last reported
+    conflicts: int = 0
+
+
+#: Seconds a source waits, showing more than the board, before it takes over
+#: from a preferred source that no longer moves the board on (``takeover_after``).
+DEFAULT_TAKEOVER_AFTER = 30.0
 
 
 class BoardGame:
@@ -438,9 +537,18 @@ class BoardGame:
         draw_share: float = DEFAULT_DRAW_SHARE,
         max_errors_kept: int = 20,
         model: PerceivedModel | None = None,
+        group: str | None = None,
     ) -> None:
         self.board_id = board_id
-        self.source = source
+        self.source = source  # the source that first showed the board
+        self.group = group  # the event group its sources share (None: one source)
+        self.source_active = source  # the source whose snapshots drive the board
+        self._sources: dict[str, _Source] = {}
+        self.game_ids: dict[str, str] = {}  # source -> the GameId it gives this game
+        # source -> the identity it last gave the game: players, round, board number
+        self.seen_as: dict[str, _Identity] = {}
+        self.takeovers = 0
+        self.conflicts = 0
         self.engine_rating = float(engine_rating)
         self._engine = engine
         self.model = model
@@ -468,6 +576,10 @@ class BoardGame:
         self.errors = 0
         self.last_errors: deque[BoardError] = deque(maxlen=max_errors_kept)
         self._last_illegal: tuple[str, int, str] | None = None
+        self._stopped: IllegalPly | None = None  # the illegal move the board stops at
+        self._stood_seen: set[tuple[int, str, str]] = set()  # stood moves reported
+        self._no_eval: set[int] = set()  # plies whose position the engine cannot take
+        self._uncounted: set[int] = set()  # plies whose gain is not counted
         self._board_result = "*"  # checkmate / stalemate of the current position
         self._tip: chess.Board | None = None  # the current position, once parsed
         self._last_snap: GameSnapshot | None = None
@@ -575,7 +687,7 @@ class BoardGame:
             clock=p.clock,
             eval=ev,
             wdl=None if ev is None else position_wdl(ev, self._draw_share),
-            gain=gains[ply - 1] if ply <= len(gains) else None,
+            gain=gains[ply - 1] if ply <= len(gains) and ply not in self._uncounted else None,
         )
 
     def moves(self) -> list[PlyInfo]:
@@ -628,8 +740,11 @@ class BoardGame:
         if cached is not None and cached[0] == self.version:
             return cached[1]
         n = len(self._plies)
-        if len(self._evals) == n + 1:  # evaluations only ever exist for plies 0..n
-            out: list[int] = []
+        if self._no_eval:  # a game that went on from an illegal position
+            skip = self._no_eval
+            out: list[int] = [k for k in range(n + 1) if k not in self._evals and k not in skip]
+        elif len(self._evals) == n + 1:  # evaluations only ever exist for plies 0..n
+            out = []
         elif len(self._evals) == n and n not in self._evals:
             out = [n]
         else:
@@ -649,7 +764,7 @@ class BoardGame:
     def latest_request(self) -> EvalRequest | None:
         """The current position's request (priority 0), or None when it is evaluated."""
         n = len(self._plies)
-        if n in self._evals:
+        if n in self._evals or n in self._no_eval:
             return None
         return EvalRequest(self.board_id, n, self.fen, LATEST_PRIORITY, self.chess960)
 
@@ -660,7 +775,7 @@ class BoardGame:
         n = len(self._plies)
         if not missing:
             return
-        if latest and n not in self._evals:
+        if latest and n not in self._evals and n not in self._no_eval:
             yield EvalRequest(self.board_id, n, self.fen, LATEST_PRIORITY, self.chess960)
         rank = 0
         for k in missing:
@@ -668,6 +783,47 @@ class BoardGame:
                 continue
             rank += 1
             yield EvalRequest(self.board_id, k, self.fen_at(k), rank, self.chess960)
+
+    @property
+    def illegal_plies(self) -> tuple[IllegalPly, ...]:
+        """The illegal moves that stood over the board (the game went on from the
+        position after them), then the one the board stops at, if any."""
+        stood = tuple(
+            IllegalPly(k, p.san, True, p.fen, p.how)
+            for k, p in enumerate(self._plies, start=1)
+            if p.stood
+        )
+        return stood + ((self._stopped,) if self._stopped is not None else ())
+
+    @property
+    def irregular(self) -> bool:
+        """True when an illegal move stood, or the board stops at one with moves past it."""
+        return any(p.stood for p in self._plies) or (
+            self._stopped is not None and self._stopped.after > 0
+        )
+
+    @property
+    def last_snapshot(self) -> GameSnapshot | None:
+        """The snapshot the board last applied (its driving source's): what to store."""
+        return self._last_snap
+
+    def source_status(self) -> list[SourceStatus]:
+        """Every source that showed this board, preferred first (see ``docs/feeds.md``)."""
+        out = []
+        for name, st in sorted(self._sources.items(), key=lambda kv: (kv[1].priority, kv[0])):
+            plies = len(st.snap.tokens) if st.snap is not None else 0
+            out.append(
+                SourceStatus(
+                    name,
+                    st.priority,
+                    name == self.source_active,
+                    plies,
+                    "same" if name == self.source_active else st.relation,
+                    st.differs_since,
+                    st.conflicts,
+                )
+            )
+        return out
 
     def state(self) -> tuple[object, ...]:
         """Everything that defines the board's game (not seq or error counts), for equality."""
@@ -677,7 +833,7 @@ class BoardGame:
             self.black,
             self.result,
             self._start_fen,
-            tuple((p.san, p.uci, p.fen, p.clock) for p in self._plies),
+            tuple((p.san, p.uci, p.fen, p.clock, p.stood) for p in self._plies),
             tuple(sorted(self._evals.items())),
             self._ledger_plies,
             self._ledger.state(),
@@ -688,8 +844,14 @@ class BoardGame:
     def _chess_board(self, fen: str) -> chess.Board:
         return chess.Board(fen, chess960=self.chess960)
 
-    def _error(self, message: str, ply: int | None = None, san: str | None = None) -> BoardError:
-        err = BoardError(self.board_id, self.source, message, ply, san)
+    def _error(
+        self,
+        message: str,
+        ply: int | None = None,
+        san: str | None = None,
+        source: str | None = None,
+    ) -> BoardError:
+        err = BoardError(self.board_id, source or self.source_active, message, ply, san)
         self.errors += 1
         self.last_errors.append(err)
         return err
@@ -732,14 +894,18 @@ class BoardGame:
             chess960=self.chess960,
         )
 
-    def _parse(self, start: int, tokens: tuple[str, ...]) -> _Parsed:
-        """Parse ``tokens[start:]`` from the position at ply ``start``."""
+    def _parse(
+        self, start: int, tokens: tuple[str, ...], reported: tuple[str | None, ...] = ()
+    ) -> _Parsed:
+        """Parse ``tokens[start:]`` from the position at ply ``start``; ``reported``:
+        the feed's positions per ply (for a move that cannot be played)."""
         if start == len(self._plies) and self._tip is not None:
             b = self._tip.copy(stack=False)  # the usual case: moves appended at the end
         else:
             b = self._chess_board(self.fen_at(start))
         out = _Parsed(moves=[])
         fens: list[str] = []  # the new positions
+        ok = start not in self._no_eval  # the current position is one the engine takes
 
         def fen_of(ply: int) -> str:  # the game's positions as they will stand
             return self.fen_at(ply) if ply <= start else fens[ply - start - 1]
@@ -748,10 +914,20 @@ class BoardGame:
             tok = tokens[i].strip()
             move = _parse_move(b, tok)
             if move is None:
+                signal = dgt_signal_result(b, tokens[i:])
+                stood = None if signal is not None else self._stood(b, tokens, i, reported)
+                if stood is not None:
+                    # An illegal move that stood over the board: play goes on from the
+                    # position after it (reported by the feed, or the move as played).
+                    b, uci, how = stood
+                    ok = b.is_valid()
+                    fens.append(b.fen())
+                    out.moves.append(_NewPly(tokens[i], uci, tok, fens[-1], None, True, ok, how))
+                    continue
                 out.illegal_ply = i + 1
                 out.illegal_token = tokens[i]
                 out.illegal_fen = b.fen()
-                signal = dgt_signal_result(b, tokens[i:])
+                out.illegal_after = len(tokens) - i - 1
                 if signal is not None:
                     out.signal = signal
                 else:
@@ -762,11 +938,45 @@ class BoardGame:
             san = b.san(move)
             b.push(move)
             fens.append(b.fen())
-            # Three occurrences need at least 8 plies without a capture or pawn move.
-            repeated = repetitions(fen_of, i + 1) if b.halfmove_clock >= 8 else 1
-            out.moves.append((tokens[i], move, san, fens[-1], draw_rule(b, repeated)))
+            if not ok:  # after an illegal position: is this one legal again?
+                ok = b.is_valid()
+            if ok:
+                # Three occurrences need at least 8 plies without a capture or pawn move.
+                repeated = repetitions(fen_of, i + 1) if b.halfmove_clock >= 8 else 1
+                rule = draw_rule(b, repeated)
+            else:
+                rule = None
+            out.moves.append(_NewPly(tokens[i], move.uci(), san, fens[-1], rule, evaluable=ok))
         out.board = b
         return out
+
+    def _stood(
+        self, b: chess.Board, tokens: tuple[str, ...], i: int, reported: tuple[str | None, ...]
+    ) -> tuple[chess.Board, str, Literal["reported", "played"]] | None:
+        """The position after ``tokens[i]``, a move that cannot be played in ``b``,
+        when the game visibly went on from it: the position the feed reports for
+        that ply; else the one this board already went on from after the same
+        move; else, when the move is pseudo-legal (a king left in check, a pinned
+        piece moved) and the next move is legal after it, the move as played."""
+        tok = tokens[i].strip()
+        text = reported[i] if i < len(reported) else None
+        if text:
+            after = _reported_position(b, text)
+            if after is not None:
+                return after, _diff_uci(b, after), "reported"
+        if i < len(self._plies):
+            p = self._plies[i]
+            if p.stood and p.token.strip() == tok and self.fen_at(i) == b.fen():
+                after = self._chess_board(p.fen)
+                return after, p.uci, p.how or "reported"
+        if i + 1 < len(tokens):
+            move = _pseudo_legal(b, tok)
+            if move is not None:
+                after = b.copy(stack=False)
+                after.push(move)
+                if _parse_move(after, tokens[i + 1].strip()) is not None:
+                    return after, move.uci(), "played"
+        return None
 
     def _settle_position(self, board: chess.Board | None = None) -> None:
         """After the move list changed: the current position's result, and its
@@ -777,6 +987,9 @@ class BoardGame:
         moves arrive (:meth:`apply`)."""
         b = board if board is not None else self._chess_board(self.fen)
         n = len(self._plies)
+        if n in self._no_eval:  # an illegal position: neither scored nor finished
+            self._board_result = "*"
+            return
         if n not in self._evals:
             ev = rule_evaluation(b, repetitions(self.fen_at, n))
             if ev is not None:
@@ -808,6 +1021,8 @@ class BoardGame:
     def _truncate(self, plies: int) -> None:
         del self._plies[plies:]
         self.version += 1
+        self._no_eval = {k for k in self._no_eval if k <= plies}
+        self._uncounted = {k for k in self._uncounted if k <= plies}
         # Clocks of abandoned moves go too; _set_clocks recomputes them.
         self._clock_white = self._clock_black = None
         for k in [k for k in self._evals if k > plies]:
@@ -822,6 +1037,8 @@ class BoardGame:
         self._tip = None
         self._plies = []
         self._evals = {}
+        self._no_eval = set()
+        self._uncounted = set()
         self._start_fen = start_fen
         self.chess960 = chess960
         turn_white = start_fen.split()[1] == "w"
@@ -854,10 +1071,23 @@ class BoardGame:
             self._ledger.set_start(start.cp)
             self._ledger_plies = 0
             self._ledger_version += 1
-        while self._ledger_plies < len(self._plies) and (self._ledger_plies + 1) in self._evals:
+        while self._ledger_plies < len(self._plies):
             k = self._ledger_plies + 1
-            lp = self._ledger.push(self._evals[k].cp)
+            if k in self._no_eval:  # no score: the reference stays where it was
+                score = self._ledger.scores[-1]
+            elif k in self._evals:
+                score = self._evals[k].cp
+            else:
+                break
+            # Gains across an illegal move that stood are not counted: its own, and
+            # the next one's when the position after it is no legal position.
+            counted = not (
+                self._plies[k - 1].stood or k in self._no_eval or (k - 1) in self._no_eval
+            )
+            lp = self._ledger.push(score, counted=counted)
             self._gains.append(lp.gain)
+            if not counted:
+                self._uncounted.add(k)
             self._ledger_plies = k
             self._ledger_version += 1
             point = TracePoint(k, lp.perceived, lp.calibrated)
@@ -865,11 +1095,144 @@ class BoardGame:
                 self._update(
                     "ply",
                     ply=self.ply_info(k),
-                    white_points=(point,) if lp.mover == "white" else (),
-                    black_points=(point,) if lp.mover == "black" else (),
+                    white_points=(point,) if counted and lp.mover == "white" else (),
+                    black_points=(point,) if counted and lp.mover == "black" else (),
                 )
             )
         return out
+
+    # -- sources --------------------------------------------------------------
+    def offer(
+        self, snap: GameSnapshot, now: float | None = None
+    ) -> tuple[list[BoardUpdate], list[BoardError], bool, str | None]:
+        """Fold in a snapshot from any of the board's sources: the active source's
+        is applied; another's takes the board over when its source is preferred
+        (lower ``priority``) and not behind, or when it has shown more than the
+        active source (or a conflicting list) for ``takeover_after`` seconds while
+        the active source changed nothing; otherwise it is kept for
+        :meth:`tick`, and a conflicting list is an error. ``now``: seconds on the
+        caller's clock (None: no takeover by time). Returns (updates, errors,
+        info changed, the source that took the board over or None)."""
+        src = snap.source
+        after = snap.takeover_after or DEFAULT_TAKEOVER_AFTER
+        st = self._sources.get(src)
+        if st is None:
+            st = self._sources[src] = _Source(snap.priority, after)
+        st.priority, st.takeover_after, st.snap = snap.priority, after, snap
+        if src == self.source_active:
+            version, seq = self.version, self.seq
+            updates, errors, info = self.apply(snap)
+            if len(self._sources) > 1 and (self.version != version or self.seq != seq):
+                self._restart_windows(now)  # the active source is alive
+            return updates, errors, info, None
+        active = self._sources.get(self.source_active)
+        rel, at = self._relation(snap)
+        st.relation = rel
+        if rel not in ("ahead", "conflict"):
+            st.differs_since = None
+        elif st.differs_since is None:
+            st.differs_since = now
+        preferred = active is None or st.priority < active.priority
+        if (preferred and rel != "behind") or self._stalled(st, now):
+            return self._take_over(src, now)
+        conflict: list[BoardError] = []
+        if rel == "conflict":
+            tokens = snap.tokens
+            key = (at, tokens[at - 1] if at <= len(tokens) else "")
+            if key != st.conflict_key:
+                st.conflict_key = key
+                st.conflicts += 1
+                self.conflicts += 1
+                conflict.append(
+                    self._error(
+                        f"move list from {src} conflicts with the board's (from "
+                        f"{self.source_active}) at this ply; the board keeps its own "
+                        f"unless {self.source_active} stops for {st.takeover_after:g} s",
+                        at,
+                        key[1],
+                        source=src,
+                    )
+                )
+        else:
+            st.conflict_key = None
+        return [], conflict, False, None
+
+    def tick(
+        self, now: float
+    ) -> tuple[list[BoardUpdate], list[BoardError], bool, str | None] | None:
+        """Hand the board to a waiting source whose ``takeover_after`` has run out
+        (preferred first); None when none has."""
+        waiting = [
+            (st.priority, name)
+            for name, st in self._sources.items()
+            if name != self.source_active and st.snap is not None and self._stalled(st, now)
+        ]
+        if not waiting:
+            return None
+        return self._take_over(min(waiting)[1], now)
+
+    def _stalled(self, st: _Source, now: float | None) -> bool:
+        return (
+            now is not None
+            and st.differs_since is not None
+            and now - st.differs_since >= st.takeover_after
+        )
+
+    def _take_over(
+        self, src: str, now: float | None
+    ) -> tuple[list[BoardUpdate], list[BoardError], bool, str | None]:
+        st = self._sources[src]
+        assert st.snap is not None
+        self.source_active = src
+        self.takeovers += 1
+        st.differs_since, st.conflict_key, st.relation = None, None, "same"
+        self._last_snap = None  # the new source's snapshot is applied in full
+        updates, errors, info = self.apply(st.snap)
+        self._restart_windows(now)
+        return updates, errors, info, src
+
+    def _restart_windows(self, now: float | None) -> None:
+        """The board changed under its active source: every other source's wait
+        starts again (from ``now`` if it still shows more, or conflicts)."""
+        for name, st in self._sources.items():
+            if name == self.source_active or st.snap is None:
+                continue
+            st.relation = self._relation(st.snap)[0]
+            st.differs_since = now if st.relation in ("ahead", "conflict") else None
+
+    def _relation(
+        self, snap: GameSnapshot
+    ) -> tuple[Literal["same", "ahead", "behind", "conflict"], int]:
+        """How ``snap``'s move list stands to the active source's (what the board
+        follows): ``same``, ``ahead`` (more moves, or a result where the active
+        source has none), ``behind`` (a prefix), ``conflict`` (they differ at a
+        ply: returned with it)."""
+        active = self._sources.get(self.source_active)
+        ref_snap = active.snap if active is not None else None
+        ref = ref_snap.tokens if ref_snap is not None else tuple(p.token for p in self._plies)
+        ref_result = normalize_result(ref_snap.result) if ref_snap is not None else self.result
+        tokens = snap.tokens
+        n, m = len(ref), len(tokens)
+        for k in range(min(n, m)):
+            a, b = ref[k], tokens[k]
+            if a == b:
+                continue
+            a, b = a.strip().rstrip("+#!?"), b.strip().rstrip("+#!?")
+            if a == b:
+                continue
+            if k < len(self._plies) and not self._plies[k].stood:
+                move = _parse_move(self._chess_board(self.fen_at(k)), b)
+                if move is not None and move.uci() == self._plies[k].uci:
+                    continue  # the same move written otherwise (g1f3 / Nf3)
+            return "conflict", k + 1
+        if m > n:
+            return "ahead", n + 1
+        if m < n:
+            return "behind", m
+        result = normalize_result(snap.result)
+        if result not in (None, "*") and ref_result in (None, "*"):
+            return "ahead", n
+        return "same", n
 
     # -- snapshot -------------------------------------------------------------
     def apply(self, snap: GameSnapshot) -> tuple[list[BoardUpdate], list[BoardError], bool]:
@@ -907,7 +1270,7 @@ class BoardGame:
             self._settle_position()
 
         # Moves: raw tokens first (cheap), then parsed moves.
-        tokens = snap.moves
+        tokens = snap.tokens
         first = 0
         while (
             first < len(self._plies)
@@ -915,16 +1278,17 @@ class BoardGame:
             and self._plies[first].token == tokens[first]
         ):
             first += 1
-        parsed = self._parse(first, tokens)
+        parsed = self._parse(first, tokens, snap.fens)
         new = parsed.moves
         common = first
         j = 0
         while (
             common < len(self._plies)
             and j < len(new)
-            and self._plies[common].uci == new[j][1].uci()
+            and self._plies[common].uci == new[j].uci
+            and self._plies[common].fen == new[j].fen
         ):
-            self._plies[common].token = new[j][0]
+            self._plies[common].token = new[j].token
             common += 1
             j += 1
 
@@ -933,11 +1297,21 @@ class BoardGame:
             # Counted once per distinct bad move, not once per poll.
             token = parsed.illegal_token or ""
             key = (parsed.illegal_fen or "", parsed.illegal_ply, token)
+            after = parsed.illegal_after
+            self._stopped = IllegalPly(parsed.illegal_ply, token, False, after=after)
             if key != self._last_illegal:
                 self._last_illegal = key
-                errors.append(self._error(parsed.illegal_reason, parsed.illegal_ply, token))
+                reason = parsed.illegal_reason
+                if after:
+                    reason += (
+                        f"; the game went on for {after} more moves: an illegal move that "
+                        f"stood over the board? The board stays at ply {parsed.illegal_ply - 1} "
+                        "until a feed reports the position after it"
+                    )
+                errors.append(self._error(reason, parsed.illegal_ply, token))
         else:
             self._last_illegal = None
+            self._stopped = None
 
         # Result and clocks are settled before updates are built so that every
         # update of this snapshot carries them.
@@ -960,17 +1334,32 @@ class BoardGame:
             self._set_clocks(snap)
             self.version += 1
         for k in range(j, len(new)):
-            token, move, san, fen, rule = new[k]
+            np_ = new[k]
             ply = len(self._plies) + 1
-            white = _mover_white(fen)
-            self._plies.append(_Ply(token, san, move.uci(), fen, white=white))
+            white = _mover_white(np_.fen)
+            self._plies.append(
+                _Ply(
+                    np_.token,
+                    np_.san,
+                    np_.uci,
+                    np_.fen,
+                    white=white,
+                    stood=np_.stood,
+                    evaluable=np_.evaluable,
+                    how=np_.how,
+                )
+            )
+            if not np_.evaluable:
+                self._no_eval.add(ply)
+            if np_.stood:
+                errors.extend(self._stood_error(ply, np_))
             self._merge_clock(ply, snap)
             if k == len(new) - 1:
                 self._settle_position(parsed.board)
             else:
                 self._board_result = "*"
-                if rule is not None:  # drawn by rule: never asked of the engine
-                    self._evals[ply] = draw_evaluation(rule)
+                if np_.rule is not None:  # drawn by rule: never asked of the engine
+                    self._evals[ply] = draw_evaluation(np_.rule)
                     self.version += 1
             # The clocks as of this move (what _set_clocks gives, one move at a time).
             clock = self._plies[-1].clock
@@ -999,6 +1388,27 @@ class BoardGame:
             elif self.clocks != old_clocks:
                 updates.append(self._update("clock"))
         return updates, errors, info_changed
+
+    def _stood_error(self, ply: int, np_: _NewPly) -> list[BoardError]:
+        """The error that marks an illegal move that stood: once per ply, move and position."""
+        key = (ply, np_.token.strip(), np_.fen)
+        if key in self._stood_seen:
+            return []
+        self._stood_seen.add(key)
+        where = "the position the feed reports" if np_.how == "reported" else "the move as played"
+        note = (
+            ""
+            if np_.evaluable
+            else " (no legal position, e.g. a king left in check: not evaluated)"
+        )
+        return [
+            self._error(
+                f"illegal move stood over the board: the game goes on from {where}, "
+                f"{np_.fen}{note}; gains across this move are not counted",
+                ply,
+                np_.token,
+            )
+        ]
 
     def _merge_clock(self, ply: int, snap: GameSnapshot) -> bool:
         """Take the feed's clock for ``ply`` if it sent one; True when it changed."""
@@ -1081,7 +1491,7 @@ class BoardGame:
     def record_eval(self, ply: int, fen: str, ev: Evaluation) -> list[BoardUpdate]:
         if not 0 <= ply <= len(self._plies) or self.fen_at(ply) != fen:
             return []  # stale: that position is no longer on the board
-        if ply in self._evals:
+        if ply in self._evals or ply in self._no_eval:
             return []  # duplicate (or a position scored by the rules already)
         self._evals[ply] = ev
         self.version += 1
@@ -1128,6 +1538,97 @@ def _parse_move(board: chess.Board, token: str) -> chess.Move | None:
         return None
 
 
+_LOOSE_SAN = re.compile(
+    r"^([KQRBN])?([a-h])?([1-8])?[x:]?([a-h][1-8])(?:=?([QRBNqrbn]))?[+#]?[!?]*$"
+)
+
+
+def _pseudo_legal(board: chess.Board, token: str) -> chess.Move | None:
+    """The one pseudo-legal move (legal but for the king's safety: a king moved
+    into check, a pinned piece moved, castling through check) that ``token``
+    names, or None. What an arbiter may have let stand over the board."""
+    tok = token.strip()
+    candidates: list[chess.Move] = []
+    u = _UCI.match(tok)
+    if u:
+        with_uci = chess.Move.from_uci(tok)
+        if board.is_pseudo_legal(with_uci):
+            return with_uci
+    castle = tok.rstrip("+#!?").replace("0", "O")
+    if castle in ("O-O", "O-O-O"):
+        king = board.king(board.turn)
+        for c in board.generate_castling_moves():
+            if king is not None and (chess.square_file(c.to_square) > chess.square_file(king)) == (
+                castle == "O-O"
+            ):
+                candidates.append(c)
+        return candidates[0] if len(candidates) == 1 else None
+    m = _LOOSE_SAN.match(tok)
+    if not m:
+        return None
+    piece = chess.PIECE_SYMBOLS.index(m.group(1).lower()) if m.group(1) else chess.PAWN
+    file_ = chess.FILE_NAMES.index(m.group(2)) if m.group(2) else None
+    rank = chess.RANK_NAMES.index(m.group(3)) if m.group(3) else None
+    to = chess.parse_square(m.group(4))
+    promo = chess.PIECE_SYMBOLS.index(m.group(5).lower()) if m.group(5) else None
+    for mv in board.generate_pseudo_legal_moves(to_mask=chess.BB_SQUARES[to]):
+        if board.piece_type_at(mv.from_square) != piece or mv.promotion != promo:
+            continue
+        if board.is_castling(mv):
+            continue
+        if file_ is not None and chess.square_file(mv.from_square) != file_:
+            continue
+        if rank is not None and chess.square_rank(mv.from_square) != rank:
+            continue
+        candidates.append(mv)
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _reported_position(before: chess.Board, text: str) -> chess.Board | None:
+    """The position a feed reports after a move played from ``before``, or None when
+    it is no usable position. ``text`` is a FEN or a piece placement only (what a DGT
+    board sends). The side to move is the other side (the move list alternates);
+    castling rights are those of ``before`` that the new placement still allows."""
+    text = text.strip()
+    if not text or len(text) > 100:
+        return None
+    after = before.copy(stack=False)
+    try:
+        if " " in text:
+            after.set_fen(text)
+        else:
+            after.set_board_fen(text)
+            after.castling_rights = before.castling_rights
+            after.ep_square = None
+            after.halfmove_clock = 0
+            if before.turn == chess.BLACK:
+                after.fullmove_number = before.fullmove_number + 1
+    except ValueError:
+        return None
+    after.chess960 = before.chess960
+    if after.turn == before.turn:  # the list alternates, whatever the feed's FEN says
+        after.turn = not before.turn
+        after.ep_square = None
+    after.castling_rights &= before.castling_rights
+    after.clean_castling_rights()
+    if after.king(chess.WHITE) is None or after.king(chess.BLACK) is None:
+        return None
+    if after.board_fen() == before.board_fen():
+        return None  # nothing moved: no move
+    return after
+
+
+def _diff_uci(before: chess.Board, after: chess.Board) -> str:
+    """The move between two positions as UCI when one piece of the mover left one
+    square for another (for overlays' last-move squares), else ``0000``."""
+    mover = before.turn
+    was, now = before.occupied_co[mover], after.occupied_co[mover]
+    gone, came = list(chess.SquareSet(was & ~now)), list(chess.SquareSet(now & ~was))
+    if len(gone) == 1 and len(came) == 1:
+        return chess.square_name(gone[0]) + chess.square_name(came[0])
+    return "0000"
+
+
 # --------------------------------------------------------------------------
 # The registry of boards
 # --------------------------------------------------------------------------
@@ -1167,6 +1668,7 @@ class Tournament:
         self.unmatched = 0
         self.refused = 0
         self._changed: dict[str, None] = {}  # boards with new positions, in order
+        self._multi: dict[str, None] = {}  # boards shown by more than one source
 
     def board(self, board_id: str) -> BoardGame:
         return self.boards[board_id]
@@ -1174,8 +1676,11 @@ class Tournament:
     # -- matching -----------------------------------------------------------
     def match(self, snap: GameSnapshot) -> str | None:
         """The id of the board this snapshot belongs to, or None for a new board."""
+        return self._match(snap, _identity(snap))
+
+    def _match(self, snap: GameSnapshot, ident: _Identity) -> str | None:
         src = snap.source
-        wkey, bkey = _player_key(snap.white), _player_key(snap.black)
+        wkey, bkey, rnd, board_no = ident
         # Game ids count in matching unless the feed has shown it renumbers games.
         trust_ids = True
         by_id: str | None = None
@@ -1185,36 +1690,49 @@ class Tournament:
                 g = self.boards[found]
                 if _player_match(g.white_key, wkey) and _player_match(g.black_key, bkey):
                     return found
+                own = g.seen_as.get(src)
+                if own is not None and _player_match(own[0], wkey) and _player_match(own[1], bkey):
+                    return found
                 # That id now names a game with other players. Either the feed numbers
                 # its games by position (LiveChess Cloud: pairing index) and these
                 # players have their board elsewhere, or names were corrected / a new
                 # game took over the id: then the id's board it is.
                 trust_ids = False
                 by_id = found
-        rnd, board_no = _round_board(snap)
         cache_key = (src, snap.game_id, rnd, board_no, wkey, bkey)
         hit = self._match_cache.get(cache_key)
         if hit is not None:
             g = self.boards[hit]
             # A perfect match (both players known and equal, same board) stays perfect
             # while the board's players, round and number are unchanged.
-            if (g.white_key, g.black_key, g.round, g.board) == (wkey, bkey, rnd, board_no):
+            if g.seen_as.get(src) == ident:
                 return hit
+        group = snap.group
         best: tuple[int, bool] | None = None
         best_id: str | None = None
         full: list[BoardGame] = []
         for g in self.boards.values():
-            if g.source != src:
+            # A board's own sources, and the other sources of its event group.
+            if g.source != src and src not in g.seen_as and (group is None or g.group != group):
                 continue
             if rnd is not None and g.round is not None and g.round != rnd:
                 continue
-            if trust_ids and snap.game_id and g.game_id and g.game_id != snap.game_id:
+            gid = g.game_ids.get(src) if g.group is not None else g.game_id
+            if trust_ids and snap.game_id and gid and gid != snap.game_id:
                 continue
             w = _player_match(g.white_key, wkey)
             b = _player_match(g.black_key, bkey)
+            own = g.seen_as.get(src)  # what this source called the game before
+            if own is not None and (own[0], own[1]) != (g.white_key, g.black_key):
+                ow = _player_match(own[0], wkey)
+                ob = _player_match(own[1], bkey)
+                if ow and ob and (w == 0 or b == 0 or ow + ob > w + b):
+                    w, b = ow, ob
             if w == 0 or b == 0:
                 continue
-            same_board = board_no is not None and g.board == board_no
+            same_board = board_no is not None and (
+                g.board == board_no or (own is not None and own[3] == board_no)
+            )
             if w + b == 2 and not same_board:
                 continue  # nobody known on either side: only the board number can tell
             if w + b == 4:
@@ -1253,14 +1771,21 @@ class Tournament:
         return bid
 
     # -- snapshots ------------------------------------------------------------
-    def apply(self, snap: GameSnapshot) -> Applied:
+    def apply(self, snap: GameSnapshot, now: float | None = None) -> Applied:
         """Fold a feed's snapshot into the board it belongs to (creating it if new).
 
         A game longer than ``max_plies`` is refused (its board, if any, keeps
         what it had), and so is a new board beyond ``max_boards``: each with
         an error naming the game, counted in :attr:`refused`.
+
+        ``now`` (seconds on the caller's clock; default: the snapshot's
+        ``received_at``) times a source's takeover of a board it shares with
+        other sources of its event group (:meth:`BoardGame.offer`).
         """
-        bid = self.match(snap)
+        if now is None:
+            now = snap.received_at
+        ident = _identity(snap)
+        bid = self._match(snap, ident)
         new = False
         if self.max_plies is not None and len(snap.moves) > self.max_plies:
             return self._refuse(
@@ -1301,16 +1826,46 @@ class Tournament:
                 self.draw_share,
                 self.max_errors_kept,
                 model=self.model,
+                group=snap.group,
             )
             new = True
         game = self.boards[bid]
+        if snap.group is not None and game.group is None:
+            game.group = snap.group  # a board restored without its group joins it again
         version = game.version
-        updates, errors, info = game.apply(snap)
+        updates, errors, info, takeover = game.offer(snap, now)
         if new or game.version != version:
             self._changed[bid] = None
+        src = snap.source
         if snap.game_id:
-            self._by_game_id[(snap.source, snap.game_id)] = bid
-        return Applied(bid, new, info or new, tuple(updates), tuple(errors))
+            self._by_game_id[(src, snap.game_id)] = bid
+            game.game_ids[src] = snap.game_id
+        if game.seen_as.get(src) != ident:
+            game.seen_as[src] = ident
+            if len(game.seen_as) > 1:
+                self._multi[bid] = None
+        return Applied(bid, new, info or new, tuple(updates), tuple(errors), takeover)
+
+    def tick(self, now: float) -> list[Applied]:
+        """Hand each board shown by several sources to a waiting one whose
+        ``takeover_after`` ran out by ``now`` (seconds on the clock the snapshots'
+        ``received_at`` or :meth:`apply`'s ``now`` use). Call it every second or
+        so: a takeover then does not wait for that source's next change."""
+        out: list[Applied] = []
+        for bid in list(self._multi):
+            game = self.boards.get(bid)
+            if game is None:
+                del self._multi[bid]
+                continue
+            version = game.version
+            res = game.tick(now)
+            if res is None:
+                continue
+            updates, errors, info, takeover = res
+            if game.version != version:
+                self._changed[bid] = None
+            out.append(Applied(bid, False, info, tuple(updates), tuple(errors), takeover))
+        return out
 
     def _refuse(self, bid: str | None, snap: GameSnapshot, why: str) -> Applied:
         message = f"game {describe_snapshot(snap)}: {why}"
@@ -1394,6 +1949,7 @@ class Tournament:
         if self.boards.pop(board_id, None) is None:
             return False
         self._changed.pop(board_id, None)
+        self._multi.pop(board_id, None)
         for key in [k for k, v in self._by_game_id.items() if v == board_id]:
             del self._by_game_id[key]
         for ckey in [k for k, v in self._match_cache.items() if v == board_id]:

@@ -146,6 +146,7 @@ class GameLedger:
         self.first_ply = first_ply
         self._scores: list[int] = []
         self._gains: list[int] = []
+        self._uncounted: set[int] = set()  # plies pushed with counted=False
         self._sides: dict[Color, _Side] = {"white": _Side(model), "black": _Side(model)}
         # per-move score x against the engine is x/denom
         self._denom = 2 if self.engine is None else 2 * self.engine.n
@@ -168,8 +169,12 @@ class GameLedger:
         white = self.first_mover_is_white == (ply % 2 == 1)
         return "white" if white else "black"
 
-    def push(self, score_after: int) -> LedgerPly:
-        """Add the next ply, whose resulting position scored ``score_after``."""
+    def push(self, score_after: int, *, counted: bool = True) -> LedgerPly:
+        """Add the next ply, whose resulting position scored ``score_after``.
+
+        ``counted=False``: a ply whose gain means nothing (an illegal move that
+        stood over the board): it moves the reference score on, and adds
+        nothing to the mover's histogram, scores or trace (its gain reads 0)."""
         if not self._scores:
             raise ValueError("the start position's score is not set")
         before = self._scores[-1]
@@ -179,6 +184,11 @@ class GameLedger:
         delta = after - before
         g = delta if mover == "white" else -delta
         side = self._sides[mover]
+        if not counted:
+            self._uncounted.add(ply)
+            self._scores.append(after)
+            self._gains.append(0)
+            return LedgerPly(ply, mover, before, after, 0, self._perceived(side), None)
         side.add(g, self._score2(g))
         calibrated = None
         if side.profile is not None:
@@ -198,6 +208,11 @@ class GameLedger:
         ply = len(self._gains)
         mover = self.mover_of(ply)
         side = self._sides[mover]
+        if ply in self._uncounted:
+            self._uncounted.discard(ply)
+            self._gains.pop()
+            after = self._scores.pop()
+            return LedgerPly(ply, mover, self._scores[-1], after, 0, self._perceived(side), None)
         last = side.trace[-1]
         g = self._gains.pop()
         after = self._scores.pop()
@@ -285,6 +300,7 @@ class GameLedger:
             self.first_ply,
             tuple(self._scores),
             tuple(self._gains),
+            tuple(sorted(self._uncounted)),
             self._sides["white"].state(),
             self._sides["black"].state(),
         )

@@ -19,17 +19,26 @@ configuration can hold a list of them::
     ]
 
 and :func:`make_feed` turns one into a running :class:`Feed`.
+
+Several feeds may carry the same event (a LiveChess Cloud tournament and a
+PGN mirror of it): give them the same ``event_group`` and a ``priority``
+(0 first). Their snapshots then carry both (:class:`SourceSink`), and the
+game state shows each game once, driven by the preferred source that is
+moving; see docs/feeds.md, "One event from several feeds".
 """
 
 from __future__ import annotations
 
+import dataclasses
+import time
+from collections.abc import Callable
 from typing import Annotated, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from livegain.broker import BrokerAccess
 from livegain.core.events import GameSnapshot
-from livegain.core.game import DEFAULT_MAX_PLIES
+from livegain.core.game import DEFAULT_MAX_PLIES, DEFAULT_TAKEOVER_AFTER
 
 
 @runtime_checkable
@@ -57,6 +66,46 @@ class Feed(Protocol):
 MiB = 1024 * 1024
 
 
+class SourceSink:
+    """The sink a feed reports to, stamping its snapshots with the feed's event
+    group, priority and takeover delay, and their arrival time (``received_at``,
+    ``clock``: monotonic seconds). A feed outside any group passes its snapshots
+    on unchanged."""
+
+    def __init__(
+        self,
+        sink: FeedSink,
+        cfg: _FeedConfigBase,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.sink = sink
+        self.group = cfg.event_group
+        self.priority = cfg.priority
+        self.takeover_after = cfg.takeover_after
+        self.clock = clock
+
+    def snapshot(self, snap: GameSnapshot) -> None:
+        if self.group is not None:
+            snap = dataclasses.replace(
+                snap,
+                group=self.group,
+                priority=self.priority,
+                takeover_after=self.takeover_after,
+                received_at=self.clock(),
+            )
+        self.sink.snapshot(snap)
+
+    def error(self, source: str, where: str, message: str) -> None:
+        self.sink.error(source, where, message)
+
+
+def source_sink(sink: FeedSink, cfg: _FeedConfigBase) -> FeedSink:
+    """``sink`` as a feed of ``cfg`` reports to it (:class:`SourceSink`), once."""
+    if isinstance(sink, SourceSink) or cfg.event_group is None:
+        return sink
+    return SourceSink(sink, cfg)
+
+
 class _FeedConfigBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -67,6 +116,25 @@ class _FeedConfigBase(BaseModel):
         default=1000,
         gt=0,
         description="Games accepted per poll, file or round; the rest are refused with an error",
+    )
+    event_group: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="Feeds that carry the same event share a group: a game they both "
+        "carry is one board, driven by the preferred feed that is moving",
+    )
+    priority: int = Field(
+        default=0,
+        ge=0,
+        le=1000,
+        description="Within an event group, 0 is preferred, then 1, 2, ...",
+    )
+    takeover_after: float = Field(
+        default=DEFAULT_TAKEOVER_AFTER,
+        gt=0,
+        description="Seconds this feed, showing more of a game than the feed driving its "
+        "board, waits for that feed to move before it takes the board over",
     )
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from livegain.feeds._common import Emitter
-from livegain.feeds.base import FeedSink, FileFeedConfig
+from livegain.feeds.base import FeedSink, FileFeedConfig, source_sink
 from livegain.feeds.pgn import MAX_PLIES, ParsedGame, parse_pgn
 
 
@@ -50,6 +50,7 @@ class FileFeed:
         self._missing_reported = False
 
     async def run(self, sink: FeedSink) -> None:
+        sink = source_sink(sink, self.cfg)
         while True:
             try:
                 await self.poll_once(sink)

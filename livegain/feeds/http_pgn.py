@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_get
-from livegain.feeds.base import FeedSink, PgnHttpFeedConfig
+from livegain.feeds.base import FeedSink, PgnHttpFeedConfig, source_sink
 from livegain.feeds.pgn import MAX_PLIES, ParsedGame, parse_pgn
 
 MAX_CONCURRENT = 8
@@ -68,6 +68,7 @@ class PgnHttpFeed:
         return sum(u.not_modified for u in self.urls)
 
     async def run(self, sink: FeedSink) -> None:
+        sink = source_sink(sink, self.cfg)
         loop = asyncio.get_running_loop()
         while True:
             now = loop.time()

@@ -17,6 +17,14 @@ A game file that fails to load is an empty game this poll (nothing is emitted
 for it), never a deleted one. A finished game already read in full is not
 fetched again unless its pairing changes.
 
+An illegal move followed by more moves is reported, the legal prefix kept in
+the snapshot's ``moves`` and the rest passed on in ``after_illegal``. A game
+file may carry the current position, ``"fen"`` (a FEN, or the piece placement
+a DGT board reports): when the last move is one that cannot be played (an
+illegal move that stood over the board), that position goes on in the
+snapshot's ``fens`` for that ply, and is remembered for it in later polls, so
+the game state goes on from it.
+
 Every document is untrusted. Each game is read on its own: a bad value (a
 clock of ``1e999``, NaN or -5, a string where a number goes, an illegal move,
 a rating of 10**100) is dropped with an error naming the feed, the round and
@@ -48,7 +56,7 @@ from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.game import DEFAULT_MAX_PLIES
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_get
-from livegain.feeds.base import FeedSink, LccFeedConfig
+from livegain.feeds.base import FeedSink, LccFeedConfig, source_sink
 from livegain.feeds.pgn import MAX_TRAILING_ILLEGAL, ply_label
 
 STANDARD_START = 518
@@ -68,6 +76,8 @@ MAX_DEPTH = 32
 MAX_ROUNDS = 200
 #: Plies per game (the game state's default ``limits.max_plies``); a longer game is refused.
 MAX_PLIES = DEFAULT_MAX_PLIES
+#: Positions remembered per game after moves that cannot be played (the oldest go first).
+MAX_KNOWN_POSITIONS = 32
 #: Game documents with more move tokens than this are read in a worker thread.
 OFF_LOOP_MOVES = 300
 
@@ -223,10 +233,32 @@ class LccGame:
     live: bool | None
     issues: tuple[str, ...] = ()
     skipped: bool = False  # nothing could be read: not a game to show (nor an empty one)
+    after_illegal: tuple[str, ...] = ()  # the moves from an illegal one on (not trailing)
+    fen: str | None = None  # the current position, when the file gives it
+    legal: int = 0  # how many of ``moves`` were played as legal moves
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return self.moves + self.after_illegal
 
 
 def _empty(issue: str) -> LccGame:
     return LccGame((), (), (), None, None, None, None, None, (issue,), skipped=True)
+
+
+def _position_text(value: object) -> str | None:
+    """A FEN, or a piece placement alone, that python-chess reads; else None."""
+    if not isinstance(value, str) or not 0 < len(value.strip()) <= 100:
+        return None
+    text = value.strip()
+    try:
+        if " " in text:
+            chess.Board(text)
+        else:
+            chess.BaseBoard(text)
+    except ValueError:
+        return None
+    return text
 
 
 def parse_game_json(data: object, where: str, max_plies: int | None = MAX_PLIES) -> LccGame:
@@ -253,9 +285,11 @@ def _parse_game_json(data: object, where: str, max_plies: int | None) -> LccGame
     moves: list[str] = []
     clocks: list[int | None] = []
     spent: list[int | None] = []
+    after_illegal: tuple[str, ...] = ()
     raw_moves = data.get("moves") or []
     if not isinstance(raw_moves, list):  # no moves to show, and no reason to wipe the board's
         return _empty(f"{where}: 'moves' is not a list")
+    legal = 0
     if max_plies is not None and len(raw_moves) > max_plies:
         return _empty(
             f"{where}: {len(raw_moves)} moves, more than the limit of {max_plies} (max_plies): "
@@ -277,15 +311,21 @@ def _parse_game_json(data: object, where: str, max_plies: int | None) -> LccGame
                 spent += [t.spent for t in tail]
             else:
                 shown = token if isinstance(token, str) else show(token)
+                rest = _trailing(raw_moves[i:], limit=None)
+                more = ""
+                if rest is not None:  # the game went on: the rest goes on, as it came
+                    after_illegal = tuple(t.san for t in rest)
+                    more = f" ({len(rest) - 1} more after it, passed on)"
                 issues.append(
                     f"{where} ply {ply} ({label}{_clip(shown, 40)}): {_clip(str(exc))}; "
-                    f"keeping the {len(moves)} moves before it"
+                    f"keeping the {len(moves)} moves before it{more}"
                 )
             break
         moves.append(board.san(move))
         board.push(move)
         clocks.append(mv.clock)
         spent.append(mv.spent)
+        legal = len(moves)
     raw_result = data.get("result")
     result = LCC_RESULTS.get(raw_result) if isinstance(raw_result, str) else None
     if raw_result is not None and result is None:
@@ -306,6 +346,10 @@ def _parse_game_json(data: object, where: str, max_plies: int | None) -> LccGame
     elif clock is not None:
         issues.append(f"{where}: 'clock' is not an object")
     live = data.get("live") if isinstance(data.get("live"), bool) else None
+    position = data.get("fen")
+    current = _position_text(position)
+    if position is not None and current is None:
+        issues.append(f"{where}: 'fen' {show(position)} is not a position")
     return LccGame(
         tuple(moves),
         tuple(clocks),
@@ -316,12 +360,18 @@ def _parse_game_json(data: object, where: str, max_plies: int | None) -> LccGame
         clock_black,
         live,
         tuple(issues),
+        after_illegal=after_illegal,
+        fen=current,
+        legal=legal,
     )
 
 
-def _trailing(tokens: Sequence[object]) -> list[LccMove] | None:
-    """The last tokens as moves when they are few enough to be passed on unchecked."""
-    if len(tokens) > MAX_TRAILING_ILLEGAL:
+def _trailing(
+    tokens: Sequence[object], limit: int | None = MAX_TRAILING_ILLEGAL
+) -> list[LccMove] | None:
+    """The last tokens as moves when they are few enough (``limit``; None: any
+    number) to be passed on unchecked, and all readable."""
+    if limit is not None and len(tokens) > limit:
         return None
     try:
         return [parse_move_token(t) for t in tokens]
@@ -374,9 +424,11 @@ def make_snapshot(
     game: LccGame,
     date: str | None = None,
     issues: list[str] | None = None,
+    fens: tuple[str | None, ...] = (),
 ) -> GameSnapshot:
     """The snapshot of one board; bad pairing values are dropped and, when ``issues``
-    is given, listed there."""
+    is given, listed there. ``fens``: the positions the feed knows per ply (see
+    :func:`positions`)."""
     white = player_info(pairing.get("white"), issues, "white")
     black = player_info(pairing.get("black"), issues, "black")
     result = pairing_result(pairing)
@@ -414,7 +466,29 @@ def make_snapshot(
         tags=tuple(tags),
         clock_white=game.clock_white,
         clock_black=game.clock_black,
+        after_illegal=game.after_illegal,
+        fens=fens,
     )
+
+
+def positions(game: LccGame, known: dict[tuple[int, str], str]) -> tuple[str | None, ...]:
+    """The snapshot's ``fens``: for each move that is no legal move (past
+    ``game.legal``), the position reported after it: the file's current ``fen``
+    when it is the last move (remembered in ``known``, keyed by ply index and
+    move), else what ``known`` remembers for that move. Empty when there is none."""
+    tokens = game.tokens
+    last = len(tokens) - 1
+    if last < game.legal:
+        return ()
+    if game.fen is not None:
+        known[(last, tokens[last])] = game.fen
+        while len(known) > MAX_KNOWN_POSITIONS:
+            del known[next(iter(known))]
+    out: list[str | None] = [None] * len(tokens)
+    for (i, tok), fen in known.items():
+        if game.legal <= i <= last and tokens[i] == tok:
+            out[i] = fen
+    return tuple(out) if any(f is not None for f in out) else ()
 
 
 # --- the feed -----------------------------------------------------------------------------------
@@ -436,6 +510,8 @@ class _GameState:
     pairing: Any = None
     issues: tuple[str, ...] = ()  # the problems last reported for this game file
     seen: tuple[object, ...] = ()  # (game data, pairing, tournament, date) last read
+    # positions reported after moves that cannot be played: (ply index, move) -> FEN
+    positions: dict[tuple[int, str], str] = field(default_factory=dict)
 
 
 @dataclass
@@ -478,6 +554,7 @@ class LccFeed:
         return self.emitter.errors
 
     async def run(self, sink: FeedSink) -> None:
+        sink = source_sink(sink, self.cfg)
         while True:
             try:
                 ok = await self.poll_once(sink)
@@ -629,6 +706,7 @@ class LccFeed:
                     game,
                     date,
                     extra,
+                    positions(game, gs.positions),
                 )
         except Exception as exc:  # whatever is wrong with this game, the others go on
             game = _empty(f"{where}: unreadable game ({type(exc).__name__}: {_clip(str(exc))})")

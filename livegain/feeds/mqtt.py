@@ -54,7 +54,7 @@ from paho.mqtt.properties import Properties
 from livegain.broker import BrokerAddress, parse_mqtt_url, redact_url, unique_client_id
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds._common import Backoff
-from livegain.feeds.base import FeedSink, MqttFeedConfig
+from livegain.feeds.base import FeedSink, MqttFeedConfig, source_sink
 from livegain.feeds.pgn import RESULTS, normalise_result, parse_game, split_games, split_round
 
 RECONNECT_DELAYS: tuple[float, ...] = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
@@ -778,6 +778,7 @@ class MqttFeed:
     # -- running
 
     async def run(self, sink: FeedSink) -> None:
+        sink = source_sink(sink, self.cfg)
         # aiomqtt's reconnect pattern: one client, its context entered again after
         # each loss. Its message queue lives on across connections, so a message
         # received (and acknowledged) just before a connection drops is not lost.

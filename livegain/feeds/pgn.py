@@ -15,7 +15,10 @@ comes back with the snapshot of its legal prefix and a list of
 Up to :data:`MAX_TRAILING_ILLEGAL` illegal tokens at the very end of a game
 are kept in the snapshot as they came, unreported: the game state reads DGT's
 "kings in the centre" result signal from them (or reports them once, with the
-board's identity).
+board's identity). An illegal move followed by more moves is reported, the
+legal prefix kept in ``moves``, and the rest passed on in the snapshot's
+``after_illegal``: the game state goes on from there when it can tell the
+position (an illegal move that stood over the board), else marks the board.
 """
 
 from __future__ import annotations
@@ -485,6 +488,7 @@ def _parse_game(text: str, source: str, index: int, max_plies: int | None) -> Pa
         emts.append(None)
 
     passed_through = 0
+    after_illegal: tuple[str, ...] = ()
     if illegal is not None:
         if headers and len(tail) <= MAX_TRAILING_ILLEGAL and not tail_cut:
             # Trailing illegal moves (DGT's "kings in the centre" result signal, or a
@@ -495,6 +499,14 @@ def _parse_game(text: str, source: str, index: int, max_plies: int | None) -> Pa
             emts += tail_emts
             passed_through = len(tail)
         else:
+            if headers and not tail_cut:
+                # The game went on after it (an illegal move that stood over the
+                # board?): the rest goes on too, for the game state to judge.
+                after_illegal = tuple(tail)
+                illegal = replace(
+                    illegal,
+                    message=f"{illegal.message} ({len(tail) - 1} more after it, passed on)",
+                )
             issues.insert(0, illegal)
 
     if not headers and not sans:
@@ -532,6 +544,7 @@ def _parse_game(text: str, source: str, index: int, max_plies: int | None) -> Pa
         tags=tuple(order),
         clock_white=clock_white,
         clock_black=clock_black,
+        after_illegal=after_illegal,
     )
     return ParsedGame(
         index,

@@ -28,7 +28,7 @@ import re
 
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_stream
-from livegain.feeds.base import FeedSink, PgnStreamFeedConfig
+from livegain.feeds.base import FeedSink, PgnStreamFeedConfig, source_sink
 from livegain.feeds.pgn import MAX_PLIES, ParsedGame, parse_game
 
 _BLANK = re.compile(r"\n[ \t]*\n")
@@ -84,6 +84,7 @@ class PgnStreamFeed:
         self.games_read = 0
 
     async def run(self, sink: FeedSink) -> None:
+        sink = source_sink(sink, self.cfg)
         while True:
             try:
                 await self._follow(sink)

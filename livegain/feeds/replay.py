@@ -253,6 +253,7 @@ class Replay:
         return replace(
             g.full,
             moves=g.full.moves[:k],
+            after_illegal=(),  # only the legal prefix is replayed
             clocks=clocks,
             result=g.full.result if done else "*",
             clock_white=white,

@@ -109,6 +109,12 @@ def snapshot_from_json(text: str) -> GameSnapshot:
         tags=tuple((str(k), str(v)) for k, v in d.get("tags", ())),
         clock_white=d.get("clock_white"),
         clock_black=d.get("clock_black"),
+        after_illegal=tuple(d.get("after_illegal", ())),
+        fens=tuple(d.get("fens", ())),
+        group=d.get("group"),
+        priority=int(d.get("priority", 0)),
+        takeover_after=d.get("takeover_after"),
+        # received_at is a time on the last run's monotonic clock: meaningless now
     )
 
 

@@ -32,6 +32,20 @@ def test_snapshot_json_round_trip() -> None:
     assert snapshot_from_json(snapshot_to_json(s)) == s
 
 
+def test_snapshot_json_round_trip_keeps_sources_and_an_illegal_move() -> None:
+    """A restart must not lose a board's event group (its mirror would make a
+    second board) nor the moves played on from an illegal one."""
+    s = snap(
+        ("e4", "e5"),
+        after_illegal=("Ke3", "Nf6"),
+        fens=(None, None, "rnbqkbnr/pppp1ppp/8/4p3/4P3/4K3/PPPP1PPP/RNBQ1BNR b kq - 1 2", None),
+        group="tata",
+        priority=1,
+        takeover_after=12.5,
+    )
+    assert snapshot_from_json(snapshot_to_json(s)) == s
+
+
 def test_store_survives_reopen(tmp_path: Path) -> None:
     path = tmp_path / "d" / "store.sqlite3"
     st = Store(path)
