@@ -1,11 +1,12 @@
-"""Fan-out cost: one update written to N real websockets clients, four ways.
+"""Fan-out cost: one update written to N real websockets clients.
 
-``broadcast()`` (websockets frames the message once per connection); the
-frame built once and the same bytes written to every transport; the
-server's own path in one process (``LiveServer._write_each``: the frame
-built once, written with one ``send`` on each idle socket, backlog and state
-checks included); and the same with the fan-out helpers sharing the writes
-(``LiveServer._write_to``).
+Rows: websockets' ``broadcast()`` alone (the baseline), and its two halves
+timed apart (each connection framing the message, then writing it to its
+transport); the server's path
+(``LiveServer._write``: the hub's stale filter, each connection's state and
+write-buffer check, then ``broadcast()``), on plain connections; the same
+with permessage-deflate negotiated by every client (each connection
+compresses the message with its own context); the same over TLS.
 The clients run in this process and do not read during the timed call, so
 the figures are the server's writes alone; wall and CPU time are printed.
 
@@ -17,18 +18,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
+import ssl
 import statistics
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from websockets.asyncio.client import connect
-from websockets.asyncio.server import broadcast
+import trustme
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.server import ServerConnection, broadcast
 
-from livegain.publish.fanout import default_count
+from livegain.publish.hub import Send
 from livegain.publish.schema import BoardState, EvalInfo, Player, Ply, Update
-from livegain.publish.server import LiveServer, text_frame
+from livegain.publish.server import LiveServer, ServerLimits
 
-ROOT = Path(__file__).resolve().parent.parent
+LIMITS = ServerLimits(max_connections_per_ip=0)  # every client comes from 127.0.0.1
 
 
 def sample_update(seq: int) -> tuple[Update, BoardState]:
@@ -61,53 +67,99 @@ def sample_update(seq: int) -> tuple[Update, BoardState]:
     return upd, state
 
 
-async def main(clients: int, rounds: int) -> None:
-    helpers = default_count()
-    server = LiveServer("127.0.0.1", 0, fanout_helpers=helpers)
+def frame_each(connections: list[ServerConnection], data: bytes) -> None:
+    for ws in connections:
+        ws.protocol.send_text(data)
+
+
+def write_each(connections: list[ServerConnection]) -> None:
+    for ws in connections:
+        ws.send_data()
+
+
+async def timed(
+    server: LiveServer, clients: int, rounds: int, client_kwargs: dict[str, Any], url: str
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Connect ``clients`` clients, then time each way of writing one update."""
     await server.start()
     _, state = sample_update(1)
     server.set_board(state)
-    conns = []
+    conns: list[ClientConnection] = []
     for _ in range(clients):
-        ws = await connect(f"ws://127.0.0.1:{server.port}/ws", max_queue=None)
+        ws = await connect(url.format(port=server.port), max_queue=None, **client_kwargs)
         await ws.send('{"type":"subscribe","boards":"*"}')
         conns.append(ws)
     await asyncio.sleep(1.0)
-    server_clients = list(server._clients)
-    server_side = [c.ws for c in server_clients]
+    server_side = server.hub.clients()
+    assert len(server_side) == clients, len(server_side)
     data = sample_update(2)[0].model_dump_json().encode()
-    names = ("broadcast()", "framed once", "server path", "+ helpers")
-    wall: dict[str, list[float]] = {n: [] for n in names}
-    cpu: dict[str, list[float]] = {n: [] for n in names}
+    send = Send(server_side, data, "b1")
+    ways: dict[str, Callable[[], None]] = {
+        "broadcast()": lambda: broadcast(server_side, data, text=True),
+        "server path": lambda: server._write(send, server_side),
+        # broadcast()'s two halves, timed apart: each connection frames the
+        # message (the sans-I/O protocol's send_text), then writes it out.
+        "framing": lambda: frame_each(server_side, data),
+        "writes": lambda: write_each(server_side),
+    }
+    out: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in ways}
     for _ in range(rounds):
-        for name in names:
+        for name, way in ways.items():
             t0 = time.perf_counter()
             c0 = time.thread_time()
-            if name == "broadcast()":
-                broadcast(server_side, data, text=True)
-            elif name == "framed once":
-                frame = text_frame(data)
-                for sws in server_side:
-                    sws.transport.write(frame)
-            elif name == "server path":
-                server._write_each(server_clients, "b1", text_frame(data))
-            else:
-                server._write_to(server_clients, "b1", text_frame(data))
-            cpu[name].append((time.thread_time() - c0) * 1000)
-            wall[name].append((time.perf_counter() - t0) * 1000)
+            way()
+            out[name][1].append((time.thread_time() - c0) * 1000)
+            out[name][0].append((time.perf_counter() - t0) * 1000)
             await asyncio.sleep(0.2)  # let the clients drain
-    base = statistics.median(wall["broadcast()"])
-    print(f"{clients} clients, {len(data)}-byte update, {rounds} rounds (ms per fan-out)")
-    print(f"fan-out helpers: {helpers} (the last row only; CPU is this process's own)")
-    for name in names:
-        med = statistics.median(wall[name])
-        print(
-            f"{name:<14} median {med:7.2f}  max {max(wall[name]):7.2f}  "
-            f"CPU median {statistics.median(cpu[name]):7.2f}  ratio {med / base:.2f}"
-        )
     for ws in conns:
         await ws.close()
     await server.close()
+    return out
+
+
+async def main(clients: int, rounds: int) -> None:
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    cert.configure_cert(server_ctx)
+    client_ctx = ssl.create_default_context()
+    ca.configure_trust(client_ctx)
+    plain = "ws://127.0.0.1:{port}/ws"
+    with tempfile.TemporaryDirectory() as tmp:
+        static = Path(tmp)
+        rows: dict[str, tuple[list[float], list[float]]] = {}
+        got = await timed(
+            LiveServer("127.0.0.1", 0, static_dir=static, limits=LIMITS), clients, rounds, {}, plain
+        )
+        rows["broadcast() alone"] = got["broadcast()"]
+        rows["  its framing part"] = got["framing"]
+        rows["  its writing part"] = got["writes"]
+        rows["server path"] = got["server path"]
+        got = await timed(
+            LiveServer("127.0.0.1", 0, static_dir=static, limits=LIMITS, compression=True),
+            clients,
+            rounds,
+            {"compression": "deflate"},
+            plain,
+        )
+        rows["server path, permessage-deflate"] = got["server path"]
+        got = await timed(
+            LiveServer("127.0.0.1", 0, static_dir=static, limits=LIMITS, ssl=server_ctx),
+            clients,
+            rounds,
+            {"ssl": client_ctx},
+            "wss://127.0.0.1:{port}/ws",
+        )
+        rows["server path, TLS"] = got["server path"]
+    size = len(sample_update(2)[0].model_dump_json())
+    base = statistics.median(rows["broadcast() alone"][0])
+    print(f"{clients} clients, {size}-byte update, {rounds} rounds (ms per fan-out)")
+    for name, (wall, cpu) in rows.items():
+        med = statistics.median(wall)
+        print(
+            f"{name:<32} median {med:7.2f}  max {max(wall):7.2f}  "
+            f"CPU median {statistics.median(cpu):7.2f}  ratio {med / base:.2f}"
+        )
 
 
 if __name__ == "__main__":

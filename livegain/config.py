@@ -10,6 +10,7 @@ defaults below. ``config/livegain.toml`` documents every key.
 from __future__ import annotations
 
 import os
+import ssl
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -24,7 +25,6 @@ from pydantic_settings import (
 from livegain.broker import BrokerAccess
 from livegain.core.game import DEFAULT_MAX_BOARDS, DEFAULT_MAX_PLIES
 from livegain.feeds.base import FeedConfig
-from livegain.publish.fanout import default_count as default_helper_count
 
 
 class _Section(BaseModel):
@@ -40,13 +40,6 @@ class ServerConfig(_Section):
     )
     stale_timeout: float = Field(
         default=30.0, gt=0, description="Seconds a lagging client may take to catch up"
-    )
-    fanout_helpers: int | None = Field(
-        default=None,
-        ge=0,
-        le=64,
-        description="Processes that write updates to large audiences, each pinned "
-        "to a core (default: one per usable core, at most 4; none on one core)",
     )
     origins: list[str] = Field(
         default_factory=list,
@@ -82,11 +75,44 @@ class ServerConfig(_Section):
         min_length=16,
         description="Bearer token for DELETE /api/boards/{id} (default: no admin API)",
     )
+    tls_cert: Path | None = Field(
+        default=None,
+        description="PEM certificate (chain) file: with tls_key, serve https:// and wss:// "
+        "on the port instead of http:// and ws://",
+    )
+    tls_key: Path | None = Field(default=None, description="PEM private key of tls_cert")
+    compression: bool = Field(
+        default=False,
+        description="Offer permessage-deflate on /ws (used with the clients that ask for it; "
+        "costs CPU per client and message)",
+    )
+    reuse_port: bool = Field(
+        default=False,
+        description="Listen with SO_REUSEPORT: several processes share the port (Linux)",
+    )
 
-    def helper_count(self) -> int:
-        if self.fanout_helpers is not None:
-            return self.fanout_helpers
-        return default_helper_count()
+    @model_validator(mode="after")
+    def _tls_pair(self) -> ServerConfig:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert and tls_key go together (both, or neither)")
+        self.ssl_context()  # unreadable files: an error now, naming them
+        return self
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The server's TLS context from ``tls_cert`` and ``tls_key`` (None without them).
+
+        Raises ValueError naming the file when one cannot be read.
+        """
+        if self.tls_cert is None or self.tls_key is None:
+            return None
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        try:
+            ctx.load_cert_chain(self.tls_cert, self.tls_key)
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(
+                f"server.tls_cert/tls_key ({self.tls_cert}, {self.tls_key}): {exc}"
+            ) from exc
+        return ctx
 
 
 class RemoteEngineConfig(_Section, BrokerAccess):

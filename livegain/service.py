@@ -56,6 +56,7 @@ from livegain.engine.pool import EnginePool, SearchLimit
 from livegain.feeds.base import Feed, make_feed
 from livegain.metrics import MetricsView, ServiceMetrics
 from livegain.publish import convert, schema
+from livegain.publish.hub import BoardEntry
 from livegain.publish.mqtt import MqttPublisher
 from livegain.publish.server import LiveServer, ServerLimits
 from livegain.publish.store import Store
@@ -396,8 +397,10 @@ class Service:
                 board_list_interval=settings.server.board_list_interval,
             ),
             health=self.health,
-            fanout_helpers=settings.server.helper_count(),
             admin_token=settings.server.admin_token,
+            ssl=settings.server.ssl_context(),
+            compression=settings.server.compression,
+            reuse_port=settings.server.reuse_port,
         )
         self.server.on_boards = self._on_boards
         self.server.on_remove = self.remove_board
@@ -709,24 +712,19 @@ class Service:
                 # state, as nothing changes it without publishing again.
                 return convert.board_state(game, engine=engine, match=match)
 
+            # One entry for both publishers: its snapshot is serialised once,
+            # and the WebSocket clients and the broker get the same bytes.
+            entry = BoardEntry(state)
             if new or not self.server.has_board(bid):
-                self.server.set_board(state())
+                self.server.set_board(entry)
             else:
                 for u in updates:
-                    data = self.server.publish(convert.update(u, match=match), state)
+                    data = self.server.publish(convert.update(u, match=match), entry)
                     if self.mqtt is not None:
                         self.mqtt.publish_update(bid, data)
             self.stats.updates += len(updates)
             if self.mqtt is not None:
-                server = self.server
-
-                def snapshot() -> bytes:
-                    data = server.snapshot_bytes(bid)
-                    if data is not None:
-                        return data
-                    return schema.Snapshot(state=state()).model_dump_json().encode()
-
-                self.mqtt.publish_state(bid, snapshot)
+                self.mqtt.publish_state(bid, entry.snapshot_bytes)
         except Exception as exc:
             self.stats.board_failures[bid] += 1
             log.exception("publish_failed", board_id=bid, error=str(exc))
@@ -891,6 +889,7 @@ class Service:
                     "evaluated": g.evaluated_plies,
                     "result": g.result,
                     "errors": g.errors + self.stats.board_failures.get(bid, 0),
+                    "source": g.source_active,  # the feed driving it (docs/feeds.md)
                 }
         model = self.perceived_model
         out: dict[str, Any] = {

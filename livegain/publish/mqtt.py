@@ -11,12 +11,17 @@ by replacing ``/``, ``+``, ``#`` and control characters with ``_``):
 - ``{prefix}/status``: ``online`` (retained) while connected, ``offline`` via
   the broker's last will when the service vanishes.
 
-Bodies are byte-for-byte the WebSocket messages. Publishing never blocks the
-caller: messages go to a bounded queue drained by :meth:`MqttPublisher.run`,
-which reconnects with exponential back-off (0.5 s doubling to 30 s). States are
-coalesced (only the latest state of a board is sent); if the broker is away so
-long that the update queue overflows, the oldest updates are dropped and
-counted; the retained state published on reconnect carries the whole board.
+Bodies are byte-for-byte the WebSocket messages: the service hands this
+publisher and its WebSocket server the same bytes side by side (each update
+serialised once; a board's state as the shared
+:class:`~livegain.publish.hub.BoardEntry`'s ``snapshot`` bytes, built when
+first needed), and gateways serve viewers from these topics. Publishing
+never blocks the caller: messages go to a bounded queue drained by
+:meth:`MqttPublisher.run`, which reconnects with exponential back-off (0.5 s
+doubling to 30 s). States are coalesced (only the latest state of a board
+is sent); if the broker is away so long that the update queue overflows, the
+oldest updates are dropped and counted; the retained state published on
+reconnect carries the whole board.
 
 The client id defaults to ``livegain-pub-{host}-{random}`` (no two instances
 share one; the session is not persistent: states are published again on each

@@ -120,15 +120,15 @@ async def test_subscriptions_are_bounded_and_the_connection_stays(tmp_path: Path
             err = await recv_json(ws)
             assert err["type"] == "error" and "6 boards (limit 5" in err["message"]
             # Nothing of a refused request was kept; within the limit all is well.
-            server_side = next(iter(srv._clients))
-            assert server_side.boards == set()
+            server_side = next(iter(srv.hub.clients()))
+            assert srv.hub.subscriptions(server_side) == set()
             await ws.send(json.dumps({"type": "subscribe", "boards": ["b1", *many[:4]]}))
             assert (await recv_json(ws))["type"] == "snapshot"
             await ws.send(json.dumps({"type": "subscribe", "boards": ["b1", "id0"]}))  # known
             await ws.send(json.dumps({"type": "subscribe", "boards": ["one-more"]}))
             msgs = [await recv_json(ws) for _ in range(2)]
             assert msgs[-1]["type"] == "error"
-            assert len(server_side.boards) == 5
+            assert len(srv.hub.subscriptions(server_side)) == 5
             await ws.send('{"type":"ping"}')
             assert (await recv_json(ws))["type"] == "pong"
 
