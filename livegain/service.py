@@ -48,7 +48,7 @@ from livegain.broker import redact_credentials, redact_url
 from livegain.config import MatchConfig, Settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot
-from livegain.core.game import BoardGame, BoardUpdate, Color, EvalRequest, Tournament
+from livegain.core.game import Applied, BoardGame, BoardUpdate, Color, EvalRequest, Tournament
 from livegain.core.odds import GameOdds, game_probabilities, match_odds
 from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
@@ -72,6 +72,8 @@ FEED_FAILING_AFTER = 30.0
 """Seconds of errors only (no game read) before a feed counts as failing."""
 GC_FREEZE_EVERY = 1.0
 """Seconds between moves of the objects alive to the permanent generation."""
+TAKEOVER_TICK = 1.0
+"""Seconds between checks for a stalled source to hand its boards over."""
 RECENT = 120.0
 """Seconds a feed crash, a feed error or an engine fault counts as recent."""
 
@@ -456,6 +458,8 @@ class Service:
                 if self.mqtt is not None:
                     tasks.append(tg.create_task(self.mqtt.run(), name="mqtt-publish"))
                 tasks.append(tg.create_task(self._gc_pacer(), name="gc-pacer"))
+                if any(getattr(f, "event_group", None) for f in self.settings.feeds):
+                    tasks.append(tg.create_task(self._takeovers(), name="source-takeovers"))
                 if self.settings.server.board_expiry is not None:
                     tasks.append(tg.create_task(self._expire_boards(), name="board-expiry"))
                 self.ready.set()
@@ -606,6 +610,21 @@ class Service:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 60.0)
 
+    async def _takeovers(self) -> None:
+        """Boards that several feeds show (an ``event_group``): once a second, a
+        backup whose ``takeover_after`` ran out while the driving feed stayed
+        silent takes the board over without waiting for its own next change
+        (docs/feeds.md)."""
+        while True:
+            await asyncio.sleep(TAKEOVER_TICK)
+            if self.tournament is None:
+                continue
+            for applied in self.tournament.tick(time.monotonic()):
+                game = self.tournament.boards.get(applied.board_id or "")
+                snap = game.last_snapshot if game is not None else None
+                if snap is not None:
+                    self._fold(applied, snap)
+
     async def _gc_pacer(self) -> None:
         """Keep Python's full garbage collections off the live path.
 
@@ -656,9 +675,15 @@ class Service:
                 san=err.san,
                 error=err.message,
             )
+        self._fold(applied, snap)
+
+    def _fold(self, applied: Applied, snap: GameSnapshot) -> None:
+        """Store, publish and schedule what one snapshot (or a takeover) changed."""
         bid = applied.board_id
         if bid is None:
             return
+        if applied.takeover is not None:
+            log.info("board_source_takeover", board_id=bid, source=applied.takeover)
         if not (applied.new_board or applied.updates or applied.info_changed):
             self.stats.duplicates += 1
             return

@@ -158,3 +158,55 @@ async def test_the_mirror_takes_over_when_the_preferred_feed_stops(
     finally:
         await pgn_relay.stop()
         await lcc_relay.stop()
+
+
+async def test_a_stalled_preferred_feed_hands_over_without_waiting_for_a_new_move(
+    tmp_path: Path, pool: EnginePool
+) -> None:
+    """The service checks stalled sources every second: the mirror's plies show
+    once it has been ahead for ``takeover_after``, even when it moves no more."""
+    full = sans()
+    lcc_relay = Replay.from_pgn(round_pgn(False), mode="lcc", tournament_id="wijk")
+    pgn_relay = Replay.from_pgn(round_pgn(True), mode="pgn-http")
+    await lcc_relay.start(autoplay=False)
+    await pgn_relay.start(autoplay=False)
+    feeds: list[dict[str, Any]] = [
+        {
+            "type": "lcc",
+            "name": "lcc",
+            "base_url": lcc_relay.lcc_base_url,
+            "tournament_id": "wijk",
+            "interval": 0.1,
+            "event_group": "wijk",
+            "priority": 0,
+        },
+        {
+            "type": "pgn-http",
+            "name": "mirror",
+            "url": pgn_relay.pgn_url,
+            "interval": 0.1,
+            "event_group": "wijk",
+            "priority": 1,
+            "takeover_after": TAKEOVER_AFTER,
+        },
+    ]
+    service = Service(settings_for(tmp_path, feeds=feeds), evaluator=pool)
+    try:
+        async with running(service), Mirror(ws_url(service)) as mirror:
+            await lcc_relay.advance(8)
+            await pgn_relay.advance(8)
+            await mirror.wait(
+                lambda m: len(m.boards) == len(GAMES)
+                and {len(v) for v in shown(m).values()} == {4},
+                WAIT,
+            )
+            await lcc_relay.stop()
+            await pgn_relay.advance(4)  # then nothing more from anyone
+            await mirror.wait(lambda m: {len(v) for v in shown(m).values()} == {6}, WAIT)
+            t = service.tournament
+            assert t is not None
+            assert {g.source_active for g in t.boards.values()} == {"mirror"}
+            assert shown(mirror) == {fid: moves[:6] for fid, moves in full.items()}
+    finally:
+        await pgn_relay.stop()
+        await lcc_relay.stop()
