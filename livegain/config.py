@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import ssl
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import (
@@ -25,6 +25,9 @@ from pydantic_settings import (
 from livegain.broker import BrokerAccess
 from livegain.core.game import DEFAULT_MAX_BOARDS, DEFAULT_MAX_PLIES
 from livegain.feeds.base import FeedConfig
+
+if TYPE_CHECKING:
+    from livegain.core.event_table import EventRules
 
 
 class _Section(BaseModel):
@@ -217,6 +220,125 @@ class MatchConfig(_Section):
         return self.played if self.played is not None else round(self.score_a + self.score_b)
 
 
+class EventConfig(_Section):
+    """An event's standings and tournament-win odds (docs/standings.md)."""
+
+    name: str = Field(min_length=1, description="The event's name as the boards carry it")
+    format: Literal["round-robin", "swiss"] = Field(
+        default="round-robin",
+        description="round-robin: the games left are simulated to the end; swiss: only "
+        "the current round (the chances of leading after it)",
+    )
+    cycles: Literal[1, 2] = Field(default=1, description="Round robin: single or double")
+    pairings: list[list[str]] | str | None = Field(
+        default=None,
+        description="Games left as [white, black] or [white, black, round], or a file: "
+        "PGN headers (White, Black, Round; games with a result are skipped) or one "
+        "'White - Black' line per game. Round robin without it: every pair not yet met",
+    )
+    tiebreaks: list[str] | None = Field(
+        default=None,
+        description="Tie-breaks in order (DE, SB, WIN, WON, BH, BH-C1); default "
+        "DE, SB, WIN for a round robin, BH-C1, BH, SB for a Swiss",
+    )
+    playoff: Literal["share", "rating"] = Field(
+        default="share",
+        description="A tie after every tie-break: share the first place, or a rating play-off",
+    )
+    draw_rate: float = Field(default=0.5, ge=0.0, le=1.0, description="Draws between equals")
+    sims: int = Field(default=100_000, ge=100, le=10_000_000, description="Simulations")
+    points_before: dict[str, float] = Field(
+        default_factory=dict,
+        description="Player name -> points from rounds the feed does not carry",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> EventConfig:
+        self.rules()  # tie-break names, points_before values, the pairings file
+        return self
+
+    def pairing_list(self) -> list[tuple[str, str, int | None]]:
+        """The configured pairings (ValueError naming the file or entry when unreadable)."""
+        if self.pairings is None:
+            return []
+        if isinstance(self.pairings, str):
+            return _read_pairings(Path(self.pairings))
+        out: list[tuple[str, str, int | None]] = []
+        for item in self.pairings:
+            if len(item) not in (2, 3) or not all(x.strip() for x in item[:2]):
+                raise ValueError(
+                    f"pairing {item!r}: expected [white, black] or [white, black, round]"
+                )
+            rnd = int(item[2]) if len(item) == 3 and item[2].strip().isdigit() else None
+            if len(item) == 3 and rnd is None:
+                raise ValueError(f"pairing {item!r}: the round must be a whole number")
+            out.append((item[0], item[1], rnd))
+        return out
+
+    def rules(self) -> EventRules:
+        """The pure rules :func:`livegain.core.event_table.event_table` takes."""
+        from livegain.core.event_table import EventRules, Pairing
+
+        return EventRules(
+            format=self.format,
+            cycles=self.cycles,
+            pairings=tuple(Pairing(w, b, r) for w, b, r in self.pairing_list()),
+            tiebreaks=tuple(self.tiebreaks) if self.tiebreaks is not None else None,
+            playoff=self.playoff,
+            draw_rate=self.draw_rate,
+            sims=self.sims,
+            points_before=tuple(self.points_before.items()),
+        )
+
+
+def _read_pairings(path: Path) -> list[tuple[str, str, int | None]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"pairings file {path}: {exc}") from None
+    out: list[tuple[str, str, int | None]] = []
+    if path.suffix.lower() == ".pgn":
+        import io
+
+        import chess.pgn
+
+        stream = io.StringIO(text)
+        while (headers := chess.pgn.read_headers(stream)) is not None:
+            if headers.get("Result", "*") != "*":
+                continue
+            rnd = headers.get("Round", "")
+            head = rnd.split(".")[0].strip()
+            out.append(
+                (
+                    headers.get("White", "?"),
+                    headers.get("Black", "?"),
+                    int(head) if head.isdigit() else None,
+                )
+            )
+        return out
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        white, sep, black = line.partition(" - ")
+        if not sep or not white.strip() or not black.strip():
+            raise ValueError(f"pairings file {path}, line {n}: expected 'White - Black'")
+        out.append((white.strip(), black.strip(), None))
+    return out
+
+
+class BroadcastConfig(_Section):
+    """``[broadcast]``: what every board's public stream shares."""
+
+    delay: int = Field(
+        default=0,
+        ge=0,
+        le=86_400,
+        description="Seconds every board is shown late to viewers (WebSocket, /api, MQTT): "
+        "an anti-cheating delay, 900 for 15 minutes; a feed's own delay wins; 0: live",
+    )
+
+
 class LogConfig(_Section):
     level: Literal["debug", "info", "warning", "error"] = "info"
     json_format: bool = Field(default=True, alias="json", description="JSON lines on stderr")
@@ -255,7 +377,9 @@ class Settings(BaseSettings):
     persist: bool = Field(default=True, description="Keep boards and evaluations on disk")
     feeds: list[FeedConfig] = Field(default_factory=list)
     mqtt: MqttPublishConfig = Field(default_factory=MqttPublishConfig)
+    broadcast: BroadcastConfig = Field(default_factory=BroadcastConfig)
     matches: list[MatchConfig] = Field(default_factory=list)
+    events: list[EventConfig] = Field(default_factory=list)
     log: LogConfig = Field(default_factory=LogConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
 

@@ -36,7 +36,7 @@ import sys
 import time
 import unicodedata
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,8 +54,19 @@ from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.engine.pool import EnginePool, SearchLimit
 from livegain.feeds.base import Feed, make_feed
+from livegain.live_standings import LiveStandings
 from livegain.metrics import MetricsView, ServiceMetrics
 from livegain.publish import convert, schema
+from livegain.publish.delay import (
+    DelayLine,
+    Held,
+    Item,
+    Message,
+    Released,
+    Remove,
+    decode_held,
+    encode_item,
+)
 from livegain.publish.hub import BoardEntry
 from livegain.publish.mqtt import MqttPublisher
 from livegain.publish.server import LiveServer, ServerLimits
@@ -181,7 +192,14 @@ class MatchTracker:
             return "black"
         return None
 
-    def odds(self, game: BoardGame, boards: Sequence[BoardGame]) -> schema.MatchOdds | None:
+    def odds(
+        self,
+        game: BoardGame,
+        boards: Sequence[BoardGame],
+        results: Mapping[str, str] | None = None,
+    ) -> schema.MatchOdds | None:
+        """``results``: the other boards' results as viewers know them (a
+        delayed broadcast's released ones; default: the boards' own)."""
         a_side = self.side_of(game)
         if a_side is None:
             return None
@@ -190,10 +208,11 @@ class MatchTracker:
         played = cfg.played_before
         for g in boards:
             side = self.side_of(g)
-            if side is None or g.result == "*":
+            result = g.result if results is None or g is game else results.get(g.board_id, "*")
+            if side is None or result not in ("1-0", "0-1", "1/2-1/2"):
                 continue
             played += 1
-            white_pts = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[g.result]
+            white_pts = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[result]
             a_pts = white_pts if side == "white" else 1.0 - white_pts
             score_a += a_pts
             score_b += 1.0 - a_pts
@@ -406,6 +425,12 @@ class Service:
         )
         self.server.on_boards = self._on_boards
         self.server.on_remove = self.remove_board
+        # Standings and tournament-win odds per event (docs/standings.md).
+        self.standings = LiveStandings(
+            settings.events,
+            lambda: self.tournament.boards if self.tournament is not None else {},
+            self._publish_standings,
+        )
         self._board_active: dict[str, float] = {}
         """Per board, when it last got a move or a new result (for board_expiry)."""
         self.metrics = ServiceMetrics(self._metrics_view)
@@ -427,6 +452,11 @@ class Service:
         self._given_up: set[tuple[str, int, str]] = set()
         self._store_missed: set[str] = set()
         self._started = time.monotonic()
+        self.delay_line: DelayLine | None = None
+        """The broadcast delay (None: every board live); see :meth:`_start_delay`."""
+        self._delay_wake = asyncio.Event()
+        self._feed_delays: dict[str, int] = {}
+        self._group_delays: dict[str, int] = {}
 
     # ------------------------------------------------------------ lifecycle
 
@@ -458,10 +488,13 @@ class Service:
                 if self.mqtt is not None:
                     tasks.append(tg.create_task(self.mqtt.run(), name="mqtt-publish"))
                 tasks.append(tg.create_task(self._gc_pacer(), name="gc-pacer"))
+                tasks.append(tg.create_task(self.standings.run(), name="standings"))
                 if any(getattr(f, "event_group", None) for f in self.settings.feeds):
                     tasks.append(tg.create_task(self._takeovers(), name="source-takeovers"))
                 if self.settings.server.board_expiry is not None:
                     tasks.append(tg.create_task(self._expire_boards(), name="board-expiry"))
+                if self.delay_line is not None:
+                    tasks.append(tg.create_task(self._release_delayed(), name="delay-release"))
                 self.ready.set()
                 log.info(
                     "service_started",
@@ -531,12 +564,14 @@ class Service:
             self._restore()
         if s.mqtt.enabled:
             self.mqtt = MqttPublisher.from_config(s.mqtt)
-        # Publish what was restored before anyone can connect.
-        for bid in list(self.tournament.boards):
-            self._publish_board(bid, [], new=True)
         self.feeds = [
             make_feed(cfg, max_plies=s.limits.max_plies) for cfg in s.feeds
         ] + self.extra_feeds
+        self._start_delay()
+        # Publish what was restored before anyone can connect (with a delay:
+        # each board's whole state enters the line now, nothing goes out early).
+        for bid in list(self.tournament.boards):
+            self._publish_board(bid, [], new=True)
         # Feeds that keep state of their own (MQTT: per-board move lists) take
         # back the stored boards before they run: a restart goes on from them.
         stored = [snap for _, snap in self.store.load_snapshots()] if self.store else []
@@ -713,9 +748,13 @@ class Service:
         if not self.matches or self.tournament is None:
             return None
         boards = list(self.tournament.boards.values())
+        results: dict[str, str] | None = None
+        if self.delay_line is not None:
+            # Other boards' results as viewers know them: none before its time.
+            results = {b: st.result for b, st in self.delay_line.released_states().items()}
         for tracker in self.matches:
             try:
-                odds = tracker.odds(game, boards)
+                odds = tracker.odds(game, boards, results)
             except Exception as exc:
                 log.warning("match_odds_failed", board_id=game.board_id, error=str(exc))
                 return None
@@ -725,9 +764,14 @@ class Service:
 
     def _publish_board(self, bid: str, updates: list[BoardUpdate], *, new: bool = False) -> None:
         assert self.tournament is not None
+        self._standings_touch(bid)
         started = time.perf_counter()
         try:
             game = self.tournament.board(bid)
+            if self.delay_line is not None and self._hold_board(game, updates, new=new):
+                self.stats.updates += len(updates)
+                self.metrics.publish_seconds.observe(time.perf_counter() - started)
+                return
             match = self._match_odds(game)
             engine = self.engine_desc
 
@@ -755,25 +799,253 @@ class Service:
             log.exception("publish_failed", board_id=bid, error=str(exc))
         self.metrics.publish_seconds.observe(time.perf_counter() - started)
 
+    def _standings_touch(self, bid: str) -> None:
+        """The board changed or left: its event's standings may have to follow."""
+        try:
+            self.standings.touch(bid)
+        except Exception as exc:  # never in the way of the board's own publication
+            log.exception("standings_touch_failed", board_id=bid, error=str(exc))
+
+    def _publish_standings(self, event: str, data: bytes) -> None:
+        """A new ``standings`` message of ``event``: to the WebSocket server
+        (subscribers, ``/api/standings``) and the MQTT publisher (retained);
+        with a broadcast delay, through the delay line."""
+        if self._delay_standings(event, data):
+            return
+        self.server.publish_standings(event, data)
+        if self.mqtt is not None:
+            self.mqtt.publish_standings(event, data)
+
     def _on_boards(self, data: bytes) -> None:
         # The whole list, at most every [server] board_list_interval seconds
         # (the server gathers the changes), retained on the broker.
         if self.mqtt is not None:
             self.mqtt.publish_boards(data)
 
-    def remove_board(self, bid: str, reason: str = "admin") -> bool:
+    # ------------------------------------------------------ broadcast delay
+
+    def _start_delay(self) -> None:
+        """Set up the broadcast delay (docs/service.md, "Broadcast delay").
+
+        A feed's ``delay`` (default: ``[broadcast] delay``) applies to its
+        boards; a board takes the longest of its feeds' and of its event
+        group's. With any delay, or items still held in the store, delayed
+        boards go out through a :class:`DelayLine` taken back from the store:
+        what viewers saw before the restart is served again at once, what was
+        held is released at its own time (nothing early)."""
+        s = self.settings
+        default = s.broadcast.delay
+        delays: dict[str, int] = {}
+        groups: dict[str, int] = {}
+        for i, feed in enumerate(self.feeds):
+            cfg = s.feeds[i] if i < len(s.feeds) else None
+            own = cfg.delay if cfg is not None else getattr(feed, "delay", None)
+            d = default if own is None else int(own)
+            delays[feed.name] = max(d, delays.get(feed.name, 0))
+            if cfg is not None and cfg.event_group is not None:
+                groups[cfg.event_group] = max(d, groups.get(cfg.event_group, 0))
+        self._feed_delays, self._group_delays = delays, groups
+        released: list[tuple[str, int, str]] = []
+        held: list[tuple[int, str, float, str, str]] = []
+        if self.store is not None:
+            released, held = self.store.load_delayed()
+        if default == 0 and not any(delays.values()) and not held:
+            if released and self.store is not None:
+                self.store.clear_delayed()  # what a delay turned off since left behind
+            return
+        states: dict[str, schema.BoardState] = {}
+        for bid, _, text in released:
+            try:
+                states[bid] = schema.BoardState.model_validate_json(text)
+            except ValueError as exc:
+                log.error("delay_bad_row", board_id=bid, error=str(exc))
+        items: list[Held] = []
+        for n, bid, due, kind, body in held:
+            try:
+                items.append(decode_held(n, bid, due, kind, body))
+            except ValueError as exc:
+                log.error("delay_bad_row", board_id=bid, n=n, error=str(exc))
+        line = self.delay_line = DelayLine()
+        line.restore(states, items)
+        # What fell due while the service was down goes out now; then what
+        # viewers see of every board, before anyone can connect.
+        for r in line.due(time.time()):
+            if isinstance(r.held.item, Message):
+                self._publish_released(r)
+            self._checkpoint(r)
+        for state in line.released_states().values():
+            entry = BoardEntry(state)
+            self.server.set_board(entry)
+            if self.mqtt is not None:
+                self.mqtt.publish_state(state.board_id, entry.snapshot_bytes)
+        log.info(
+            "broadcast_delay",
+            default=default,
+            feeds={k: v for k, v in delays.items() if v != default},
+            restored_boards=len(states),
+            held=len(line),
+        )
+
+    def _board_delay(self, game: BoardGame) -> int:
+        """The board's delay: the longest of its feeds' and its event group's."""
+        default = self.settings.broadcast.delay
+        feeds = self._feed_delays
+        d = max(feeds.get(game.source, default), feeds.get(game.source_active, default))
+        if game.group is not None:
+            d = max(d, self._group_delays.get(game.group, 0))
+        return d
+
+    def _hold_board(self, game: BoardGame, updates: list[BoardUpdate], *, new: bool) -> bool:
+        """Hold what :meth:`_publish_board` would publish now in the delay line
+        (False: the board is not delayed: publish it at once)."""
+        line = self.delay_line
+        assert line is not None
+        bid = game.board_id
+        delay = self._board_delay(game)
+        if delay == 0 and not line.knows(bid):
+            return False
+        match = self._match_odds(game)
+        items = [convert.update(u, match=match) for u in updates]
+        whole = new or line.expects(bid) is None
+        if not whole:
+            for u in items:
+                if u.seq != line.expects(bid):
+                    whole = True  # the numbering does not follow what is held
+                    break
+                self._hold(bid, u, delay)
+        if whole:
+            state = convert.board_state(game, engine=self.engine_desc, match=match)
+            self._hold(bid, state.model_copy(update={"delay": delay}), delay)
+        return True
+
+    def _hold(self, key: str, item: Item, delay: int) -> Held:
+        """Hold one item in the delay line, and in the store."""
+        line = self.delay_line
+        assert line is not None
+        before = line.next_due()
+        held = line.hold(time.time(), key, item, delay)
+        if self.store is not None:
+            kind, body = encode_item(item)
+            try:
+                self.store.save_held(held.n, key, held.due, kind, body)
+            except Exception as exc:
+                self._store_failed(exc, board_id=key)
+            else:
+                self._store_ok()
+        if before is None or held.due < before:
+            self._delay_wake.set()
+        return held
+
+    def _max_delay(self) -> int:
+        return max([self.settings.broadcast.delay, *self._feed_delays.values()])
+
+    def _delay_standings(self, event: str, data: bytes) -> bool:
+        """Hold an event's ``standings`` message for the broadcast delay (the
+        longest configured: they show every board's result): True; False
+        without a delay (publish it at once)."""
+        delay = self._max_delay()
+        if self.delay_line is None or delay == 0:
+            return False
+        self._hold(f"standings/{event}", Message(f"standings/{event}", data), delay)
+        return True
+
+    async def _release_delayed(self) -> None:
+        """Release what the delay line holds, each item at its time."""
+        line = self.delay_line
+        assert line is not None
+        while True:
+            self._delay_wake.clear()
+            nxt = line.next_due()
+            wait = None if nxt is None else nxt - time.time()
+            if wait is None or wait > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._delay_wake.wait(), wait)
+            self._release_due()
+
+    def _release_due(self) -> None:
+        line = self.delay_line
+        assert line is not None
+        for r in line.due(time.time()):
+            started = time.perf_counter()
+            try:
+                self._publish_released(r)
+            except Exception as exc:
+                self.stats.board_failures[r.board_id] += 1
+                log.exception("publish_failed", board_id=r.board_id, error=str(exc))
+            self.metrics.publish_seconds.observe(time.perf_counter() - started)
+            self._checkpoint(r)
+
+    def _publish_released(self, r: Released) -> None:
+        """Publish one released item as :meth:`_publish_board` publishes live:
+        to the WebSocket hub (and so /api) and the MQTT publisher, the same bytes."""
+        bid = r.board_id
+        item = r.held.item
+        if isinstance(item, Message):
+            event = bid.removeprefix("standings/")
+            self.server.publish_standings(event, item.data)
+            if self.mqtt is not None:
+                self.mqtt.publish_standings(event, item.data)
+            return
+        if r.state is None:
+            self.server.remove_board(bid)
+            if self.mqtt is not None:
+                self.mqtt.remove_board(bid)
+            return
+        entry = BoardEntry(r.state)
+        if isinstance(item, schema.Update) and self.server.has_board(bid):
+            data = self.server.publish(item, entry)
+            if self.mqtt is not None:
+                self.mqtt.publish_update(bid, data)
+        else:
+            self.server.set_board(entry)
+        if self.mqtt is not None:
+            self.mqtt.publish_state(bid, entry.snapshot_bytes)
+
+    def _checkpoint(self, r: Released) -> None:
+        """Store a released state when the line says so (the items before it go)."""
+        if self.store is None or not r.checkpoint:
+            return
+        state = None if r.state is None else r.state.model_dump_json()
+        try:
+            self.store.save_released(r.board_id, state, r.held.n)
+        except Exception as exc:
+            self._store_failed(exc, board_id=r.board_id)
+        else:
+            self._store_ok()
+
+    def remove_board(self, bid: str, reason: str = "admin", *, delayed: bool = False) -> bool:
         """Take a board out of the game registry, the store and the server (its
-        viewers get a ``removed`` diff). A feed that sends it again adds it anew."""
+        viewers get a ``removed`` diff). A feed that sends it again adds it anew.
+
+        With a broadcast delay, ``delayed`` (an expired board) leaves the
+        public view after its last moves, a delay later; otherwise (an
+        operator's removal) it leaves at once, with what the line held of it."""
+        game = self.tournament.boards.get(bid) if self.tournament is not None else None
+        line = self.delay_line
+        if line is not None and delayed and game is not None and line.knows(bid):
+            self._hold(bid, Remove(bid), self._board_delay(game))
+            public = True
+        else:
+            public = False
+            if line is not None and line.drop(bid) and self.store is not None:
+                try:
+                    self.store.forget_delayed(bid)
+                except Exception as exc:
+                    log.exception("store_failed", board_id=bid, error=str(exc))
         found = self.tournament is not None and self.tournament.remove(bid)
         if self.store is not None:
             try:
                 self.store.delete_board(bid)
             except Exception as exc:
                 log.exception("store_failed", board_id=bid, error=str(exc))
-        found = self.server.remove_board(bid) or found
-        if self.mqtt is not None:
-            self.mqtt.remove_board(bid)
+        if public:
+            found = True
+        else:
+            found = self.server.remove_board(bid) or found
+            if self.mqtt is not None:
+                self.mqtt.remove_board(bid)
         self._board_active.pop(bid, None)
+        self._standings_touch(bid)
         if found:
             log.info("board_removed", board_id=bid, reason=reason)
         return found
@@ -790,7 +1062,7 @@ class Service:
             for bid, game in list(self.tournament.boards.items()):
                 last = self._board_active.setdefault(bid, now)
                 if game.result == "*" and now - last >= expiry:
-                    self.remove_board(bid, reason=f"no move for {expiry:g} s")
+                    self.remove_board(bid, reason=f"no move for {expiry:g} s", delayed=True)
 
     # ------------------------------------------------------------ evaluation
 
@@ -907,12 +1179,21 @@ class Service:
     def health(self) -> dict[str, Any]:
         t = self.tournament
         boards: dict[str, Any] = {}
+        line = self.delay_line
         if t is not None:
             for bid, g in t.boards.items():
+                shown = line.released_state(bid) if line is not None else None
                 boards[bid] = {
                     "plies": g.plies,
                     "evaluated": g.evaluated_plies,
-                    "result": g.result,
+                    # With a delay, the result viewers know (counts only otherwise).
+                    "result": (
+                        g.result
+                        if line is None or not line.knows(bid)
+                        else shown.result
+                        if shown is not None
+                        else "*"
+                    ),
                     "errors": g.errors + self.stats.board_failures.get(bid, 0),
                     "source": g.source_active,  # the feed driving it (docs/feeds.md)
                 }
@@ -938,6 +1219,7 @@ class Service:
             },
             "feeds": {},
             "feed_errors": dict(self.stats.feed_errors),
+            "standings": self.standings.status(),
             "board_status": boards,
             "store": {
                 "enabled": self.store is not None,
@@ -966,6 +1248,15 @@ class Service:
         if problems:
             out["status"] = "degraded"
             out["problems"] = problems
+        if line is not None:
+            nxt = line.next_due()
+            out["delay"] = {
+                "default": self.settings.broadcast.delay,
+                "held": len(line),
+                "boards_held": line.boards_held(),
+                "next_release_in": None if nxt is None else round(max(0.0, nxt - time.time()), 1),
+                "skipped": line.skipped,
+            }
         if self.mqtt is not None:
             st = self.mqtt.stats
             out["mqtt"] = {

@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import tempfile
+import urllib.parse
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,28 @@ from typing import Any
 from livegain.cli._common import CliError, print_json
 
 DEMO_FILES = ("game_of_the_century.pgn", "demo-round.pgn")
+
+DEMO_EVENT: dict[str, Any] = {
+    # demo-round.pgn is round 5 of a Swiss: the points of rounds 1-4 are carried
+    # in, so that the standings and the chances of leading after round 5 mean
+    # something (docs/standings.md)
+    "name": "livegain Demo Open 2026",
+    "format": "swiss",
+    "points_before": {
+        "Varga, Lenke": 3.5,
+        "Kowalczyk, Piotr": 3.5,
+        "Lindqvist, Elin": 3.0,
+        "Moreau, Bastien": 3.5,
+        "Achebe, Nkem": 3.0,
+        "Tanaka, Haruto": 3.0,
+        "Haddad, Yasmin": 2.5,
+        "Szabo, Rita": 3.0,
+        "Brennan, Liam": 2.5,
+        "Ivanova, Darya": 2.5,
+        "Rocha, Marina": 2.0,
+        "Okafor, Chidi": 2.5,
+    },
+}
 
 
 def data_path(name: str) -> Path:
@@ -155,6 +178,7 @@ def run_live(args: argparse.Namespace) -> int:
                         data_dir=tmp,
                         persist=False,
                         feeds=[feed.model_dump()],
+                        events=[DEMO_EVENT],
                         mqtt={
                             "enabled": bool(args.mqtt),
                             "url": args.mqtt or "mqtt://127.0.0.1:1883",
@@ -189,6 +213,11 @@ def run_live(args: argparse.Namespace) -> int:
                         f"({'MQTT ' + args.mqtt if args.mqtt else 'PGN relay ' + replay.pgn_url})"
                     )
                     print(f"Perceived ratings: {service.perceived_model_line()}")
+                    event = urllib.parse.quote(DEMO_EVENT["name"])
+                    print(
+                        "Standings and chances of leading after round 5: "
+                        f"{service.url}overlay/static/widget-standings.html?event={event}"
+                    )
                     print(f"Open {service.url}  (Ctrl-C to stop)", flush=True)
                 await task
         finally:

@@ -130,6 +130,14 @@ class _FeedConfigBase(BaseModel):
         le=1000,
         description="Within an event group, 0 is preferred, then 1, 2, ...",
     )
+    delay: int | None = Field(
+        default=None,
+        ge=0,
+        le=86_400,
+        description="Seconds this feed's boards are shown late to viewers (an "
+        "anti-cheating delay); default: [broadcast] delay. Feeds of one event group "
+        "should share it (a board takes the longest of its group's)",
+    )
     takeover_after: float = Field(
         default=DEFAULT_TAKEOVER_AFTER,
         gt=0,

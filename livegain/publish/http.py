@@ -11,6 +11,9 @@ WebSocket handshake, on the same port as ``/ws``:
 - ``/api/boards`` -> JSON list of :class:`~livegain.publish.schema.BoardSummary`
   (``?offset=&limit=`` for a part of it); ``/api/boards/<id>`` -> one
   :class:`~livegain.publish.schema.BoardState`;
+- ``/api/standings`` -> JSON list of every event's latest
+  :class:`~livegain.publish.schema.Standings` message (by event name);
+  ``/api/standings/<event>`` -> one (URL-encoded name);
 - ``DELETE /api/boards/<id>`` with ``Authorization: Bearer <admin token>``
   removes a board (only when an admin token is configured).
 
@@ -235,6 +238,18 @@ class HttpSite:
         if path == "/api/boards":
             body = b"[" + b",".join(e.summary_json() for e in self.hub.entries()) + b"]"
             return response_of(HTTPStatus.OK, body, ".json")
+        if path == "/api/standings":
+            hub = self.hub
+            parts = [hub.standings(e) for e in hub.standings_events()]
+            body = b"[" + b",".join(p for p in parts if p is not None) + b"]"
+            return response_of(HTTPStatus.OK, body, ".json")
+        if path.startswith("/api/standings/"):
+            event = unquote(path[len("/api/standings/") :])
+            data = self.hub.standings(event)
+            if data is None:
+                body = f"no standings of {event!r}\n".encode()
+                return response_of(HTTPStatus.NOT_FOUND, body, ".txt")
+            return response_of(HTTPStatus.OK, data, ".json")
         if path.startswith("/api/boards/"):
             board_id = unquote(path[len("/api/boards/") :])
             entry = self.hub.entry(board_id)

@@ -21,6 +21,10 @@ server uses its connections). What the hub owns:
   messages gathered over ``board_list_interval`` seconds (when
   :attr:`Hub.list_pending` turns true the adapter calls :meth:`Hub.flush_list`
   that many seconds later);
+- each event's latest ``standings`` message (:meth:`Hub.publish_standings`),
+  sent to the clients that asked for the event (``subscribe_standings``) when
+  they ask and on each change; a client that falls behind gets the latest of
+  each event it missed on resync;
 - clients' subscriptions, and each client message: rate (a token bucket),
   size, validation, board ids, subscription count, protocol errors (past
   ``max_errors`` the client is closed, 1008);
@@ -63,8 +67,10 @@ from livegain.publish.schema import (
     Pong,
     Snapshot,
     Subscribe,
+    SubscribeStandings,
     TracePoint,
     Unsubscribe,
+    UnsubscribeStandings,
     Update,
 )
 
@@ -72,9 +78,12 @@ log = structlog.get_logger("livegain.publish.hub")
 
 C = TypeVar("C", bound=Hashable)
 
-_CLIENT_ADAPTER: TypeAdapter[Subscribe | Unsubscribe | Ping | ListBoards] = TypeAdapter(
-    ClientMessage
-)
+_CLIENT_ADAPTER: TypeAdapter[
+    Subscribe | Unsubscribe | Ping | ListBoards | SubscribeStandings | UnsubscribeStandings
+] = TypeAdapter(ClientMessage)
+
+MAX_EVENT_NAME = 255
+"""Longest event name a client may name in ``subscribe_standings``."""
 
 CLOSE_POLICY = 1008
 """Close code for a client that broke the protocol too often."""
@@ -177,13 +186,16 @@ class Send(Generic[C]):
     with :meth:`Hub.lagging`)."""
     board_list: bool = False
     """A board-list message (``boards_diff``, a ``boards`` page): the same
-    checks, the client being stale for the list. Messages with neither (hello,
-    pong, error) are always written."""
+    checks, the client being stale for the list. Messages with none of these
+    (hello, pong, error) are always written."""
+    standings: str | None = None
+    """The event whose ``standings`` message this is: the same checks, the
+    client being stale for that event's standings (the latest on resync)."""
 
     @property
     def checked(self) -> bool:
         """Whether the stale and backlog checks apply to this message."""
-        return self.board_id is not None or self.board_list
+        return self.board_id is not None or self.board_list or self.standings is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +239,7 @@ def summary_of(state: BoardState) -> BoardSummary:
         black_perceived=state.black_perceived,
         white_algorithm4=state.white_algorithm4,
         black_algorithm4=state.black_algorithm4,
+        delay=state.delay,
     )
 
 
@@ -394,6 +407,11 @@ class _ClientState:
     """Boards whose updates this client misses (a snapshot of each on resync)."""
     list_stale: bool = False
     """It missed a board-list message (the first page again on resync)."""
+    all_standings: bool = False
+    standings: set[str] = field(default_factory=set)
+    """Events whose ``standings`` it asked for."""
+    stale_standings: set[str] = field(default_factory=set)
+    """Events whose standings it missed (the latest of each on resync)."""
     stale_since: float | None = None
     errors: int = 0
     tokens: float = 0.0
@@ -404,6 +422,9 @@ class _ClientState:
 
     def wants(self, board_id: str) -> bool:
         return self.all_boards or board_id in self.boards
+
+    def wants_standings(self, event: str) -> bool:
+        return self.all_standings or event in self.standings
 
     @property
     def lagging(self) -> bool:
@@ -444,6 +465,8 @@ class Hub(Generic[C]):
         self._everyone: list[C] | None = None
         self._lagging: dict[C, None] = {}
         """Clients stale for something, in the order they fell behind."""
+        self._standings: dict[str, bytes] = {}
+        """Per event, its latest ``standings`` message (serialised)."""
 
     # ------------------------------------------------------------ boards
 
@@ -544,6 +567,76 @@ class Hub(Generic[C]):
             clients = [c for c, st in self._clients.items() if st.wants(board_id)]
             self._subscribers[board_id] = clients
         return clients
+
+    # --------------------------------------------------------- standings
+
+    def publish_standings(self, event: str, data: bytes) -> list[Action[C]]:
+        """Keep ``data`` (a serialised ``standings`` message) as ``event``'s
+        latest and send it to the clients that asked for the event."""
+        self._standings[event] = data
+        clients = self.standings_subscribers(event)
+        return [Send(clients, data, standings=event)] if clients else []
+
+    def remove_standings(self, event: str) -> bool:
+        """Forget an event's standings (its subscribers keep their subscription)."""
+        return self._standings.pop(event, None) is not None
+
+    def standings(self, event: str) -> bytes | None:
+        """The event's latest ``standings`` message, serialised (None: none yet)."""
+        return self._standings.get(event)
+
+    def standings_events(self) -> list[str]:
+        """The events with standings, by name."""
+        return sorted(self._standings)
+
+    def standings_subscribers(self, event: str) -> list[C]:
+        """The clients that receive ``event``'s standings."""
+        return [c for c, st in self._clients.items() if st.wants_standings(event)]
+
+    def _subscribe_standings(
+        self, client: C, st: _ClientState, msg: SubscribeStandings, out: list[Action[C]]
+    ) -> None:
+        if msg.events == "*":
+            st.all_standings = True
+            targets = self.standings_events()
+        else:
+            names = list(dict.fromkeys(msg.events))
+            longest = max((len(e) for e in names), default=0)
+            if longest > MAX_EVENT_NAME:
+                self._error(
+                    client,
+                    st,
+                    f"subscribe_standings: event name of {longest} characters "
+                    f"(limit {MAX_EVENT_NAME}); nothing subscribed",
+                    out,
+                )
+                return
+            total = len(st.standings.union(names)) + int(st.all_standings)
+            if total > self.limits.max_subscriptions:
+                self._error(
+                    client,
+                    st,
+                    f"subscribe_standings: {total} events (limit "
+                    f'{self.limits.max_subscriptions} per connection; "*" subscribes to '
+                    "every event); nothing subscribed",
+                    out,
+                )
+                return
+            st.standings.update(names)
+            targets = [e for e in names if e in self._standings]
+        for event in targets:
+            st.stale_standings.discard(event)
+            out.append(Send([client], self._standings[event], standings=event))
+
+    def _unsubscribe_standings(self, st: _ClientState, msg: UnsubscribeStandings) -> None:
+        if msg.events == "*":
+            st.all_standings = False
+            st.standings.clear()
+            st.stale_standings.clear()
+        else:
+            for e in msg.events:
+                st.standings.discard(e)
+                st.stale_standings.discard(e)
 
     # -------------------------------------------------------- board list
 
@@ -712,6 +805,10 @@ class Hub(Generic[C]):
             limit = page if msg.limit is None else min(msg.limit, page)
             data = self.board_page(msg.cursor, limit, reset=msg.cursor == 0)
             out.append(Send([client], data, board_list=True))
+        elif isinstance(msg, SubscribeStandings):
+            self._subscribe_standings(client, st, msg, out)
+        elif isinstance(msg, UnsubscribeStandings):
+            self._unsubscribe_standings(st, msg)
         else:
             self._unsubscribe(st, msg)
 
@@ -786,6 +883,7 @@ class Hub(Generic[C]):
         if not self._lagging or not send.checked:
             return clients
         board_id = send.board_id
+        event = send.standings
         lagging = self._lagging
         out: list[C] = []
         for c in clients:
@@ -793,7 +891,8 @@ class Hub(Generic[C]):
                 st = self._clients.get(c)
                 if st is not None and (
                     (board_id is not None and board_id in st.stale)
-                    or (board_id is None and st.list_stale)
+                    or (event is not None and event in st.stale_standings)
+                    or (board_id is None and event is None and st.list_stale)
                 ):
                     if board_id is not None:
                         st.dropped += 1
@@ -817,7 +916,9 @@ class Hub(Generic[C]):
             st.stale_since = now
             self._lagging[client] = None
             log.info("client_backlog", peer=self.peer(client), backlog=backlog)
-        if send.board_id is None:
+        if send.standings is not None:
+            st.stale_standings.add(send.standings)  # the latest goes with the resync
+        elif send.board_id is None:
             st.list_stale = True  # a fresh first page goes with the resync
         else:
             st.stale.add(send.board_id)
@@ -867,6 +968,11 @@ class Hub(Generic[C]):
             entry = self._boards.get(board_id)
             if entry is not None and st.wants(board_id):
                 out.append(Send([client], entry.snapshot_bytes(), board_id))
+        missed, st.stale_standings = st.stale_standings, set()
+        for event in sorted(missed):
+            data = self._standings.get(event)
+            if data is not None and st.wants_standings(event):
+                out.append(Send([client], data, standings=event))
         return out
 
     def _drop_slow(self, client: C, st: _ClientState, why: str) -> list[Action[C]]:
@@ -887,7 +993,10 @@ def describe_validation(exc: ValidationError) -> str:
     if kind == "json_invalid":
         return f"invalid JSON: {first.get('msg', '')}"
     if kind == "union_tag_invalid":
-        return "unknown message type; expected subscribe, unsubscribe or ping"
+        return (
+            "unknown message type; expected subscribe, unsubscribe, ping, list_boards, "
+            "subscribe_standings or unsubscribe_standings"
+        )
     if kind in ("union_tag_not_found", "dict_type", "model_attributes_type"):
         return "a message must be a JSON object with a 'type' field"
     loc = ".".join(str(p) for p in first.get("loc", ())[:2])

@@ -8,6 +8,8 @@ by replacing ``/``, ``+``, ``#`` and control characters with ``_``):
   subscriber that arrives late gets the whole board at once;
 - ``{prefix}/{board_id}/update``: every ``update`` message, QoS 1, not retained;
 - ``{prefix}/boards``: the ``boards`` message (list of boards), retained;
+- ``{prefix}/standings/{event}``: each event's latest ``standings`` message,
+  retained (the event name made topic-safe as board ids are);
 - ``{prefix}/status``: ``online`` (retained) while connected, ``offline`` via
   the broker's last will when the service vanishes.
 
@@ -92,6 +94,8 @@ class MqttPublisher:
         self._dirty_states: dict[str, None] = {}  # ordered set
         self._boards: bytes | None = None
         self._boards_dirty = False
+        self._standings: dict[str, bytes] = {}
+        self._dirty_standings: dict[str, None] = {}  # ordered set
         self._updates: deque[tuple[str, bytes]] = deque()
         self._queued: dict[str, int] = {}  # updates in _updates, per board
         self._wake = asyncio.Event()
@@ -116,6 +120,9 @@ class MqttPublisher:
     @property
     def boards_topic(self) -> str:
         return f"{self.prefix}/boards"
+
+    def standings_topic(self, event: str) -> str:
+        return f"{self.prefix}/standings/{topic_safe(event)}"
 
     def publish_state(self, board_id: str, snapshot: bytes | Callable[[], bytes]) -> None:
         """Queue the board's snapshot message (retained; only the latest is kept).
@@ -156,9 +163,20 @@ class MqttPublisher:
         self._boards_dirty = True
         self._wake.set()
 
+    def publish_standings(self, event: str, standings: bytes) -> None:
+        """Queue an event's ``standings`` message (retained; only the latest is kept)."""
+        self._standings[event] = standings
+        self._dirty_standings[event] = None
+        self._wake.set()
+
     @property
     def pending(self) -> int:
-        return len(self._updates) + len(self._dirty_states) + int(self._boards_dirty)
+        return (
+            len(self._updates)
+            + len(self._dirty_states)
+            + int(self._boards_dirty)
+            + len(self._dirty_standings)
+        )
 
     # ------------------------------------------------------------- runner
 
@@ -205,6 +223,8 @@ class MqttPublisher:
                 self._dirty_states[board_id] = None
             if self._boards is not None:
                 self._boards_dirty = True
+            for event in self._standings:
+                self._dirty_standings[event] = None
             publisher = asyncio.create_task(self._publish_loop(client))
             watcher = asyncio.create_task(self._watch(client))
             try:
@@ -262,6 +282,14 @@ class MqttPublisher:
             if self._dirty_states:
                 board_id = next(iter(self._dirty_states))
                 await self._send_state(client, board_id)
+                continue
+            if self._dirty_standings:
+                event = next(iter(self._dirty_standings))
+                data = self._standings[event]
+                await client.publish(self.standings_topic(event), data, qos=self.qos, retain=True)
+                if self._standings.get(event) is data:
+                    self._dirty_standings.pop(event, None)
+                self.stats.published += 1
 
     async def _send_state(self, client: aiomqtt.Client, board_id: str) -> None:
         entry = self._states[board_id]

@@ -5,8 +5,9 @@ MQTT (retained per-board state and per-ply updates). JSON Schema files are
 exported from these models to ``docs/protocol/``.
 
 Server -> client messages: ``hello``, ``boards``, ``boards_diff``, ``snapshot``,
-``update``, ``error``, ``pong``. Client -> server: ``subscribe``,
-``unsubscribe``, ``ping``, ``list_boards``.
+``update``, ``standings``, ``error``, ``pong``. Client -> server: ``subscribe``,
+``unsubscribe``, ``ping``, ``list_boards``, ``subscribe_standings``,
+``unsubscribe_standings``.
 
 Conventions: scores are centipawns from White's point of view, clipped to
 +/-3900; WDL is per mille from White's point of view; ratings are Elo points;
@@ -194,6 +195,9 @@ class BoardSummary(_Model):
     black_perceived: Perceived | None = None
     white_algorithm4: Algorithm4 | None = None
     black_algorithm4: Algorithm4 | None = None
+    delay: int = Field(
+        default=0, description="seconds the board is shown late (a broadcast delay); 0: live"
+    )
 
 
 class BoardState(_Model):
@@ -233,6 +237,11 @@ class BoardState(_Model):
     engine_rating: float = Field(description="r_e used for Algorithm 4")
     seq: int = Field(description="per-board sequence number of the last update folded in")
     errors: int = Field(default=0, description="bad input events seen on this board")
+    delay: int = Field(
+        default=0,
+        description="seconds this board reaches viewers late: an anti-cheating broadcast "
+        "delay (everything in this state and its updates is that old); 0: live",
+    )
 
 
 class Hello(_Model):
@@ -321,6 +330,67 @@ class Update(_Model):
     status: Literal["live", "finished"]
 
 
+class StandingsRow(_Model):
+    """One player's line of an event's standings."""
+
+    rank: int = Field(description="1 for the leader; tied players share a rank (1, 2, 2, 4)")
+    key: str = Field(
+        description="the player's key: 'fide:ID' when the feed gives one, else the normalised name"
+    )
+    name: str
+    title: str | None = None
+    federation: str | None = None
+    rating: int | None = Field(default=None, description="official rating from the feed")
+    fide_id: str | None = None
+    points: float
+    games: int = Field(description="rounds counted (games, byes and rounds carried in)")
+    tiebreaks: dict[str, float | None] = Field(
+        description="tie-break name (DE, SB, WIN, WON, BH, BH-C1) -> value, in the "
+        "event's order; a DE value is null when the player was tied with nobody"
+    )
+    win: float | None = Field(
+        description="probability of finishing first (Swiss: of leading after the current "
+        "round); null when the event has no odds"
+    )
+    win_se: float | None = Field(description="Monte Carlo standard error of ``win``")
+    live: bool = Field(description="the player is playing a game now")
+
+
+class Standings(_Model):
+    """An event's standings and each player's chance of finishing first.
+
+    Sent to the clients that asked for the event (``subscribe_standings``)
+    when they ask, then on each change: at most every 2 s per event while a
+    game's result or its live W/D/L changes. Replaces the previous one of the
+    same ``event`` whole."""
+
+    type: Literal["standings"] = "standings"
+    event: str = Field(description="the event's name as its boards carry it (``tournament``)")
+    format: Literal["round-robin", "swiss"] | None = Field(
+        description="as configured ([[events]]); null: not configured (no odds)"
+    )
+    round: int | None = Field(description="the highest round number on the event's boards")
+    rounds: int | None = Field(description="rounds in all when known (a round robin's)")
+    tiebreaks: list[str] = Field(description="the tie-breaks in order (the rows' keys)")
+    playoff: Literal["share", "rating"] | None = Field(
+        description="a tie after every tie-break: first place shared, or a rating play-off"
+    )
+    rows: list[StandingsRow] = Field(description="ordered by rank")
+    sims: int = Field(description="Monte Carlo simulations behind ``win`` (0: no odds)")
+    version: int = Field(description="increases with each standings message of the event")
+    plies: int = Field(description="moves on the event's boards when computed")
+    finished: int = Field(description="games finished on the event's boards")
+    live: int = Field(description="games in progress")
+    upcoming: int = Field(
+        description="games not started (boards without a move, and "
+        "games still to be played that no board shows)"
+    )
+    note: str | None = Field(
+        default=None,
+        description="what the figures mean, e.g. 'Swiss: only round 5 is simulated ...'",
+    )
+
+
 class Error(_Model):
     type: Literal["error"] = "error"
     message: str
@@ -346,6 +416,19 @@ class Ping(_Model):
     type: Literal["ping"] = "ping"
 
 
+class SubscribeStandings(_Model):
+    """Ask for the standings of events by name, or ``"*"`` for every event (also
+    future ones): each one's current ``standings`` at once, then each change."""
+
+    type: Literal["subscribe_standings"] = "subscribe_standings"
+    events: list[str] | Literal["*"]
+
+
+class UnsubscribeStandings(_Model):
+    type: Literal["unsubscribe_standings"] = "unsubscribe_standings"
+    events: list[str] | Literal["*"]
+
+
 class ListBoards(_Model):
     """Ask for a page of the board list; answered with a ``boards`` message."""
 
@@ -359,9 +442,13 @@ class ListBoards(_Model):
 
 
 ServerMessage = Annotated[
-    Hello | Boards | BoardsDiff | Snapshot | Update | Error | Pong, Field(discriminator="type")
+    Hello | Boards | BoardsDiff | Snapshot | Update | Standings | Error | Pong,
+    Field(discriminator="type"),
 ]
-ClientMessage = Annotated[Subscribe | Unsubscribe | Ping | ListBoards, Field(discriminator="type")]
+ClientMessage = Annotated[
+    Subscribe | Unsubscribe | Ping | ListBoards | SubscribeStandings | UnsubscribeStandings,
+    Field(discriminator="type"),
+]
 
 
 # --------------------------------------------------------------------------
@@ -372,6 +459,7 @@ SCHEMA_FILES: dict[str, Any] = {
     "server-message.schema.json": ServerMessage,
     "client-message.schema.json": ClientMessage,
     "board-state.schema.json": BoardState,
+    "standings.schema.json": Standings,
 }
 
 

@@ -328,6 +328,11 @@ class LiveServer:
         (None: all of them)."""
         return self.hub.board_page(cursor, limit, reset=reset)
 
+    def publish_standings(self, event: str, data: bytes) -> None:
+        """An event's new ``standings`` message (serialised): kept for
+        ``/api/standings`` and new subscribers, sent to its subscribers."""
+        self._queue(self.hub.publish_standings(event, data))
+
     def _admin_remove(self, board_id: str) -> None:
         if self.on_remove is not None:
             self.on_remove(board_id)

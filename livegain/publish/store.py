@@ -16,6 +16,16 @@ answered from ``evals`` first, so the engine only runs for positions it never
 saw. Gains, histograms and perceived-rating traces are recomputed exactly from
 those evaluations (the core is deterministic), so every trace is intact.
 
+With a broadcast delay (docs/service.md, "Broadcast delay") two more tables
+keep the :class:`~livegain.publish.delay.DelayLine`, so that a restart
+releases nothing early: ``delay_held``, every item held (a board state, an
+update, a removal, another message: its number, board, release time as
+wall-clock seconds, kind and JSON body), and ``delay_released``, each board's
+released state as of its last checkpoint (``through``: the number of the
+last item folded into it; the rows up to it are deleted with each
+checkpoint). Items released since the last checkpoint stay in
+``delay_held``: on restart they are due at once and folded in again.
+
 This store is separate from ENGINE's :class:`EvalCache` on purpose: the cache
 is an optimisation that may be disabled, shared or cleared; the store is the
 service's record of a broadcast and lives in the configured data directory.
@@ -59,6 +69,20 @@ CREATE TABLE IF NOT EXISTS evals (
     pv TEXT NOT NULL,
     created REAL NOT NULL,
     PRIMARY KEY (engine, fen)
+);
+CREATE TABLE IF NOT EXISTS delay_held (
+    n INTEGER PRIMARY KEY,
+    board_id TEXT NOT NULL,
+    due REAL NOT NULL,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS delay_held_board ON delay_held(board_id, n);
+CREATE TABLE IF NOT EXISTS delay_released (
+    board_id TEXT PRIMARY KEY,
+    ord INTEGER NOT NULL,
+    through INTEGER NOT NULL,
+    state TEXT NOT NULL
 );
 """
 
@@ -198,6 +222,67 @@ class Store:
                 self.bad_rows += 1
                 log.error("store_bad_row", store=str(self.path), board_id=str(b), error=repr(exc))
         return out
+
+    # --------------------------------------------------------------- delay
+
+    def save_held(self, n: int, board_id: str, due: float, kind: str, body: str) -> None:
+        """One item entering the delay line."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO delay_held(n, board_id, due, kind, body) VALUES(?, ?, ?, ?, ?)",
+            (n, board_id, due, kind, body),
+        )
+
+    def save_released(self, board_id: str, state: str | None, through: int) -> None:
+        """A checkpoint: the board's released state (JSON; None: the board is
+        gone) with every item up to ``through`` folded in; those items are
+        deleted, in the same transaction."""
+        db = self._db
+        db.execute("BEGIN")
+        try:
+            if state is None:
+                db.execute("DELETE FROM delay_released WHERE board_id=?", (board_id,))
+            else:
+                db.execute(
+                    "INSERT INTO delay_released(board_id, ord, through, state) "
+                    "VALUES(?, ?, ?, ?) ON CONFLICT(board_id) DO UPDATE SET "
+                    "through=excluded.through, state=excluded.state",
+                    (board_id, through, through, state),
+                )
+            db.execute("DELETE FROM delay_held WHERE board_id=? AND n<=?", (board_id, through))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def forget_delayed(self, board_id: str) -> None:
+        """Drop a board from the delay line's tables (removed by an operator)."""
+        self._db.execute("DELETE FROM delay_released WHERE board_id=?", (board_id,))
+        self._db.execute("DELETE FROM delay_held WHERE board_id=?", (board_id,))
+
+    def load_delayed(
+        self,
+    ) -> tuple[list[tuple[str, int, str]], list[tuple[int, str, float, str, str]]]:
+        """The stored delay line: released states ``(board_id, through, JSON)``
+        in the order the boards were first released, and items held
+        ``(n, board_id, due, kind, body)`` in order."""
+        released = [
+            (str(b), int(t), str(st))
+            for b, t, st in self._db.execute(
+                "SELECT board_id, through, state FROM delay_released ORDER BY ord"
+            )
+        ]
+        held = [
+            (int(n), str(b), float(d), str(k), str(body))
+            for n, b, d, k, body in self._db.execute(
+                "SELECT n, board_id, due, kind, body FROM delay_held ORDER BY n"
+            )
+        ]
+        return released, held
+
+    def clear_delayed(self) -> None:
+        """Empty the delay line's tables (a service without a delay, nothing held)."""
+        self._db.execute("DELETE FROM delay_released")
+        self._db.execute("DELETE FROM delay_held")
 
     # --------------------------------------------------------------- evals
 

@@ -286,3 +286,82 @@ def test_slow_clients_are_aborted_past_the_hard_limit_or_the_timeout() -> None:
     assert isinstance(close, Close) and close.abort and close.client == "b"
     assert hub.stats.closed_slow == 2
     assert hub.lagging_clients() == []
+
+
+# ------------------------------------------------------------- standings
+
+
+def standings(event: str, version: int) -> bytes:
+    row = schema.StandingsRow(
+        rank=1,
+        key="a",
+        name="A",
+        points=float(version),
+        games=version,
+        tiebreaks={"SB": 0.0},
+        win=1.0,
+        win_se=0.0,
+        live=False,
+    )
+    msg = schema.Standings(
+        event=event,
+        format="round-robin",
+        round=version,
+        rounds=None,
+        tiebreaks=["SB"],
+        playoff="share",
+        rows=[row],
+        sims=1000,
+        version=version,
+        plies=0,
+        finished=version,
+        live=0,
+        upcoming=0,
+    )
+    return msg.model_dump_json().encode()
+
+
+def test_standings_go_to_those_who_asked_latest_first() -> None:
+    hub = subscribed_hub("boards-only", "a", "b")
+    assert hub.publish_standings("Open", standings("Open", 1)) == []  # nobody asked yet
+    assert hub.publish_standings("Open", standings("Open", 2)) == []
+    (got,) = msgs(hub.receive("a", '{"type":"subscribe_standings","events":["Open"]}', 0.0), "a")
+    assert (got["type"], got["event"], got["version"]) == ("standings", "Open", 2)
+    assert msgs(hub.receive("b", '{"type":"subscribe_standings","events":"*"}', 0.0), "b") == [
+        json.loads(standings("Open", 2))
+    ]
+    (send,) = sends(hub.publish_standings("Masters", standings("Masters", 1)))
+    assert (list(send.clients), send.standings) == (["b"], "Masters")  # "*": later events too
+    (send,) = sends(hub.publish_standings("Open", standings("Open", 3)))
+    assert sorted(send.clients) == ["a", "b"] and send.checked
+    assert hub.standings_events() == ["Masters", "Open"]
+    assert json.loads(hub.standings("Open") or b"")["version"] == 3
+    # board updates do not go to standings subscribers, nor standings to board ones
+    s = board_state("b1", plies=1, seq=1)
+    (upd,) = sends(hub.publish(update_for(s), s)[1])
+    assert sorted(upd.clients) == ["a", "b", "boards-only"]  # subscribed_hub: boards "*"
+    hub.receive("a", '{"type":"unsubscribe_standings","events":["Open"]}', 0.0)
+    (send,) = sends(hub.publish_standings("Open", standings("Open", 4)))
+    assert list(send.clients) == ["b"]
+    # an event name too long, too many events: an error, nothing subscribed
+    long = json.dumps({"type": "subscribe_standings", "events": ["x" * 300]})
+    (err,) = msgs(hub.receive("a", long, 1.0), "a")
+    assert err["type"] == "error" and "300 characters" in err["message"]
+    many = json.dumps({"type": "subscribe_standings", "events": [f"e{i}" for i in range(70)]})
+    (err,) = msgs(hub.receive("a", many, 2.0), "a")
+    assert "70 events (limit 64" in err["message"]
+
+
+def test_a_lagging_client_gets_the_latest_standings_when_it_catches_up() -> None:
+    hub = subscribed_hub("slow", "fast", soft_backlog=1000, low_backlog=100)
+    for c in ("slow", "fast"):
+        hub.receive(c, '{"type":"subscribe_standings","events":"*"}', 0.0)
+    (send,) = sends(hub.publish_standings("Open", standings("Open", 1)))
+    hub.lagging("slow", send, 5000, now=1.0)
+    for v in (2, 3):
+        (send,) = sends(hub.publish_standings("Open", standings("Open", v)))
+        assert list(hub.recipients(send, send.clients)) == ["fast"]
+    got = msgs(hub.poll("slow", 50, now=2.0), "slow")
+    assert [(m["type"], m["version"]) for m in got] == [("standings", 3)]  # only the latest
+    (send,) = sends(hub.publish_standings("Open", standings("Open", 4)))
+    assert set(hub.recipients(send, send.clients)) == {"slow", "fast"}

@@ -149,3 +149,23 @@ async def test_a_removed_board_leaves_no_retained_state(shared_broker: str, pref
             async with asyncio.timeout(1.0):
                 await anext(aiter(late.messages))
         await late.publish(f"{prefix}/status", b"", retain=True)
+
+
+async def test_standings_retained_per_event_latest_only(shared_broker: str, prefix: str) -> None:
+    pub = MqttPublisher(shared_broker, prefix)
+    assert pub.standings_topic("Open A/B") == f"{prefix}/standings/Open A_B"
+    async with running(pub):
+        for version in (1, 2, 3):
+            pub.publish_standings("Open A/B", json.dumps({"version": version}).encode())
+        pub.publish_standings("Masters", b'{"version": 7}')
+        await wait_for(lambda: pub.pending == 0)
+        async with aiomqtt.Client("127.0.0.1", 1883) as late:
+            await late.subscribe(f"{prefix}/standings/+", qos=1)
+            got: dict[str, int] = {}
+            async with asyncio.timeout(10):
+                async for msg in late.messages:
+                    assert msg.retain
+                    got[str(msg.topic)] = json.loads(bytes(msg.payload))["version"]  # type: ignore[arg-type]
+                    if len(got) == 2:
+                        break
+    assert got == {f"{prefix}/standings/Open A_B": 3, f"{prefix}/standings/Masters": 7}

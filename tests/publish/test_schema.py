@@ -40,9 +40,17 @@ def test_guide_examples_are_valid_messages() -> None:
     for block in blocks:
         data = json.loads(block)
         kinds.add(data["type"])
-        if data["type"] in ("subscribe", "unsubscribe", "ping", "list_boards"):
+        if data["type"] in (
+            "subscribe",
+            "unsubscribe",
+            "ping",
+            "list_boards",
+            "subscribe_standings",
+            "unsubscribe_standings",
+        ):
             client.validate_python(data)
         else:
             server.validate_python(data)
     assert {"hello", "snapshot", "update", "subscribe", "error", "boards", "ping", "pong"} <= kinds
     assert {"boards_diff", "list_boards"} <= kinds
+    assert {"subscribe_standings", "standings"} <= kinds

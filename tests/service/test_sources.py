@@ -196,8 +196,9 @@ async def test_a_stalled_preferred_feed_hands_over_without_waiting_for_a_new_mov
             await lcc_relay.advance(8)
             await pgn_relay.advance(8)
             await mirror.wait(
-                lambda m: len(m.boards) == len(GAMES)
-                and {len(v) for v in shown(m).values()} == {4},
+                lambda m: (
+                    len(m.boards) == len(GAMES) and {len(v) for v in shown(m).values()} == {4}
+                ),
                 WAIT,
             )
             await lcc_relay.stop()

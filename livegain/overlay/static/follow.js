@@ -2,7 +2,7 @@
 // and whether it exists), the snapshot and its updates, gaps in the sequence
 // numbers (a fresh snapshot is asked for). Used by the board overlay and by the
 // standalone widget pages.
-import { BoardList, LiveConnection, applyUpdate } from "./lib.js";
+import { BoardList, LiveConnection, applyUpdate, renderDelay } from "./lib.js";
 
 /**
  * Follows the board `boardId` (null: the first board of the list) and calls
@@ -43,6 +43,7 @@ export class BoardFollower {
         this.fresh = true;
         this.onWaiting(null);
         this.onRender(this.state);
+        renderDelay(this.root, this.state);
         this.freshnessChanged();
       },
       update: (msg) => {
@@ -58,6 +59,7 @@ export class BoardFollower {
         if (r === "ok") {
           this.count("updates");
           this.onRender(this.state);
+          renderDelay(this.root, this.state);
           this.freshnessChanged();
         }
       },

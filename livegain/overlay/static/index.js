@@ -32,7 +32,7 @@ for (const [name, label] of WIDGETS) {
 }
 
 let summaries = [];
-let selected = null; // { kind: "board", id } | { kind: "boards", tournament, round }
+let selected = null; // { kind: "board", id } | { kind: "boards", tournament, round } | { kind: "standings", tournament }
 
 function options() {
   const fd = new FormData(form);
@@ -68,6 +68,16 @@ function boardsUrl(tournament, round) {
   if (o.theme !== "dark") u.searchParams.set("theme", o.theme);
   if (o.rating !== "calibrated") u.searchParams.set("rating", o.rating);
   if (o.transparent) u.searchParams.set("bg", "transparent");
+  return u.href;
+}
+
+function standingsUrl(tournament) {
+  const o = options();
+  const u = new URL("overlay/static/widget-standings.html", location.href);
+  u.search = "";
+  u.searchParams.set("event", tournament);
+  if (o.theme !== "dark") u.searchParams.set("theme", o.theme);
+  u.searchParams.set("bg", o.transparent ? "transparent" : "solid");
   return u.href;
 }
 
@@ -133,6 +143,18 @@ function render() {
       }),
     );
     sec.append(allRow);
+    if (tournament) {
+      // the event's standings and chances of first place (docs/standings.md)
+      const stRow = el("div", { class: "board-row", testid: "standings-row" });
+      stRow.append(el("span", { class: "no" }, "≡"), el("span", { class: "pair" }, "Standings and odds (widget)"), el("span"));
+      stRow.append(
+        urlRow(standingsUrl(tournament), "standings-url", () => {
+          selected = { kind: "standings", tournament };
+          preview();
+        }),
+      );
+      sec.append(stRow);
+    }
     for (const s of boards) {
       const row = el("div", { class: "board-row", testid: "board-row" });
       row.dataset.boardId = s.board_id;
@@ -162,7 +184,12 @@ function preview() {
   const frame = byTestId(root, "preview");
   if (!selected && summaries.length) selected = { kind: "board", id: summaries[0].board_id };
   if (!selected) return;
-  const url = selected.kind === "board" ? boardUrl(selected.id) : boardsUrl(selected.tournament, selected.round);
+  const url =
+    selected.kind === "board"
+      ? boardUrl(selected.id)
+      : selected.kind === "standings"
+        ? standingsUrl(selected.tournament)
+        : boardsUrl(selected.tournament, selected.round);
   if (frame.getAttribute("src") !== url) frame.setAttribute("src", url);
   byTestId(root, "preview-url").textContent = url;
   fit();

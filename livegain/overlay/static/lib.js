@@ -345,6 +345,43 @@ function mergePoints(trace, points) {
   return [...byPly.values()].sort((a, b) => a.ply - b.ply);
 }
 
+/** "Delayed 15 min" for a board shown `seconds` late (a broadcast delay); null when live. */
+export function delayText(seconds) {
+  const s = Number(seconds) || 0;
+  if (s <= 0) return null;
+  if (s < 60) return `Delayed ${Math.round(s)} s`;
+  if (s < 3600 || s % 3600) {
+    const m = s / 60;
+    return `Delayed ${Number.isInteger(m) ? m : m.toFixed(1)} min`;
+  }
+  return `Delayed ${s / 3600} h`;
+}
+
+/**
+ * Shows that the broadcast is delayed, and by how much: a small badge (made on
+ * first use) in the page's [data-delay-slot] when that is shown, else in a corner
+ * of `root`. Hidden while the board is live, and with hide=delay.
+ */
+export function renderDelay(root, state) {
+  const text = delayText(state && state.delay);
+  let badge = byTestId(root, "delay");
+  if (!badge) {
+    if (!text) return;
+    const slot = root.querySelector("[data-delay-slot]");
+    const inSlot = slot !== null && !slot.closest("[hidden]");
+    badge = el("span", {
+      class: inSlot ? "delay-badge" : "delay-badge floating",
+      testid: "delay",
+      title: "the broadcast is delayed: moves, clocks and figures are shown this late",
+    });
+    (inSlot ? slot : root).append(badge);
+  }
+  const hide = listParam("hide");
+  badge.hidden = !text || (hide !== null && hide.has("delay"));
+  badge.dataset.seconds = String((state && state.delay) || 0);
+  if (badge.textContent !== (text || "")) badge.textContent = text || "";
+}
+
 /** The latest evaluation to show: the current one, else the last evaluated ply's (pending). */
 export function displayEval(state) {
   if (state.eval) return { ev: state.eval, pending: false };

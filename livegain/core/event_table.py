@@ -1,0 +1,422 @@
+"""One event's standings and tournament-win odds, from its boards.
+
+The service groups its boards by event (the PGN ``Event`` tag) and hands each
+group here as :class:`GameEntry` values (players, round, result, plies and
+the live W/D/L of the current position), with the event's :class:`EventRules`
+(the ``[[events]]`` entry of the configuration; none: standings only).
+:func:`event_table` returns the standings rows, each with the chance of
+finishing first and its Monte Carlo standard error, using
+:mod:`livegain.core.standings` and :mod:`livegain.core.tournament_odds`.
+
+Players are keyed by FIDE id when the feed gives one, else by their
+normalised name (:func:`livegain.core.events.player_key`). Names in the rules
+(``points_before``, ``pairings``) are matched to the players on the boards:
+the same normalised name, else the only player whose name contains every word
+of it (``"Carlsen"`` is ``"Carlsen, Magnus"``); a name that matches nobody is a
+player of its own.
+
+Games:
+
+* finished boards are results (``1-0``, ``0-1``, ``1/2-1/2``);
+* boards with moves and no result are games in progress, simulated from their
+  live W/D/L (the last evaluated position's; from the ratings while none is
+  known yet);
+* boards without a move are games not started, simulated from the ratings
+  with the draw model of :func:`livegain.core.odds.game_probabilities`;
+* ``pairings`` of the rules not yet on a board are games not started too (a
+  pairing with a round is on a board of that round; without one, on any board
+  of the same two players);
+* round robin without ``pairings``: every pair of the field that has met fewer
+  than ``cycles`` times plays the games missing (colours do not matter to the
+  model).
+
+Swiss events: later pairings depend on results, so only the games on the
+boards (the current round) and ``pairings`` are simulated: the chances are of
+leading the standings after the current round, and the table says so.
+
+``points_before``: points from rounds the feed does not carry (a broadcast of
+one round of a Swiss). They count as unplayed rounds before the feed's first
+round (full-point, half-point and zero-point byes), so that the players'
+points and rounds are right; their tie-breaks then treat those rounds as
+:mod:`livegain.core.standings` treats unplayed rounds (a dummy opponent with
+the player's own points): only the rounds in the feed have real opponents.
+
+Pure: no I/O, no clock; the simulation's randomness comes from ``seed``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from livegain.core.events import PlayerInfo, normalise_name, player_key
+from livegain.core.game import BoardGame
+from livegain.core.standings import ALIASES, Result, Standings, tiebreak_names
+from livegain.core.wdl import position_wdl
+
+if TYPE_CHECKING:  # the simulation (NumPy, SciPy) is imported when first used
+    from livegain.core.tournament_odds import InProgress, Playoff
+
+Format = Literal["round-robin", "swiss"]
+
+ROUND_ROBIN_TIEBREAKS = ("DE", "SB", "WIN")
+SWISS_TIEBREAKS = ("BH-C1", "BH", "SB")
+DEFAULT_SIMS = 100_000
+DEFAULT_DRAW_RATE = 0.5
+"""As :data:`livegain.core.tournament_odds.DEFAULT_DRAW_RATE`."""
+DEFAULT_RATING = 1500.0
+"""The rating every player gets when no player of the event has one."""
+
+FINISHED = ("1-0", "0-1", "1/2-1/2")
+WDL_LOOKBACK = 16
+"""Plies looked back for the last evaluated position of a game in progress."""
+
+_SHORT = {tb: alias for alias, tb in ALIASES.items()}
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """A game to be played: by the players' names (as the feed spells them, or
+    a part of them), in the given round when known."""
+
+    white: str
+    black: str
+    round: int | None = None
+
+
+@dataclass(frozen=True)
+class EventRules:
+    """How an event is ranked and simulated (an ``[[events]]`` entry).
+
+    ``format`` None: the event is not configured: standings (points and
+    ``tiebreaks``, default the Swiss ones) without odds.
+    """
+
+    format: Format | None = None
+    cycles: int = 1
+    pairings: tuple[Pairing, ...] = ()
+    tiebreaks: tuple[str, ...] | None = None
+    playoff: Playoff = "share"
+    draw_rate: float = DEFAULT_DRAW_RATE
+    sims: int = DEFAULT_SIMS
+    points_before: tuple[tuple[str, float], ...] = ()
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.cycles < 1:
+            raise ValueError(f"cycles must be at least 1, got {self.cycles}")
+        for name, pts in self.points_before:
+            if pts < 0 or not math.isfinite(pts) or (2 * pts) != int(2 * pts):
+                raise ValueError(f"points_before of {name!r}: {pts} is not a multiple of 1/2")
+        tiebreak_names(self.order)  # unknown names: an error now
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        """The tie-breaks in force (the given ones, else the format's defaults)."""
+        if self.tiebreaks is not None:
+            return self.tiebreaks
+        return ROUND_ROBIN_TIEBREAKS if self.format == "round-robin" else SWISS_TIEBREAKS
+
+
+@dataclass(frozen=True)
+class GameEntry:
+    """What the table needs of one board (read from it on the service's loop)."""
+
+    board_id: str
+    white: PlayerInfo
+    black: PlayerInfo
+    round: str | None
+    result: str
+    plies: int
+    wdl: tuple[float, float, float] | None = None
+    """W/D/L of the last evaluated position, White's view (any positive scale)."""
+
+
+@dataclass(frozen=True)
+class TableRow:
+    rank: int
+    key: str
+    name: str
+    title: str | None
+    federation: str | None
+    rating: int | None
+    fide_id: str | None
+    points: float
+    games: int
+    tiebreaks: tuple[tuple[str, float | None], ...]
+    """(short name, value) in the order of the tie-breaks."""
+    win: float | None
+    win_se: float | None
+    live: bool
+
+
+@dataclass(frozen=True)
+class EventTable:
+    event: str
+    format: Format | None
+    round: int | None
+    """The highest round number on the event's boards (None: none given)."""
+    rounds: int | None
+    """Rounds in all, when known (a round robin's: ``cycles`` x (n - 1), n even)."""
+    tiebreaks: tuple[str, ...]
+    playoff: Playoff | None
+    rows: tuple[TableRow, ...]
+    sims: int
+    """Simulations behind ``win`` (0: no odds)."""
+    finished: int
+    live: int
+    upcoming: int
+    plies: int
+    """Moves on the event's boards in all (it grows as the event goes on)."""
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def note(self) -> str | None:
+        return " ".join(self.notes) or None
+
+
+def entry_of(game: BoardGame) -> GameEntry:
+    """What :func:`event_table` needs of a board: the W/D/L is the current
+    position's, else the last evaluated one's within :data:`WDL_LOOKBACK`
+    plies (a move that just arrived is not evaluated yet)."""
+    wdl: tuple[float, float, float] | None = None
+    if game.result == "*":
+        current = game.current_wdl
+        if current is not None:
+            wdl = (float(current[0]), float(current[1]), float(current[2]))
+        else:
+            for ply in range(game.plies - 1, max(-1, game.plies - 1 - WDL_LOOKBACK), -1):
+                ev = game.eval_at(ply)
+                if ev is not None:
+                    w, d, lo = position_wdl(ev)
+                    wdl = (float(w), float(d), float(lo))
+                    break
+    return GameEntry(
+        board_id=game.board_id,
+        white=game.white,
+        black=game.black,
+        round=game.round,
+        result=game.result,
+        plies=game.plies,
+        wdl=wdl,
+    )
+
+
+def round_number(text: str | None) -> int | None:
+    """The round's number: ``"5"`` and ``"5.1"`` are 5; None when there is none."""
+    if not text:
+        return None
+    m = re.match(r"\s*(\d+)", text)
+    return int(m.group(1)) if m else None
+
+
+def _known(p: PlayerInfo) -> bool:
+    return bool(normalise_name(p.name)) and p.name.strip() not in ("?", "-")
+
+
+class _Field:
+    """The players: key -> the latest information about them; names -> keys."""
+
+    def __init__(self) -> None:
+        self.info: dict[str, PlayerInfo] = {}
+        self._seen_round: dict[str, int] = {}
+
+    def add(self, p: PlayerInfo, rnd: int) -> str:
+        key = player_key(p)
+        if rnd >= self._seen_round.get(key, -1):
+            self.info[key] = p
+            self._seen_round[key] = rnd
+        return key
+
+    def resolve(self, name: str) -> str:
+        """The key of the player ``name`` designates; a new player when nobody matches."""
+        want = normalise_name(name)
+        if name.strip().isdigit():
+            fide = f"fide:{name.strip().lstrip('0')}"
+            if fide in self.info:
+                return fide
+        exact = [k for k, p in self.info.items() if normalise_name(p.name) == want]
+        if len(exact) == 1:
+            return exact[0]
+        words = set(want.split())
+        if words:
+            part = [k for k, p in self.info.items() if words <= set(normalise_name(p.name).split())]
+            if len(part) == 1:
+                return part[0]
+        key = want or name
+        self.info.setdefault(key, PlayerInfo(name=name))
+        return key
+
+
+def _byes(key: str, points: float, rounds: int) -> list[Result]:
+    full = int(points)
+    half = 1 if points - full >= 0.5 else 0
+    out = [Result.bye(key, 1.0) for _ in range(full)]
+    out += [Result.bye(key, 0.5) for _ in range(half)]
+    out += [Result.bye(key, 0.0) for _ in range(max(0, rounds - full - half))]
+    return out
+
+
+def event_table(event: str, games: Iterable[GameEntry], rules: EventRules) -> EventTable:
+    """The standings of ``event`` from its boards ``games``, with the odds of
+    finishing first when ``rules`` has a format (see the module docstring)."""
+    boards = [g for g in games if _known(g.white) and _known(g.black)]
+    rounds_seen = [num for g in boards if (num := round_number(g.round)) is not None]
+    people = _Field()
+    keyed: list[tuple[GameEntry, str, str, int | None]] = []
+    for g in boards:
+        rnd = round_number(g.round)
+        wk = people.add(g.white, rnd or 0)
+        bk = people.add(g.black, rnd or 0)
+        if wk != bk:
+            keyed.append((g, wk, bk, rnd))
+    notes: list[str] = []
+
+    finished: list[Result] = []
+    live: list[InProgress] = []
+    upcoming: list[tuple[str, str]] = []
+    playing: set[str] = set()
+    met: Counter[frozenset[str]] = Counter()
+    on_board: Counter[tuple[frozenset[str], int | None]] = Counter()
+    plies = 0
+    n_live = 0
+    for g, wk, bk, rnd in keyed:
+        plies += g.plies
+        pair = frozenset((wk, bk))
+        met[pair] += 1
+        on_board[(pair, rnd)] += 1
+        if g.result in FINISHED:
+            finished.append(Result.game(wk, bk, g.result, rnd))
+        elif g.plies > 0:
+            n_live += 1
+            playing.update((wk, bk))
+            if g.wdl is not None and sum(g.wdl) > 0:
+                live.append((wk, bk, g.wdl))
+            else:
+                upcoming.append((wk, bk))
+        else:
+            upcoming.append((wk, bk))
+    n_not_started = len(keyed) - len(finished) - n_live
+    before_extra = len(upcoming)
+
+    # pairings of the rules that no board shows yet
+    unclaimed, unclaimed_slots = met.copy(), on_board.copy()
+    for p in rules.pairings:
+        wk, bk = people.resolve(p.white), people.resolve(p.black)
+        if wk == bk:
+            continue
+        pair = frozenset((wk, bk))
+        slot = (pair, p.round)
+        if p.round is not None and unclaimed_slots[slot] > 0:
+            unclaimed_slots[slot] -= 1
+            continue
+        if p.round is None and unclaimed[pair] > 0:
+            unclaimed[pair] -= 1
+            continue
+        upcoming.append((wk, bk))
+
+    carried = [(people.resolve(name), pts) for name, pts in rules.points_before]
+    first_round = min(rounds_seen) if rounds_seen else None
+    players = sorted(people.info)
+    if rules.format == "round-robin" and not rules.pairings:
+        # every board counts as a meeting, finished or not
+        for i, a in enumerate(players):
+            for b in players[i + 1 :]:
+                upcoming.extend([(a, b)] * max(0, rules.cycles - met[frozenset((a, b))]))
+
+    extra = len(upcoming) - before_extra  # games no board shows yet
+    byes: list[Result] = []
+    if carried:
+        before = (first_round - 1) if first_round is not None else 0
+        for key, pts in carried:
+            byes.extend(_byes(key, pts, before))
+        notes.append(
+            "Points from earlier rounds are carried in; tie-breaks count those rounds as unplayed."
+        )
+
+    order = tiebreak_names(rules.order)
+    table = Standings.from_results([*byes, *finished], order, players)
+    n = len(players)
+    rounds: int | None = None
+    if rules.format == "round-robin" and n > 1:
+        rounds = rules.cycles * (n - 1 if n % 2 == 0 else n)
+
+    odds: dict[str, tuple[float, float]] = {}
+    sims = 0
+    if rules.format is not None and n > 0:
+        known = [float(p.rating) for p in people.info.values() if p.rating]
+        fill = sum(known) / len(known) if known else DEFAULT_RATING
+        ratings = {k: float(p.rating) if p.rating else fill for k, p in people.info.items()}
+        missing = sum(1 for p in people.info.values() if not p.rating)
+        if missing:
+            notes.append(
+                f"{missing} player{'s' if missing > 1 else ''} without a rating "
+                f"counted at {fill:.0f}."
+            )
+        from livegain.core.tournament_odds import win_odds
+
+        chances = win_odds(
+            players,
+            ratings,
+            [*byes, *finished],
+            live,
+            upcoming,
+            sims=rules.sims,
+            seed=rules.seed,
+            tiebreaks=order,
+            playoff=rules.playoff,
+            draw_rate=rules.draw_rate,
+        )
+        odds = {k: (c.p, c.stderr) for k, c in chances.items()}
+        sims = rules.sims
+        if rules.format == "swiss":
+            shown = max(rounds_seen) if rounds_seen else None
+            which = f"round {shown}" if shown is not None else "the current round"
+            notes.insert(
+                0,
+                f"Swiss: only {which} is simulated; the chances are of leading "
+                "after it, not of winning the event.",
+            )
+    else:
+        notes.insert(0, "Standings only: the event has no [[events]] entry, so no odds.")
+
+    rows: list[TableRow] = []
+    for r in table.rows:
+        info = people.info[r.player]
+        chance = odds.get(r.player)
+        rows.append(
+            TableRow(
+                rank=r.rank,
+                key=r.player,
+                name=info.name,
+                title=info.title,
+                federation=info.federation,
+                rating=info.rating,
+                fide_id=info.fide_id,
+                points=r.points,
+                games=r.rounds,
+                tiebreaks=tuple((_SHORT[tb], v) for tb, v in zip(order, r.tiebreaks, strict=True)),
+                win=None if chance is None else chance[0],
+                win_se=None if chance is None else chance[1],
+                live=r.player in playing,
+            )
+        )
+    return EventTable(
+        event=event,
+        format=rules.format,
+        round=max(rounds_seen) if rounds_seen else None,
+        rounds=rounds,
+        tiebreaks=tuple(_SHORT[tb] for tb in order),
+        playoff=rules.playoff if rules.format is not None else None,
+        rows=tuple(rows),
+        sims=sims,
+        finished=len(finished),
+        live=n_live,
+        upcoming=n_not_started + extra,
+        plies=plies,
+        notes=tuple(notes),
+    )

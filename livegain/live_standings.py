@@ -1,0 +1,264 @@
+"""Live standings and tournament-win odds per event, for the running service.
+
+The service calls :meth:`LiveStandings.touch` with a board's id whenever it
+publishes the board (or removes it). What the standings depend on is read
+from the board at once (:func:`livegain.core.event_table.entry_of`: players,
+round, result, whether it started, the live W/D/L); when that changed, the
+board's event is marked for a new computation. Each event has its own task:
+
+- at most one computation every ``interval`` seconds (2 s by default) per
+  event, however often its boards change, and never sooner than twice its
+  duration after the last one started (a round of a 200-player Swiss takes
+  seconds, bench/standings_live.py: one event keeps a core busy at most half
+  the time);
+- the computation (:func:`livegain.core.event_table.event_table`, 100,000
+  simulations in about 0.2 s for a 14-player round robin) runs in a worker
+  thread (:func:`asyncio.to_thread`), off the event loop, on the boards as
+  they stood when it started; changes that arrive meanwhile mark the event
+  again, so the next computation (``interval`` seconds after the start of this
+  one) takes them: the latest state always wins, and results are published in
+  the order they were computed;
+- a result equal to the last one published (but for its ``version`` and
+  move count) is not sent again.
+
+Events are the boards' ``tournament`` (the PGN ``Event`` tag); an
+``[[events]]`` entry of the configuration (matched by name, ignoring case and
+spaces) gives the format, tie-breaks, play-off rule, pairings and the points
+carried in; an event without one gets standings without odds. Boards without
+an event name are not part of any standings.
+
+Each new ``standings`` message goes to ``publish(event, data)``: the service
+hands it to its WebSocket server (``/api/standings``, ``subscribe_standings``)
+and its MQTT publisher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import structlog
+
+from livegain.core.event_table import EventRules, EventTable, GameEntry, entry_of, event_table
+from livegain.core.game import BoardGame
+from livegain.publish import schema
+
+if TYPE_CHECKING:
+    from livegain.config import EventConfig
+
+log = structlog.get_logger("livegain.standings")
+
+INTERVAL = 2.0
+"""Seconds between two computations of one event, at least."""
+
+
+def event_key(name: str) -> str:
+    """How event names are compared: case and runs of spaces ignored."""
+    return " ".join(name.split()).casefold()
+
+
+def event_of(game: BoardGame) -> str | None:
+    """The board's event name, or None when it has none."""
+    name = (game.event or "").strip()
+    return name if name and name != "?" else None
+
+
+def standings_message(table: EventTable, version: int) -> schema.Standings:
+    """The wire message of a computed table."""
+    return schema.Standings(
+        event=table.event,
+        format=table.format,
+        round=table.round,
+        rounds=table.rounds,
+        tiebreaks=list(table.tiebreaks),
+        playoff=table.playoff,
+        rows=[
+            schema.StandingsRow(
+                rank=r.rank,
+                key=r.key,
+                name=r.name,
+                title=r.title,
+                federation=r.federation,
+                rating=r.rating,
+                fide_id=r.fide_id,
+                points=r.points,
+                games=r.games,
+                tiebreaks=dict(r.tiebreaks),
+                win=r.win,
+                win_se=r.win_se,
+                live=r.live,
+            )
+            for r in table.rows
+        ],
+        sims=table.sims,
+        version=version,
+        plies=table.plies,
+        finished=table.finished,
+        live=table.live,
+        upcoming=table.upcoming,
+        note=table.note,
+    )
+
+
+@dataclass
+class _Event:
+    name: str
+    rules: EventRules
+    dirty: asyncio.Event = field(default_factory=asyncio.Event)
+    version: int = 0
+    last: schema.Standings | None = None
+    computations: int = 0
+    seconds: float = 0.0
+    """Duration of the last computation (in its thread)."""
+
+
+@dataclass
+class StandingsStats:
+    computations: int = 0
+    published: int = 0
+    failures: int = 0
+
+
+class LiveStandings:
+    """Standings and odds of every event on the boards; see the module docstring.
+
+    ``boards`` gives the service's boards (id -> game) when called;
+    ``publish(event, data)`` sends a new serialised ``standings`` message.
+    """
+
+    def __init__(
+        self,
+        events: Sequence[EventConfig],
+        boards: Callable[[], Mapping[str, BoardGame]],
+        publish: Callable[[str, bytes], None],
+        *,
+        interval: float = INTERVAL,
+    ) -> None:
+        self._configured: dict[str, tuple[str, EventRules]] = {
+            event_key(e.name): (e.name, e.rules()) for e in events
+        }
+        self._boards = boards
+        self._publish = publish
+        self.interval = interval
+        self.stats = StandingsStats()
+        self._events: dict[str, _Event] = {}  # by event name as the boards carry it
+        self._of_board: dict[str, str] = {}  # board id -> event name
+        self._seen: dict[str, GameEntry] = {}  # board id -> what the table last read of it
+        self._tg: asyncio.TaskGroup | None = None
+        self._waiting: list[_Event] = []  # events known before run() started
+
+    # ------------------------------------------------------------ changes
+
+    def touch(self, board_id: str) -> None:
+        """The board changed (or was removed): mark its event if what the
+        standings read of it changed. Cheap; call it on every publication."""
+        game = self._boards().get(board_id)
+        before = self._of_board.get(board_id)
+        name = event_of(game) if game is not None else None
+        if name is None:
+            self._seen.pop(board_id, None)
+            if before is not None:
+                del self._of_board[board_id]
+                self._mark(before)
+            return
+        assert game is not None
+        entry = entry_of(game)
+        # the move count itself does not matter, only whether the game started
+        entry = dataclasses.replace(entry, plies=min(entry.plies, 1))
+        if before == name and self._seen.get(board_id) == entry:
+            return
+        self._seen[board_id] = entry
+        self._of_board[board_id] = name
+        if before is not None and before != name:
+            self._mark(before)
+        self._mark(name)
+
+    def _mark(self, name: str) -> None:
+        ev = self._events.get(name)
+        if ev is None:
+            configured = self._configured.get(event_key(name))
+            rules = configured[1] if configured is not None else EventRules()
+            ev = self._events[name] = _Event(name, rules)
+            if self._tg is not None:
+                self._tg.create_task(self._follow(ev), name=f"standings-{name[:40]}")
+            else:
+                self._waiting.append(ev)
+        ev.dirty.set()
+
+    # ------------------------------------------------------------ running
+
+    async def run(self) -> None:
+        """Compute and publish until cancelled (one task per event)."""
+        async with asyncio.TaskGroup() as tg:
+            self._tg = tg
+            try:
+                waiting, self._waiting = self._waiting, []
+                for ev in waiting:
+                    tg.create_task(self._follow(ev), name=f"standings-{ev.name[:40]}")
+                await asyncio.Event().wait()
+            finally:
+                self._tg = None
+
+    async def _follow(self, ev: _Event) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await ev.dirty.wait()
+            ev.dirty.clear()
+            started = loop.time()
+            try:
+                await self._compute(ev)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # one event's trouble must not stop the others
+                self.stats.failures += 1
+                log.exception("standings_failed", tournament=ev.name, error=str(exc))
+            # at most every `interval` s, and busy at most half the time on a big event
+            gap = max(self.interval, 2.0 * ev.seconds)
+            await asyncio.sleep(max(0.0, gap - (loop.time() - started)))
+
+    def games_of(self, name: str) -> list[GameEntry]:
+        """What the table reads of each board of the event ``name``, now."""
+        boards = self._boards()
+        out = []
+        for bid, event in self._of_board.items():
+            game = boards.get(bid)
+            if event == name and game is not None:
+                out.append(entry_of(game))
+        return out
+
+    async def _compute(self, ev: _Event) -> None:
+        games = self.games_of(ev.name)
+        if not games:
+            return  # every board of it is gone: its last standings stay
+        t0 = time.perf_counter()
+        table = await asyncio.to_thread(event_table, ev.name, games, ev.rules)
+        ev.seconds = time.perf_counter() - t0
+        ev.computations += 1
+        self.stats.computations += 1
+        msg = standings_message(table, ev.version + 1)
+        same = {"version": msg.version, "plies": msg.plies}
+        if ev.last is not None and msg == ev.last.model_copy(update=same):
+            return  # nothing a viewer sees changed
+        ev.version += 1
+        ev.last = msg
+        self.stats.published += 1
+        log.debug("standings", tournament=ev.name, version=ev.version, seconds=round(ev.seconds, 3))
+        self._publish(ev.name, msg.model_dump_json().encode())
+
+    # ------------------------------------------------------------ reading
+
+    def status(self) -> dict[str, object]:
+        """Figures for ``/healthz``."""
+        return {
+            "events": len(self._events),
+            "computations": self.stats.computations,
+            "published": self.stats.published,
+            "failures": self.stats.failures,
+            "last_seconds": {
+                name: round(ev.seconds, 3) for name, ev in sorted(self._events.items())
+            },
+        }

@@ -1,0 +1,155 @@
+// The standings widget (widget-standings.html): an event's standings, tie-breaks and
+// each player's chance of first place with its Monte Carlo error, live.
+// URL parameters: event=NAME (default: the first event by name), rows=N (the top N
+// only), theme, bg, scale, show/hide (title, note). See docs/obs.md.
+import { DASH, LiveConnection, applyPageParams, applyWidgetParams, byTestId, el, param } from "./lib.js";
+
+/** Points as chess writes them: 3½, ½, 0. */
+export function pointsText(x) {
+  if (x === null || x === undefined || !Number.isFinite(x)) return DASH;
+  const whole = Math.floor(x);
+  const half = x - whole >= 0.5;
+  if (!half) return String(whole);
+  return whole ? `${whole}½` : "½";
+}
+
+/** A tie-break value: up to two decimals, no trailing zeros; null: a dash. */
+export function tiebreakText(v) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return DASH;
+  return String(Number(v.toFixed(2)));
+}
+
+/** A chance with its Monte Carlo standard error, in percentage points: "34 % ±0.3". */
+export function chanceText(p, se) {
+  if (p === null || p === undefined || !Number.isFinite(p)) return { p: DASH, se: "" };
+  const pct = p * 100;
+  let text;
+  if (p === 0 || p === 1) return { p: `${pct.toFixed(0)} %`, se: "" };
+  if (pct < 0.1) text = "<0.1 %";
+  else if (pct > 99.9) text = ">99.9 %";
+  else text = `${pct.toFixed(pct >= 10 && pct <= 90 ? 0 : 1)} %`;
+  const err = Number.isFinite(se) ? `±${(se * 100).toFixed(1)}` : "";
+  return { p: text, se: err };
+}
+
+function playerCell(row) {
+  const td = el("td", { class: "st-player", testid: "row-name" });
+  if (row.title) td.append(el("span", { class: "st-title" }, row.title));
+  td.append(el("span", { class: "st-name", testid: "row-player" }, row.name));
+  if (row.federation) td.append(el("span", { class: "st-fed" }, row.federation));
+  if (row.live) td.append(el("span", { class: "st-live-dot", title: "playing now", testid: "row-live" }));
+  return td;
+}
+
+function headers(msg, odds) {
+  const cells = [el("th", {}, "#"), el("th", { class: "st-player" }, "Player"), el("th", {}, "Rtg"), el("th", {}, "Pts")];
+  for (const tb of msg.tiebreaks) cells.push(el("th", { testid: "head-tb" }, tb));
+  if (odds) {
+    const label = msg.format === "swiss" && msg.round ? `Lead after R${msg.round}` : "1st place";
+    cells.push(el("th", { testid: "head-win", title: `chance, ± its Monte Carlo error (${msg.sims} simulations)` }, label));
+  }
+  return cells;
+}
+
+function render(root, msg) {
+  const odds = msg.sims > 0;
+  byTestId(root, "standings-event").textContent = msg.event;
+  const round = msg.round ? (msg.rounds ? `round ${msg.round} of ${msg.rounds}` : `round ${msg.round}`) : "";
+  byTestId(root, "standings-round").textContent = round;
+  byTestId(root, "standings-head").replaceChildren(...headers(msg, odds));
+  const limit = Number(param("rows", "0"));
+  const rows = Number.isFinite(limit) && limit > 0 ? msg.rows.slice(0, limit) : msg.rows;
+  const best = Math.max(0, ...rows.map((r) => r.win ?? 0));
+  const body = byTestId(root, "standings-body");
+  body.replaceChildren(
+    ...rows.map((r) => {
+      const tr = el("tr", { testid: "standings-row" });
+      tr.dataset.key = r.key;
+      tr.dataset.live = r.live ? "true" : "false";
+      tr.append(
+        el("td", { class: "st-rank", testid: "row-rank" }, r.rank),
+        playerCell(r),
+        el("td", { class: "st-tb", testid: "row-rating" }, r.rating ?? DASH),
+        el("td", { class: "st-points", testid: "row-points" }, pointsText(r.points)),
+      );
+      for (const tb of msg.tiebreaks) {
+        const td = el("td", { class: "st-tb", testid: "row-tb" }, tiebreakText(r.tiebreaks[tb]));
+        td.dataset.tb = tb;
+        tr.append(td);
+      }
+      if (odds) {
+        const c = chanceText(r.win, r.win_se);
+        const td = el("td", { class: "st-win", testid: "row-win" });
+        td.dataset.p = String(r.win);
+        td.dataset.se = String(r.win_se);
+        const width = best > 0 && r.win ? Math.max(2, Math.round((60 * r.win) / best)) : 0;
+        if (width) td.append(el("span", { class: "st-bar", style: `width:${width}px` }));
+        td.append(el("span", { testid: "row-chance" }, c.p));
+        if (c.se) td.append(el("span", { class: "st-se", testid: "row-se" }, c.se));
+        tr.append(td);
+      }
+      return tr;
+    }),
+  );
+  const counts = `${msg.finished} finished, ${msg.live} in progress, ${msg.upcoming} to play`;
+  const sims = odds ? ` · ${msg.sims.toLocaleString("en")} simulations` : "";
+  byTestId(root, "standings-note").textContent = [msg.note, `${counts}${sims}.`].filter(Boolean).join(" ");
+  root.dataset.version = String(msg.version);
+  root.dataset.event = msg.event;
+}
+
+function start() {
+  applyPageParams({ bg: "transparent" });
+  applyWidgetParams();
+  const root = document.querySelector("main");
+  const wanted = param("event");
+  const tables = new Map();
+  let shown = null;
+  let connState = "connecting";
+  let fresh = false;
+
+  const freshness = () => {
+    root.dataset.fresh = connState === "live" && fresh ? "true" : "false";
+  };
+  const show = () => {
+    const name = wanted ?? [...tables.keys()].sort()[0];
+    const msg = name === undefined ? null : tables.get(name);
+    const waiting = byTestId(root, "waiting");
+    if (!msg) {
+      waiting.hidden = false;
+      waiting.textContent = wanted ? `Waiting for the standings of ${wanted}…` : "Waiting for standings…";
+      return;
+    }
+    waiting.hidden = true;
+    shown = msg;
+    render(root, shown);
+  };
+
+  const conn = new LiveConnection({
+    onState(s) {
+      connState = s;
+      if (s !== "live") fresh = false;
+      freshness();
+    },
+    onOpen() {
+      fresh = false;
+      freshness();
+      conn.send({ type: "subscribe_standings", events: wanted ? [wanted] : "*" });
+    },
+    standings(msg) {
+      tables.set(msg.event, msg);
+      if (!wanted || msg.event === wanted) {
+        fresh = true;
+        freshness();
+      }
+      show();
+    },
+    error(msg) {
+      console.warn("livegain server error:", msg.message);
+    },
+  });
+  show();
+  conn.start();
+}
+
+if (typeof document !== "undefined" && document.querySelector("main[data-testid=widget]")) start();
