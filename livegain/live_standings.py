@@ -114,6 +114,10 @@ class _Event:
     computations: int = 0
     seconds: float = 0.0
     """Duration of the last computation (in its thread)."""
+    stale: set[str] = field(default_factory=set)
+    """Boards published since the event last read them."""
+    forced: bool = False
+    """A board left the event: compute again whatever the others say."""
 
 
 @dataclass
@@ -148,36 +152,53 @@ class LiveStandings:
         self._events: dict[str, _Event] = {}  # by event name as the boards carry it
         self._of_board: dict[str, str] = {}  # board id -> event name
         self._seen: dict[str, GameEntry] = {}  # board id -> what the table last read of it
+        self._entries: dict[str, GameEntry] = {}  # board id -> its entry now (moves counted)
         self._tg: asyncio.TaskGroup | None = None
         self._waiting: list[_Event] = []  # events known before run() started
 
     # ------------------------------------------------------------ changes
 
     def touch(self, board_id: str) -> None:
-        """The board changed (or was removed): mark its event if what the
-        standings read of it changed. Cheap; call it on every publication."""
+        """The board changed (or was removed): its event looks at it again on
+        its next turn (at most every ``interval`` s). Cheap (a dictionary and a
+        set): call it on every publication. Whether what the standings read of
+        the board changed is found out then, once per board and turn, not once
+        per publication (an ingest of a thousand games publishes each many times)."""
         game = self._boards().get(board_id)
         before = self._of_board.get(board_id)
         name = event_of(game) if game is not None else None
         if name is None:
             self._seen.pop(board_id, None)
+            self._entries.pop(board_id, None)
             if before is not None:
                 del self._of_board[board_id]
-                self._mark(before)
+                self._mark(before).forced = True
             return
-        assert game is not None
-        entry = entry_of(game)
-        # the move count itself does not matter, only whether the game started
-        entry = dataclasses.replace(entry, plies=min(entry.plies, 1))
-        if before == name and self._seen.get(board_id) == entry:
-            return
-        self._seen[board_id] = entry
-        self._of_board[board_id] = name
-        if before is not None and before != name:
-            self._mark(before)
-        self._mark(name)
+        if before != name:
+            self._of_board[board_id] = name
+            self._seen.pop(board_id, None)
+            if before is not None:
+                self._mark(before).forced = True
+        self._mark(name).stale.add(board_id)
 
-    def _mark(self, name: str) -> None:
+    def _refresh(self, ev: _Event) -> bool:
+        """Read the event's changed boards again; True if the table may change."""
+        boards = self._boards()
+        changed, ev.forced = ev.forced, False
+        stale, ev.stale = ev.stale, set()
+        for board_id in stale:
+            game = boards.get(board_id)
+            if game is None or self._of_board.get(board_id) != ev.name:
+                continue
+            full = self._entries[board_id] = entry_of(game)
+            # the move count itself does not matter, only whether the game started
+            entry = dataclasses.replace(full, plies=min(full.plies, 1))
+            if self._seen.get(board_id) != entry:
+                self._seen[board_id] = entry
+                changed = True
+        return changed
+
+    def _mark(self, name: str) -> _Event:
         ev = self._events.get(name)
         if ev is None:
             configured = self._configured.get(event_key(name))
@@ -188,6 +209,7 @@ class LiveStandings:
             else:
                 self._waiting.append(ev)
         ev.dirty.set()
+        return ev
 
     # ------------------------------------------------------------ running
 
@@ -210,7 +232,8 @@ class LiveStandings:
             ev.dirty.clear()
             started = loop.time()
             try:
-                await self._compute(ev)
+                if self._refresh(ev):  # else nothing the standings read changed
+                    await self._compute(ev)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # one event's trouble must not stop the others
@@ -221,33 +244,43 @@ class LiveStandings:
             await asyncio.sleep(max(0.0, gap - (loop.time() - started)))
 
     def games_of(self, name: str) -> list[GameEntry]:
-        """What the table reads of each board of the event ``name``, now."""
-        boards = self._boards()
-        out = []
-        for bid, event in self._of_board.items():
-            game = boards.get(bid)
-            if event == name and game is not None:
-                out.append(entry_of(game))
-        return out
+        """What the table reads of each board of the event ``name``, now: the
+        entries :meth:`touch` kept (no board is read again here, so that a big
+        event costs the event loop a list, not a pass over every game)."""
+        of_board = self._of_board
+        return [e for bid, e in self._entries.items() if of_board.get(bid) == name]
 
     async def _compute(self, ev: _Event) -> None:
         games = self.games_of(ev.name)
         if not games:
             return  # every board of it is gone: its last standings stay
         t0 = time.perf_counter()
-        table = await asyncio.to_thread(event_table, ev.name, games, ev.rules)
+        # The table, its message and the message's bytes are all made in the
+        # thread: for an event of a thousand games that is tens of ms of work
+        # the event loop would otherwise do at once (tests/service/test_ingest_load.py).
+        made = await asyncio.to_thread(self._make, ev, games)
         ev.seconds = time.perf_counter() - t0
         ev.computations += 1
         self.stats.computations += 1
-        msg = standings_message(table, ev.version + 1)
-        same = {"version": msg.version, "plies": msg.plies}
-        if ev.last is not None and msg == ev.last.model_copy(update=same):
+        if made is None:
             return  # nothing a viewer sees changed
+        msg, data = made
         ev.version += 1
         ev.last = msg
         self.stats.published += 1
         log.debug("standings", tournament=ev.name, version=ev.version, seconds=round(ev.seconds, 3))
-        self._publish(ev.name, msg.model_dump_json().encode())
+        self._publish(ev.name, data)
+
+    @staticmethod
+    def _make(ev: _Event, games: list[GameEntry]) -> tuple[schema.Standings, bytes] | None:
+        """(message, its bytes) for the event's table, or None when a viewer
+        would see nothing new (in a worker thread)."""
+        table = event_table(ev.name, games, ev.rules)
+        msg = standings_message(table, ev.version + 1)
+        same = {"version": msg.version, "plies": msg.plies}
+        if ev.last is not None and msg == ev.last.model_copy(update=same):
+            return None
+        return msg, msg.model_dump_json().encode()
 
     # ------------------------------------------------------------ reading
 
