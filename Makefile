@@ -31,6 +31,8 @@ engine:
 broker:
 	@command -v mosquitto >/dev/null 2>&1 || test -x /usr/sbin/mosquitto || \
 	  { $(APT) update -qq && DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq mosquitto; }
+	@command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy || \
+	  { $(APT) update -qq && DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq haproxy; }
 	@$(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 1883), 1)" 2>/dev/null || \
 	  { (test -f /etc/mosquitto/mosquitto.conf && mosquitto -d -c /etc/mosquitto/mosquitto.conf) || mosquitto -d; sleep 1; }
 

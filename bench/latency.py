@@ -11,15 +11,29 @@ timestamps on both sides use CLOCK_MONOTONIC, which is system-wide on Linux.
 The clients still share the machine's cores with the server: real viewers
 are on other machines.
 
-For each move: t0 just before the snapshot is handed to the service's sink;
-"published" when the server has written the evaluated update to every
-client's socket; "median client" / "last client" when half of / all the N
-clients read it; "server CPU" the CPU time the server's process used from t0
-to "published" (both of the move's fan-outs included), "CPU after eval" the
-same from the evaluation's return (the part after the search). The same run is
-repeated with 1 client as the baseline.
+Gateway mode (``--gateways G``): each case is run twice, side by side, in
+one invocation: the viewers on the service's own (embedded) server, then
+spread evenly over G ``livegain gateway`` processes (ports of their own)
+fed by the service through a Mosquitto the bench starts
+(``set_tcp_nodelay true``, as deploy/mosquitto.conf). In lazy mode the bench
+learns that a gateway has written a move's updates from its ``/healthz``
+(``messages_sent``), asked every 20 ms.
 
-    .venv/bin/python bench/latency.py [--clients 1000] [--moves 50] [--search-ms 50]
+For each move: t0 just before the snapshot is handed to the service's sink;
+"published" when the embedded server has written the evaluated update to
+every client's socket; "delivered median" / "delivered last" when half of /
+all the N clients' kernels received it; "read" when the client processes
+read it (eager mode); "server CPU" the CPU time the server's process used
+from t0 to "published" (both of the move's fan-outs included), "CPU after
+eval" the same from the evaluation's return (the part after the search).
+Per run: the CPU time per update of the service's process, of the gateways
+and of the broker over all the moves (both of each move's updates counted),
+and the servers' RSS growth per connection once every client is connected
+and subscribed (idle). The same run is repeated with 1 client as the
+baseline.
+
+    .venv/bin/python bench/latency.py [--clients 1000 [10000 ...]] [--moves 50]
+        [--search-ms 50] [--gateways 2] [--client-procs 4] [--read lazy]
 """
 
 from __future__ import annotations
@@ -34,10 +48,14 @@ import os
 import platform
 import resource
 import selectors
+import shutil
+import signal
 import socket
 import statistics
 import struct
+import subprocess
 import sys
+import tempfile
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -320,26 +338,170 @@ def demo_game() -> tuple[GameSnapshot, list[str]]:
     return snap, sans
 
 
+# --------------------------------------------------------------------------
+# gateway mode: a broker and `livegain gateway` processes
+
+
+PREFIX = "bench/out"
+MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cpu_ns(pid: int) -> int:
+    """CPU time of every thread of process ``pid`` (scheduler statistics, ns)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            total += int((task / "schedstat").read_text().split()[0])
+    return total
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+class Broker:
+    """A Mosquitto of the bench's own: loopback, anonymous, no persistence,
+    ``set_tcp_nodelay true`` as deploy/mosquitto.conf has it."""
+
+    def __init__(self, workdir: Path) -> None:
+        if not Path(MOSQUITTO).exists():
+            raise SystemExit(f"gateway mode needs Mosquitto ({MOSQUITTO} not found)")
+        self.port = free_port()
+        conf = workdir / "mosquitto.conf"
+        conf.write_text(
+            f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
+            "persistence false\nset_tcp_nodelay true\nmax_queued_messages 100000\n"
+            f"log_dest file {workdir / 'mosquitto.log'}\n"
+        )
+        self.proc = subprocess.Popen(
+            [MOSQUITTO, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        for _ in range(200):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port)):
+                return
+            time.sleep(0.05)
+        raise RuntimeError("mosquitto did not open its port")
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+class Gateway:
+    """One `livegain gateway` process on a port of its own."""
+
+    def __init__(self, broker: Broker, log: Path) -> None:
+        self.port = free_port()
+        env = {
+            **os.environ,
+            "LIVEGAIN_SERVER__MAX_CONNECTIONS": "20000",
+            "LIVEGAIN_SERVER__MAX_CONNECTIONS_PER_IP": "0",
+            "LIVEGAIN_LOG__LEVEL": "warning",
+        }
+        with log.open("wb") as err:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "livegain.cli",
+                    "gateway",
+                    "--broker",
+                    broker.url,
+                    "--prefix",
+                    PREFIX,
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=env,
+            )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if b" is live at " not in line:
+            self.proc.kill()
+            raise RuntimeError(f"gateway did not start: {line!r}, see {log}")
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    async def health(self) -> dict[str, Any]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        data = await reader.read()
+        writer.close()
+        body: dict[str, Any] = json.loads(data.split(b"\r\n\r\n", 1)[1])
+        return body
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+# --------------------------------------------------------------------------
+# one measured run
+
+
 async def measure(
-    clients: int, moves: int, search_s: float, procs: int, lazy: bool, helpers: int | None = None
-) -> dict[str, list[float]]:
+    clients: int, moves: int, search_s: float, procs: int, lazy: bool, gateways: int = 0
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """One run: ``clients`` viewers of the service's own server (``gateways``
+    0) or spread evenly over ``gateways`` gateway processes fed by the service
+    through a broker. Returns the per-move figures and the run's totals."""
     feed = InjectFeed()
+    workdir = Path(tempfile.mkdtemp(prefix="livegain-latency-"))
+    broker = Broker(workdir) if gateways else None
     settings = load_settings(
         None,
-        server={"host": "127.0.0.1", "port": 0, "fanout_helpers": helpers},
+        server={
+            "host": "127.0.0.1",
+            "port": 0,
+            "max_connections_per_ip": 0,
+            "max_connections": max(clients + 100, 10_000),
+        },
         persist=False,
         engine={"rating": 2860.0},
         log={"level": "warning", "json": False},
+        mqtt={
+            "enabled": broker is not None,
+            "url": broker.url if broker else "mqtt://127.0.0.1:1883",
+            "prefix": PREFIX,
+        },
     )
     evaluator = InstantEvaluator(search_s)
     service = Service(settings, evaluator=evaluator, feeds=[feed], max_inflight=4)
     published: dict[int, int] = {}
     published_cpu: dict[int, int] = {}
     written: dict[int, asyncio.Event] = {}
+    sent_in_move = [0]
     orig = service.server.publish
+
+    last_update = [b""]
 
     def timed_publish(update: Update, state: Any) -> bytes:
         data = orig(update, state)
+        sent_in_move[0] += 1
+        last_update[0] = data
         if update.ply is not None and update.ply.gain is not None:
             done_when_written(update.ply.ply)
         return data
@@ -357,94 +519,165 @@ async def measure(
     service.server.publish = timed_publish  # type: ignore[method-assign]
     stop = asyncio.Event()
     task = asyncio.create_task(service.run(stop))
-    await asyncio.wait_for(service.ready.wait(), 30)
-    await asyncio.wait_for(feed.ready.wait(), 10)
-    assert feed.sink is not None
-    base, sans = demo_game()
-    fens = []
-    board = chess.Board()
-    for san in sans:
-        board.push_san(san)
-        fens.append(board.fen())
-    feed.sink.snapshot(base)  # the board exists before clients subscribe
-    await asyncio.sleep(0.2)
-    loop = asyncio.get_running_loop()
-    # The client processes report through pipes read by the event loop when
-    # they have something to say (no polling in the server's process).
-    inbox: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
-    parents: list[Connection] = []
-    children = []
-    shares = [clients // procs + (1 if i < clients % procs else 0) for i in range(procs)]
-    shares = [n for n in shares if n > 0]
-    ctx = mp.get_context("fork")
-    for i, share in enumerate(shares):
-        parent, child = mp.Pipe()
-        parents.append(parent)
+    gws: list[Gateway] = []
+    try:
+        await asyncio.wait_for(service.ready.wait(), 30)
+        await asyncio.wait_for(feed.ready.wait(), 10)
+        assert feed.sink is not None
+        base, sans = demo_game()
+        fens = []
+        board = chess.Board()
+        for san in sans:
+            board.push_san(san)
+            fens.append(board.fen())
+        feed.sink.snapshot(base)  # the board exists before clients subscribe
+        await asyncio.sleep(0.2)
+        for i in range(gateways):
+            gws.append(await asyncio.to_thread(Gateway, broker, workdir / f"gateway-{i}.log"))  # type: ignore[arg-type]
+        for gw in gws:
+            for _ in range(200):
+                if (await gw.health())["boards"] == 1:
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise RuntimeError("a gateway did not get the board")
+        server_pids = [gw.pid for gw in gws] or [os.getpid()]
+        rss_before = sum(rss_kib(pid) for pid in server_pids)
+        ports = [gw.port for gw in gws] or [service.server.port]
+        loop = asyncio.get_running_loop()
+        # The client processes report through pipes read by the event loop when
+        # they have something to say (no polling in the server's process).
+        inbox: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
+        parents: list[Connection] = []
+        children = []
+        procs = max(procs, len(ports))
+        shares = [clients // procs + (1 if i < clients % procs else 0) for i in range(procs)]
+        per_port = [0] * len(ports)
+        ctx = mp.get_context("fork")
+        for i, share in enumerate(shares):
+            if share <= 0:
+                continue
+            parent, child = mp.Pipe()
+            parents.append(parent)
+            j = len(parents) - 1
 
-        def readable(i: int = i, parent: Connection = parent) -> None:
+            def readable(j: int = j, parent: Connection = parent) -> None:
+                try:
+                    while parent.poll():
+                        inbox.put_nowait((j, parent.recv()))
+                except EOFError:  # the client process has exited
+                    loop.remove_reader(parent.fileno())
+
+            loop.add_reader(parent.fileno(), readable)
+            port = ports[i % len(ports)]
+            per_port[i % len(ports)] += share
+            proc = ctx.Process(target=client_main, args=(port, share, child, lazy), daemon=True)
+            proc.start()
+            children.append(proc)
+
+        async def from_all(kind: str, limit_s: float) -> dict[int, Any]:
+            got: dict[int, Any] = {}
+            async with asyncio.timeout(limit_s):
+                while len(got) < len(parents):
+                    i, msg = await inbox.get()
+                    if msg[0] != kind:
+                        raise RuntimeError(f"client process {i}: expected {kind!r}, got {msg!r}")
+                    got[i] = msg[1]
+            return got
+
+        async def connected() -> int:
+            if not gws:
+                return service.server.client_count
+            return sum([(await gw.health())["clients"] for gw in gws])
+
+        await from_all("connected", 600)
+        for _ in range(1200):  # the servers have accepted every client (bounded wait)
+            if await connected() >= clients:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        rss_after = sum(rss_kib(pid) for pid in server_pids)
+
+        async def sent() -> list[int]:
+            return [(await gw.health())["websocket"]["messages_sent"] for gw in gws]
+
+        async def gateways_wrote(expected: list[int]) -> list[int]:
+            """Wait until each gateway has written the move's updates to all of
+            its clients: its /healthz (``messages_sent``), asked every 25 ms
+            (about 1 ms of the gateway's CPU each), the first time only once
+            the fan-out should be over (40 µs per client), so as not to slow
+            the fan-out down."""
+            await asyncio.sleep(max(0.005, 40e-6 * max(per_port)))
+            got = []
+            for gw, want in zip(gws, expected, strict=True):
+                while True:
+                    count = (await gw.health())["websocket"]["messages_sent"]
+                    if count >= want:
+                        got.append(count)
+                        break
+                    await asyncio.sleep(0.025)
+            return got
+
+        def cpu_now() -> dict[str, int]:
+            out = {"service": time.process_time_ns()}
+            out["gateways"] = sum(cpu_ns(gw.pid) for gw in gws)
+            out["broker"] = cpu_ns(broker.proc.pid) if broker else 0
+            return out
+
+        t0: dict[int, int] = {}
+        cpu0: dict[int, int] = {}
+        moves = min(moves, len(sans))
+        sent_before = await sent()
+        cpu_start = cpu_now()
+        updates_start = service.stats.updates
+        for k in range(1, moves + 1):
+            for parent in parents:
+                parent.send(("expect", k))
+            await asyncio.sleep(0.02)
+            snap = GameSnapshot(**{**base.__dict__, "moves": tuple(sans[:k])})
+            sent_in_move[0] = 0
+            t0[k] = now_ns()
+            cpu0[k] = time.process_time_ns()
+            feed.sink.snapshot(snap)
             try:
-                while parent.poll():
-                    inbox.put_nowait((i, parent.recv()))
-            except EOFError:  # the client process has exited
-                loop.remove_reader(parent.fileno())
-
-        loop.add_reader(parent.fileno(), readable)
-        proc = ctx.Process(
-            target=client_main, args=(service.server.port, share, child, lazy), daemon=True
-        )
-        proc.start()
-        children.append(proc)
-
-    async def from_all(kind: str, limit_s: float) -> dict[int, Any]:
-        got: dict[int, Any] = {}
-        async with asyncio.timeout(limit_s):
-            while len(got) < len(parents):
-                i, msg = await inbox.get()
-                if msg[0] != kind:
-                    raise RuntimeError(f"client process {i}: expected {kind!r}, got {msg!r}")
-                got[i] = msg[1]
-        return got
-
-    await from_all("connected", 300)
-    for _ in range(600):  # the server has accepted every client (bounded wait)
-        if service.server.client_count >= clients:
-            break
-        await asyncio.sleep(0.05)
-    await asyncio.sleep(0.5)
-    t0: dict[int, int] = {}
-    cpu0: dict[int, int] = {}
-    moves = min(moves, len(sans))
-    for k in range(1, moves + 1):
+                if lazy:
+                    event = written.setdefault(k, asyncio.Event())
+                    await asyncio.wait_for(event.wait(), 30)
+                    if gws:
+                        want = [
+                            b + n * sent_in_move[0]
+                            for b, n in zip(sent_before, per_port, strict=True)
+                        ]
+                        sent_before = await asyncio.wait_for(gateways_wrote(want), 30)
+                    for parent in parents:
+                        parent.send(("collect", k))
+                done = await from_all("done", 60)
+            except TimeoutError:
+                raise TimeoutError(f"ply {k} not received by every client in time") from None
+            assert all(v == k for v in done.values()), done
+        cpu_end = cpu_now()
+        (board_id,) = service.server.board_ids()
+        state_bytes = len(service.server.snapshot_bytes(board_id) or b"")
+        updates = service.stats.updates - updates_start
         for parent in parents:
-            parent.send(("expect", k))
-        await asyncio.sleep(0.02)
-        snap = GameSnapshot(**{**base.__dict__, "moves": tuple(sans[:k])})
-        t0[k] = now_ns()
-        cpu0[k] = time.process_time_ns()
-        feed.sink.snapshot(snap)
-        try:
-            if lazy:
-                event = written.setdefault(k, asyncio.Event())
-                await asyncio.wait_for(event.wait(), 10)
-                for parent in parents:
-                    parent.send(("collect", k))
-            done = await from_all("done", 10)
-        except TimeoutError:
-            raise TimeoutError(f"ply {k} not received by every client in 10 s") from None
-        assert all(v == k for v in done.values()), done
-    for parent in parents:
-        parent.send(("stop",))
-    per_proc = await from_all("results", 30)
-    results: dict[int, list[tuple[int, int]]] = {k: [] for k in range(1, moves + 1)}
-    for part in per_proc.values():
-        for k, times in part.items():
-            results[k].extend(times)
-    for parent in parents:
-        loop.remove_reader(parent.fileno())
-    for proc in children:
-        proc.join(10)
-    stop.set()
-    await asyncio.wait_for(task, 30)
+            parent.send(("stop",))
+        per_proc = await from_all("results", 60)
+        results: dict[int, list[tuple[int, int]]] = {k: [] for k in range(1, moves + 1)}
+        for part in per_proc.values():
+            for k, times in part.items():
+                results[k].extend(times)
+        for parent in parents:
+            loop.remove_reader(parent.fileno())
+        for proc in children:
+            proc.join(10)
+    finally:
+        for gw in gws:
+            await asyncio.to_thread(gw.stop)
+        stop.set()
+        await asyncio.wait_for(task, 30)
+        if broker is not None:
+            broker.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
     # Minus the time the evaluator spent on the move's position (the "search").
     start = {k: t0[k] + evaluator.spent[fens[k - 1]] for k in range(1, moves + 1)}
 
@@ -454,29 +687,39 @@ async def measure(
         return (t - start[k]) / 1e6
 
     ks = range(1, moves + 1)
-    pub = [(published[k] - start[k]) / 1e6 for k in range(1, moves + 1)]
-    # CPU time of the server's process from the move's arrival until the
-    # evaluated update is written to every socket: both of the move's
-    # fan-outs and everything else the service did for it (the evaluator
-    # sleeps: no CPU). Unlike the wall-clock figures, it does not count time
-    # the server waited for a core held by the clients or by other work.
-    cpu = [(published_cpu[k] - cpu0[k]) / 1e6 for k in range(1, moves + 1)]
-    # The same from the evaluation's return only: the part on the critical
-    # path once the search is done (recording the evaluation, serialising the
-    # update, writing it to every socket).
-    after = [
-        (published_cpu[k] - evaluator.done_cpu[fens[k - 1]]) / 1e6 for k in range(1, moves + 1)
-    ]
-    return {
+    per_move = {
         "search began": [(evaluator.began[fens[k - 1]] - t0[k]) / 1e6 for k in ks],
-        "published": pub,
         "delivered median": [at(k, 0, "median") for k in ks],
         "delivered last": [at(k, 0, "last") for k in ks],
         "read median": [at(k, 1, "median") for k in ks],
         "read last": [at(k, 1, "last") for k in ks],
-        "server CPU": cpu,
-        "CPU after eval": after,
     }
+    if not gws:
+        # Until the evaluated update is written to every socket (embedded only:
+        # a gateway's writes are not seen from here).
+        per_move["published"] = [(published[k] - start[k]) / 1e6 for k in ks]
+        # CPU time of the server's process from the move's arrival until the
+        # evaluated update is written to every socket: both of the move's
+        # fan-outs and everything else the service did for it (the evaluator
+        # sleeps: no CPU). Unlike the wall-clock figures, it does not count time
+        # the server waited for a core held by the clients or by other work.
+        per_move["server CPU"] = [(published_cpu[k] - cpu0[k]) / 1e6 for k in ks]
+        # The same from the evaluation's return only: the part on the critical
+        # path once the search is done.
+        per_move["CPU after eval"] = [
+            (published_cpu[k] - evaluator.done_cpu[fens[k - 1]]) / 1e6 for k in ks
+        ]
+    totals = {
+        f"CPU/update {part}": (cpu_end[part] - cpu_start[part]) / 1e6 / max(updates, 1)
+        for part in ("service", "gateways", "broker")
+    }
+    totals["RSS/connection KiB"] = (rss_after - rss_before) / clients
+    totals["updates"] = float(updates)
+    # The messages' sizes at the last move: a board's snapshot grows with its
+    # plies (the service publishes it, retained, after each batch of updates).
+    totals["snapshot bytes"] = float(state_bytes)
+    totals["update bytes"] = float(len(last_update[0]))
+    return per_move, totals
 
 
 def pct(values: list[float], p: float) -> float:
@@ -485,9 +728,31 @@ def pct(values: list[float], p: float) -> float:
     return s[idx]
 
 
+PER_MOVE = (
+    "search began",
+    "published",
+    "delivered median",
+    "delivered last",
+    "read median",
+    "read last",
+    "server CPU",
+    "CPU after eval",
+)
+TOTALS = (
+    "CPU/update service",
+    "CPU/update gateways",
+    "CPU/update broker",
+    "RSS/connection KiB",
+    "snapshot bytes",
+    "update bytes",
+)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--clients", type=int, default=1000)
+    ap.add_argument(
+        "--clients", type=int, nargs="+", default=[1000], help="viewers (several: one run each)"
+    )
     ap.add_argument("--moves", type=int, default=50)
     ap.add_argument(
         "--search-ms",
@@ -505,64 +770,83 @@ def main() -> int:
         "--read",
         choices=("both", "lazy", "eager"),
         default="both",
-        help="how the N clients read: lazy (after each update is published, so that "
+        help="how the N clients read: lazy (after each update is written, so that "
         "they use no CPU during the fan-out) and/or eager (as soon as data arrives)",
+    )
+    ap.add_argument(
+        "--gateways",
+        type=int,
+        default=0,
+        metavar="G",
+        help="also run each case with the viewers spread over G `livegain gateway` "
+        "processes fed through a Mosquitto (0: the embedded server only)",
     )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
     search_s = args.search_ms / 1000
-    runs: dict[str, dict[str, list[float]]] = {
+    load = os.getloadavg()[0]
+    runs: dict[str, tuple[dict[str, list[float]], dict[str, float]]] = {
         "1 client": asyncio.run(measure(1, args.moves, search_s, 1, lazy=False))
     }
-    n = args.clients
+    modes = [m for m in ("lazy", "eager") if args.read in (m, "both")]
     procs = args.client_procs
-    if args.read in ("both", "lazy"):
-        runs[f"{n} lazy, no helper"] = asyncio.run(
-            measure(n, args.moves, search_s, procs, lazy=True, helpers=0)
-        )
-        runs[f"{n} lazy"] = asyncio.run(measure(n, args.moves, search_s, procs, lazy=True))
-    if args.read in ("both", "eager"):
-        runs[f"{n} eager"] = asyncio.run(measure(n, args.moves, search_s, procs, lazy=False))
+    for n in args.clients:
+        for mode in modes:
+            lazy = mode == "lazy"
+            runs[f"{n} {mode}"] = asyncio.run(measure(n, args.moves, search_s, procs, lazy))
+            if args.gateways:
+                runs[f"{n} {mode}, {args.gateways} gw"] = asyncio.run(
+                    measure(n, args.moves, search_s, procs, lazy, gateways=args.gateways)
+                )
     out: dict[str, Any] = {"machine": f"{platform.machine()} {os.cpu_count()} cores", "runs": {}}
     print(
-        f"{platform.machine()}, {os.cpu_count()} cores, load average "
-        f"{os.getloadavg()[0]:.2f}; clients in {min(args.client_procs, n)} "
-        "process(es) on the same machine"
+        f"{platform.machine()}, {os.cpu_count()} cores, load average {load:.2f} at the start; "
+        f"clients in {procs} process(es) (at least one per gateway) on the same machine"
     )
     print(
         f"latency over {args.moves} moves, engine excluded (instant evaluator, "
         f"simulated search {args.search_ms:g} ms subtracted), ms, p50 / p99"
     )
-    print(f"{'':<18}" + "".join(f"{name:>22}" for name in runs))
-    keys = (
-        "search began",
-        "published",
-        "delivered median",
-        "delivered last",
-        "read median",
-        "read last",
-        "server CPU",
-        "CPU after eval",
-    )
-    for key in keys:
+    width = 24
+    print(f"{'':<20}" + "".join(f"{name:>{width}}" for name in runs))
+    for key in PER_MOVE:
         cells = []
-        for name, run in runs.items():
+        for name, (run, _) in runs.items():
+            if key not in run or ("lazy" in name and key.startswith("read")):
+                cells.append(f"{'-':>{width}}")
+                continue
             p50, p99 = pct(run[key], 50), pct(run[key], 99)
             out["runs"].setdefault(key, {})[name] = [p50, p99]
-            lazy_read = "lazy" in name and key.startswith("read")
-            cells.append(f"{'(not timed)':>22}" if lazy_read else f"{p50:>13.2f} / {p99:>6.2f}")
-        print(f"{key:<18}" + "".join(cells))
-    base, new = f"{n} lazy, no helper", f"{n} lazy"
-    if base in runs and new in runs:
-        for key in ("published", "delivered last"):
-            b, f = runs[base][key], runs[new][key]
-            print(
-                f"{key}: with the helpers / without, p50 {pct(f, 50) / pct(b, 50):.2f}x, "
-                f"p99 {pct(f, 99) / pct(b, 99):.2f}x"
+            cells.append(f"{p50:>{width - 9}.2f} / {p99:>6.2f}")
+        print(f"{key:<20}" + "".join(cells))
+    print(
+        "per update (CPU ms, all of the run's updates), per connection (RSS, idle) "
+        "and message sizes at the last move"
+    )
+    for key in TOTALS:
+        cells = []
+        for name, (_, totals) in runs.items():
+            value = totals[key]
+            out["runs"].setdefault(key, {})[name] = value
+            text = (
+                f"{value:.3f}"
+                if "CPU" in key
+                else f"{value:.0f}"
+                if "bytes" in key
+                else f"{value:.1f}"
             )
-    helpers = load_settings(None).server.helper_count()
-    print(f"fan-out helpers: {helpers} (0 in the 'no helper' run)")
+            cells.append(f"{text:>{width}}")
+        print(f"{key:<20}" + "".join(cells))
+    if args.gateways:
+        for n in args.clients:
+            for mode in modes:
+                emb, gw = runs[f"{n} {mode}"][0], runs[f"{n} {mode}, {args.gateways} gw"][0]
+                b, f = emb["delivered last"], gw["delivered last"]
+                print(
+                    f"{n} {mode}, delivered last: {args.gateways} gateways / embedded, "
+                    f"p50 {pct(f, 50) / pct(b, 50):.2f}x, p99 {pct(f, 99) / pct(b, 99):.2f}x"
+                )
     if args.json:
         json.dump(out, sys.stdout)
         print()

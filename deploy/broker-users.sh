@@ -3,7 +3,8 @@
 # files that docker-compose.yml reads (broker.env: every user's; USER.env:
 # that user's only), with a random password per user:
 #   livegain (the service), relay (feeds moves in), viewer (reads results),
-#   worker (engine workers: livegain worker).
+#   worker (engine workers: livegain worker), gateway (viewer gateways:
+#   livegain gateway, reads results).
 # Usage: deploy/broker-users.sh [OUTDIR]   (default: deploy/secrets)
 # Uses the local mosquitto_passwd if there is one, else the broker image's.
 # An existing password file is kept: delete OUTDIR to start again.
@@ -18,7 +19,7 @@ if [ -e "$out/passwd" ]; then
 fi
 : > "$out/passwd"
 : > "$out/broker.env"
-for user in livegain relay viewer worker; do
+for user in livegain relay viewer worker gateway; do
   pass=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
   if command -v mosquitto_passwd >/dev/null 2>&1; then
     mosquitto_passwd -b "$out/passwd" "$user" "$pass"

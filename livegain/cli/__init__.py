@@ -35,6 +35,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "worker",
         "evaluate positions for a service elsewhere: engine jobs from an MQTT broker",
     ),
+    "gateway": ("gateway", "serve the overlays and /ws to viewers from the service's MQTT output"),
     "demo": ("demo", "replay a live round through the whole service; prints the URL to open"),
     "replay": (
         "replay",

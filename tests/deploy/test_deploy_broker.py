@@ -180,6 +180,48 @@ async def test_acl_worker_takes_jobs_and_answers_nothing_else(broker: DeployBrok
     assert got_viewer == []
 
 
+async def test_acl_gateway_reads_results_and_writes_nothing(broker: DeployBroker) -> None:
+    """The `gateway` user (viewer gateways) reads the service's results and
+    nothing else, and can write nowhere: not a forged state for other gateways
+    or sites, not a move, not an engine job."""
+    async with (
+        broker.client("livegain") as service,
+        broker.client("gateway", identifier="g1") as gateway,
+        broker.client("viewer") as viewer,
+        broker.client("relay") as relay,
+    ):
+        await service.subscribe("livegain/in/#", qos=1)
+        await service.subscribe("livegain/engine/results/#", qos=1)
+        await viewer.subscribe("livegain/out/#", qos=1)
+        for topic in ("livegain/out/+/state", "livegain/out/+/update", "livegain/out/status"):
+            await gateway.subscribe(topic, qos=0)
+        await gateway.subscribe("livegain/in/#", qos=0)  # refused: not its business
+        await gateway.subscribe("livegain/engine/#", qos=0)
+        # what a gateway may not do: forge results, feed moves, answer or give jobs
+        await gateway.publish("livegain/out/t/state", b"forged state", qos=1)
+        await gateway.publish("livegain/out/status", b"offline", qos=1)
+        await gateway.publish("livegain/in/t/1/1", b"forged move", qos=1)
+        await gateway.publish("livegain/engine/results/svc", b"forged result", qos=1)
+        await gateway.publish("livegain/engine/jobs/0123456789abcdef", b"forged job", qos=1)
+        await relay.publish("livegain/in/t/1/1", b"ingest", qos=1)  # not for gateways
+        await service.publish("livegain/engine/jobs/0123456789abcdef", b"job", qos=1)
+        # The service publishes results: the gateway reads them.
+        await service.publish("livegain/out/t/state", b"real state", qos=1, retain=True)
+        await service.publish("livegain/out/t/update", b"real update", qos=1)
+        await service.publish("livegain/out/status", b"online", qos=1, retain=True)
+        got_gateway = await _received(gateway, 1.0)
+        got_viewer = await _received(viewer, 0.5)
+        got_service = await _received(service, 0.5)
+    real = [
+        ("livegain/out/t/state", b"real state"),
+        ("livegain/out/t/update", b"real update"),
+        ("livegain/out/status", b"online"),
+    ]
+    assert got_gateway == real
+    assert got_viewer == real
+    assert got_service == [("livegain/in/t/1/1", b"ingest")]
+
+
 def test_compose_binds_to_loopback_and_keeps_the_broker_closed() -> None:
     text = (REPO / "docker-compose.yml").read_text()
     published = re.findall(r'^\s+- "([^"]+:\d+)"\s*$', text, flags=re.M)
@@ -195,3 +237,24 @@ def test_compose_binds_to_loopback_and_keeps_the_broker_closed() -> None:
     assert 'entrypoint: ["livegain", "worker"]' in worker
     assert "container_name" not in worker and "ports" not in worker
     assert "BROKER_WORKER_PASSWORD" in worker
+
+
+def test_compose_runs_scalable_gateways_behind_one_port() -> None:
+    """Viewers reach N gateways (`--scale gateway=N`) through one published port:
+    the load balancer's, fed deploy/haproxy.cfg; the gateways log in as the
+    read-only `gateway` user and are not published themselves."""
+    text = (REPO / "docker-compose.yml").read_text()
+    gateway = text.split("\n  gateway:\n", 1)[1].split("\n\n", 1)[0]
+    assert 'entrypoint: ["livegain", "gateway"]' in gateway
+    assert "container_name" not in gateway and "ports" not in gateway
+    assert '"--broker-user", "gateway"' in gateway and "BROKER_GATEWAY_PASSWORD" in gateway
+    assert "deploy/secrets/gateway.env" in gateway
+    assert '"--port", "8080"' in gateway
+    lb = text.split("\n  lb:\n", 1)[1].split("\n\n", 1)[0]
+    assert '- "127.0.0.1:8080:8080"' in lb
+    assert "./deploy/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro" in lb
+    cfg = (DEPLOY / "haproxy.cfg").read_text()
+    assert re.search(r"^\s+bind :8080$", cfg, flags=re.M)
+    assert re.search(r"^\s+server-template gateway \d+ gateway:8080 ", cfg, flags=re.M)
+    users = (DEPLOY / "broker-users.sh").read_text()
+    assert re.search(r"^for user in .*\bgateway\b", users, flags=re.M)

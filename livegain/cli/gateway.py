@@ -1,0 +1,152 @@
+"""`livegain gateway`: serve viewers from the service's MQTT output (docs/gateway.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+from typing import Any
+
+from livegain.cli._common import CliError
+
+HELP = "serve the overlays and /ws to viewers from the service's MQTT output"
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "gateway",
+        help=HELP,
+        description="Serve the overlays and /ws to viewers, fed by what the service "
+        "publishes on an MQTT broker ([mqtt] of the service): the same pages and protocol "
+        "as the service's own server. Run as many as the audience needs, on one port "
+        "(--reuse-port) or on many machines behind a TCP load balancer. Settings come from "
+        "the TOML file ([server], [mqtt], [log]), then LIVEGAIN_* environment variables, "
+        "then flags.",
+    )
+    p.add_argument("--config", metavar="PATH", help="TOML configuration (config/livegain.toml)")
+    p.add_argument(
+        "--broker",
+        default=None,
+        metavar="URL",
+        help="mqtt://[user@]host[:1883] or mqtts://host[:8883] (default: [mqtt] url)",
+    )
+    p.add_argument("--broker-user", default=None, metavar="USER", help="broker user name")
+    p.add_argument(
+        "--broker-password-env",
+        default=None,
+        metavar="VAR",
+        help="environment variable holding the broker password (never on the command line)",
+    )
+    p.add_argument("--ca-file", default=None, help="mqtts: PEM CA bundle to verify the broker")
+    p.add_argument("--cert-file", default=None, help="mqtts: client certificate (PEM)")
+    p.add_argument("--key-file", default=None, help="mqtts: client key (PEM)")
+    p.add_argument(
+        "--prefix", default=None, help="topic prefix of the service's output ([mqtt] prefix)"
+    )
+    p.add_argument("--host", help="address to listen on (overrides server.host)")
+    p.add_argument("--port", type=int, help="port for HTTP and WebSocket (overrides server.port)")
+    p.add_argument(
+        "--reuse-port",
+        action="store_true",
+        default=None,
+        help="listen with SO_REUSEPORT: several gateways share the port (Linux)",
+    )
+    p.add_argument("--tls-cert", metavar="FILE", help="PEM certificate: serve https:// and wss://")
+    p.add_argument("--tls-key", metavar="FILE", help="PEM private key of --tls-cert")
+    p.add_argument(
+        "--compression",
+        action="store_true",
+        default=None,
+        help="offer permessage-deflate on /ws (to the clients that ask for it)",
+    )
+    p.add_argument(
+        "--id", default=None, help="MQTT client id (default: livegain-gateway-HOST-random)"
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from livegain.config import ConfigError, load_settings
+
+    server: dict[str, Any] = {}
+    for key in ("host", "port", "reuse_port", "tls_cert", "tls_key", "compression"):
+        value = getattr(args, key)
+        if value is not None:
+            server[key] = value
+    try:
+        settings = load_settings(args.config, **({"server": server} if server else {}))
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    mqtt = settings.mqtt
+    given = {
+        "url": args.broker,
+        "username": args.broker_user,
+        "password_env": args.broker_password_env,
+        "ca_file": args.ca_file,
+        "cert_file": args.cert_file,
+        "key_file": args.key_file,
+    }
+    access = mqtt.model_copy(update={k: v for k, v in given.items() if v is not None})
+    try:
+        broker = access.broker()
+    except ValueError as exc:
+        raise CliError(f"--broker: {exc}") from None
+    prefix = args.prefix if args.prefix is not None else mqtt.prefix
+
+    from livegain.publish.gateway import Gateway
+    from livegain.publish.server import LiveServer, ServerLimits, raise_fd_limit
+    from livegain.service import configure_logging
+
+    configure_logging(settings.log.level, settings.log.json_format)
+    s = settings.server
+    raise_fd_limit(s.max_connections)
+    live = LiveServer(
+        s.host,
+        s.port,
+        limits=ServerLimits(
+            max_message_bytes=s.max_message_bytes,
+            soft_backlog=s.soft_backlog_kb * 1024,
+            stale_timeout=s.stale_timeout,
+            max_clients=s.max_connections,
+            max_connections_per_ip=s.max_connections_per_ip,
+            max_subscriptions=s.max_subscriptions,
+            max_board_id=s.max_board_id,
+            origins=tuple(s.origins),
+            cors_origins=tuple(s.cors_origins),
+            board_page=s.board_page,
+            board_list_interval=s.board_list_interval,
+        ),
+        ssl=s.ssl_context(),
+        compression=s.compression,
+        reuse_port=s.reuse_port,
+    )
+    gateway = Gateway(live, broker, prefix=prefix, client_id=args.id)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, task.cancel)
+        started = asyncio.create_task(_announce(gateway))
+        try:
+            with contextlib.suppress(asyncio.CancelledError):
+                await gateway.run()
+        finally:
+            started.cancel()
+
+    try:
+        asyncio.run(main())
+    except OSError as exc:
+        raise CliError(f"cannot start the gateway: {exc}") from None
+    return 0
+
+
+async def _announce(gateway: Any) -> None:
+    """One line on stdout once the gateway listens (its URL: scripts wait for it)."""
+    await gateway.listening.wait()
+    url = gateway.server.url
+    print(f"livegain gateway is live at {url}", flush=True)
+    print(f"  WebSocket: ws{url[4:]}ws   health: {url}healthz", flush=True)
