@@ -25,24 +25,14 @@ def register(sub: Any) -> None:
         "then flags.",
     )
     p.add_argument("--config", metavar="PATH", help="TOML configuration (config/livegain.toml)")
-    p.add_argument(
-        "--broker",
-        default=None,
-        metavar="URL",
-        help="mqtt://[user@]host[:1883] or mqtts://host[:8883] (default: [mqtt] url)",
-    )
-    p.add_argument("--broker-user", default=None, metavar="USER", help="broker user name")
-    p.add_argument(
-        "--broker-password-env",
-        default=None,
-        metavar="VAR",
-        help="environment variable holding the broker password (never on the command line)",
-    )
-    p.add_argument("--ca-file", default=None, help="mqtts: PEM CA bundle to verify the broker")
-    p.add_argument("--cert-file", default=None, help="mqtts: client certificate (PEM)")
-    p.add_argument("--key-file", default=None, help="mqtts: client key (PEM)")
-    p.add_argument(
-        "--prefix", default=None, help="topic prefix of the service's output ([mqtt] prefix)"
+    from livegain.cli.worker import add_broker_options
+
+    add_broker_options(
+        p,
+        url_required=False,
+        url_help="mqtt://[user@]host[:1883] or mqtts://host[:8883] (default: [mqtt] url)",
+        prefix=None,
+        prefix_help="topic prefix of the service's output ([mqtt] prefix)",
     )
     p.add_argument("--host", help="address to listen on (overrides server.host)")
     p.add_argument("--port", type=int, help="port for HTTP and WebSocket (overrides server.port)")

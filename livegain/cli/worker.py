@@ -11,15 +11,17 @@ from typing import Any
 from livegain.cli._common import CliError
 
 
-def add_broker_options(p: argparse.ArgumentParser, url_required: bool) -> None:
-    """``--broker URL`` and its credentials/TLS options (shared with ``analyze``)."""
-    p.add_argument(
-        "--broker",
-        required=url_required,
-        default=None,
-        metavar="URL",
-        help="mqtt://[user@]host[:1883] or mqtts://host[:8883]",
-    )
+def add_broker_options(
+    p: argparse.ArgumentParser,
+    url_required: bool,
+    *,
+    url_help: str = "mqtt://[user@]host[:1883] or mqtts://host[:8883]",
+    prefix: str | None = "livegain/engine",
+    prefix_help: str = "topic prefix (default livegain/engine)",
+) -> None:
+    """``--broker URL`` and its credentials/TLS options, and ``--prefix``
+    (shared with ``analyze`` and ``gateway``)."""
+    p.add_argument("--broker", required=url_required, default=None, metavar="URL", help=url_help)
     p.add_argument("--broker-user", default=None, metavar="USER", help="broker user name")
     p.add_argument(
         "--broker-password-env",
@@ -30,9 +32,7 @@ def add_broker_options(p: argparse.ArgumentParser, url_required: bool) -> None:
     p.add_argument("--ca-file", default=None, help="mqtts: PEM CA bundle to verify the broker")
     p.add_argument("--cert-file", default=None, help="mqtts: client certificate (PEM)")
     p.add_argument("--key-file", default=None, help="mqtts: client key (PEM)")
-    p.add_argument(
-        "--prefix", default="livegain/engine", help="topic prefix (default livegain/engine)"
-    )
+    p.add_argument("--prefix", default=prefix, help=prefix_help)
 
 
 def broker_from_args(args: argparse.Namespace) -> Any:

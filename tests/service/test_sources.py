@@ -81,15 +81,9 @@ def shown(mirror: Mirror) -> dict[str, list[str]]:
     }
 
 
-async def test_the_mirror_takes_over_when_the_preferred_feed_stops(
-    tmp_path: Path, pool: EnginePool
-) -> None:
-    full = sans()
-    lcc_relay = Replay.from_pgn(round_pgn(False), mode="lcc", tournament_id="wijk")
-    pgn_relay = Replay.from_pgn(round_pgn(True), mode="pgn-http")
-    await lcc_relay.start(autoplay=False)
-    await pgn_relay.start(autoplay=False)
-    feeds: list[dict[str, Any]] = [
+def grouped_feeds(lcc_relay: Replay, pgn_relay: Replay) -> list[dict[str, Any]]:
+    """The LCC relay (preferred) and the PGN mirror, one event group."""
+    return [
         {
             "type": "lcc",
             "name": "lcc",
@@ -109,6 +103,17 @@ async def test_the_mirror_takes_over_when_the_preferred_feed_stops(
             "takeover_after": TAKEOVER_AFTER,
         },
     ]
+
+
+async def test_the_mirror_takes_over_when_the_preferred_feed_stops(
+    tmp_path: Path, pool: EnginePool
+) -> None:
+    full = sans()
+    lcc_relay = Replay.from_pgn(round_pgn(False), mode="lcc", tournament_id="wijk")
+    pgn_relay = Replay.from_pgn(round_pgn(True), mode="pgn-http")
+    await lcc_relay.start(autoplay=False)
+    await pgn_relay.start(autoplay=False)
+    feeds = grouped_feeds(lcc_relay, pgn_relay)
     service = Service(settings_for(tmp_path, feeds=feeds), evaluator=pool)
     try:
         async with running(service), Mirror(ws_url(service)) as mirror:
@@ -170,26 +175,7 @@ async def test_a_stalled_preferred_feed_hands_over_without_waiting_for_a_new_mov
     pgn_relay = Replay.from_pgn(round_pgn(True), mode="pgn-http")
     await lcc_relay.start(autoplay=False)
     await pgn_relay.start(autoplay=False)
-    feeds: list[dict[str, Any]] = [
-        {
-            "type": "lcc",
-            "name": "lcc",
-            "base_url": lcc_relay.lcc_base_url,
-            "tournament_id": "wijk",
-            "interval": 0.1,
-            "event_group": "wijk",
-            "priority": 0,
-        },
-        {
-            "type": "pgn-http",
-            "name": "mirror",
-            "url": pgn_relay.pgn_url,
-            "interval": 0.1,
-            "event_group": "wijk",
-            "priority": 1,
-            "takeover_after": TAKEOVER_AFTER,
-        },
-    ]
+    feeds = grouped_feeds(lcc_relay, pgn_relay)
     service = Service(settings_for(tmp_path, feeds=feeds), evaluator=pool)
     try:
         async with running(service), Mirror(ws_url(service)) as mirror:
