@@ -10,16 +10,19 @@ progress). The score of a forecast is the log-loss of the actual winner,
 (:func:`livegain.core.tournament_odds.contenders`).
 
 Live odds in the middle of a round need the live W/D/L of the games in
-progress (engine evaluations), which a PGN of finished games does not hold:
-only the rating-only odds are back-tested here.
+progress: :func:`backtest_mid_round` takes them from the caller (the bench
+evaluates each game of the round at one ply with the engine) and scores the
+odds made with them against the rating-only odds at the same moment, when the
+games in progress are drawn from the ratings alone.
 
-:func:`backtest_win_odds` is pure; :func:`read_event` reads the PGN headers.
+:func:`backtest_win_odds` and :func:`backtest_mid_round` are pure;
+:func:`read_event` reads the PGN headers.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -185,3 +188,106 @@ def backtest_win_odds(
             )
         )
     return Backtest(winner=winner, players=len(players), sims=sims, rounds=tuple(rows))
+
+
+@dataclass(frozen=True)
+class MidRound:
+    """The forecast made in the middle of round ``round``: the actual winner's
+    probability with the games in progress drawn from their live W/D/L, and
+    with them drawn from the ratings alone (everything else the same)."""
+
+    round: int
+    in_progress: int
+    finished_in_round: int
+    p_live: float
+    p_rating: float
+
+    @property
+    def log_loss_live(self) -> float:
+        return -math.log(self.p_live) + 0.0  # no -0.0
+
+    @property
+    def log_loss_rating(self) -> float:
+        return -math.log(self.p_rating) + 0.0
+
+
+def backtest_mid_round(
+    games: Sequence[EventGame],
+    live: Mapping[int, tuple[float, float, float] | None],
+    *,
+    sims: int = 100_000,
+    seed: int = 0,
+    draw_rate: float = DEFAULT_DRAW_RATE,
+    tiebreaks: Iterable[str] = (),
+    playoff: Playoff = "rating",
+    model: Model = "logistic",
+) -> tuple[str, tuple[MidRound, ...]]:
+    """(winner, one :class:`MidRound` per round): in the middle of each round,
+    the games of earlier rounds are finished, later rounds not started, and
+    each game ``i`` of the round is in progress with ``live[i]`` (W/D/L, White's
+    view, any positive scale), or already finished (``live[i]`` None: its
+    result counts). Indexes are into ``games``. Probabilities are floored at
+    ``0.5 / sims``."""
+    order = tuple(tiebreaks)
+    players = sorted({g.white for g in games} | {g.black for g in games})
+    ratings: dict[str, float] = {}
+    for g in games:
+        for key, elo in ((g.white, g.white_elo), (g.black, g.black_elo)):
+            if elo is not None:
+                ratings.setdefault(key, elo)
+    results = [Result.game(g.white, g.black, g.result, g.round) for g in games]
+    leaders = Standings.from_results(results, order, players).leaders()
+    if len(leaders) != 1:
+        raise ValueError(f"no single winner from the results: {', '.join(leaders)} share first")
+    winner = leaders[0]
+    floor = 0.5 / sims
+    rows: list[MidRound] = []
+    for rnd in sorted({g.round for g in games}):
+        finished = [
+            res
+            for i, (res, g) in enumerate(zip(results, games, strict=True))
+            if g.round < rnd or (g.round == rnd and live.get(i) is None)
+        ]
+        playing: list[tuple[EventGame, tuple[float, float, float]]] = []
+        for i, g in enumerate(games):
+            wdl = live.get(i)
+            if g.round == rnd and wdl is not None:
+                playing.append((g, wdl))
+        later = [(g.white, g.black) for g in games if g.round > rnd]
+        with_live = win_odds(
+            players,
+            ratings,
+            finished,
+            [(g.white, g.black, wdl) for g, wdl in playing],
+            later,
+            sims=sims,
+            seed=seed + rnd,
+            tiebreaks=order,
+            playoff=playoff,
+            draw_rate=draw_rate,
+            model=model,
+        )
+        rating_only = win_odds(
+            players,
+            ratings,
+            finished,
+            (),
+            [(g.white, g.black) for g, _ in playing] + later,
+            sims=sims,
+            seed=seed + rnd,
+            tiebreaks=order,
+            playoff=playoff,
+            draw_rate=draw_rate,
+            model=model,
+        )
+        in_round = sum(1 for g in games if g.round == rnd)
+        rows.append(
+            MidRound(
+                round=rnd,
+                in_progress=len(playing),
+                finished_in_round=in_round - len(playing),
+                p_live=max(with_live[winner].p, floor),
+                p_rating=max(rating_only[winner].p, floor),
+            )
+        )
+    return winner, tuple(rows)

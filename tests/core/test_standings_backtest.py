@@ -30,3 +30,31 @@ def test_tata_steel_2022_rating_odds_beat_the_naive_forecasts(tata_steel: Path) 
         assert r.log_loss < bt.uniform_log_loss
         assert 0.0 < r.p_winner <= 1.0
         assert r.stderr < 0.01
+
+
+def test_mid_round_odds_use_the_live_games(tata_steel: Path) -> None:
+    """In the middle of each round, games in progress drawn from a W/D/L that
+    points at their real result forecast the winner better than the same games
+    drawn from ratings; a game with no live W/D/L counts as finished."""
+    from livegain.backtest import backtest_mid_round
+
+    event = read_event(tata_steel)
+    toward = {
+        "1-0": (800.0, 150.0, 50.0),
+        "0-1": (50.0, 150.0, 800.0),
+        "1/2-1/2": (50.0, 900.0, 50.0),
+    }
+    live: dict[int, tuple[float, float, float] | None] = {
+        i: (None if i % 7 == 0 else toward[g.result]) for i, g in enumerate(event.games)
+    }
+    winner, rows = backtest_mid_round(event.games, live, sims=20_000, seed=0)
+    assert event.names[winner] == "Carlsen, Magnus"
+    assert [r.round for r in rows] == list(range(1, 14))
+    assert sum(r.in_progress + r.finished_in_round for r in rows) == 91
+    assert all(r.finished_in_round >= 1 for r in rows)  # index 0, 7, 14, ... of each round
+    mean_live = sum(r.log_loss_live for r in rows) / len(rows)
+    mean_rating = sum(r.log_loss_rating for r in rows) / len(rows)
+    assert mean_live < mean_rating
+    # no live W/D/L at all: the two forecasts are the same simulation
+    _, same = backtest_mid_round(event.games, {}, sims=5_000, seed=1)
+    assert all(r.in_progress == 0 and r.p_live == r.p_rating for r in same)
