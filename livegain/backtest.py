@@ -122,6 +122,24 @@ def _elo(raw: str | None) -> float | None:
         return None
 
 
+def _event_facts(
+    games: Sequence[EventGame], order: tuple[str, ...]
+) -> tuple[list[str], dict[str, float], list[Result], str]:
+    """(players, first rating seen of each, every game's result, the single
+    winner by the final standings with ``order``; ValueError when first is shared)."""
+    players = sorted({g.white for g in games} | {g.black for g in games})
+    ratings: dict[str, float] = {}
+    for g in games:
+        for key, elo in ((g.white, g.white_elo), (g.black, g.black_elo)):
+            if elo is not None:
+                ratings.setdefault(key, elo)
+    results = [Result.game(g.white, g.black, g.result, g.round) for g in games]
+    leaders = Standings.from_results(results, order, players).leaders()
+    if len(leaders) != 1:
+        raise ValueError(f"no single winner from the results: {', '.join(leaders)} share first")
+    return players, ratings, results, leaders[0]
+
+
 def backtest_win_odds(
     games: Sequence[EventGame],
     *,
@@ -141,17 +159,7 @@ def backtest_win_odds(
     would give an infinite log-loss; it is floored at ``0.5 / sims``.
     """
     order = tuple(tiebreaks)
-    players = sorted({g.white for g in games} | {g.black for g in games})
-    ratings: dict[str, float] = {}
-    for g in games:
-        for key, elo in ((g.white, g.white_elo), (g.black, g.black_elo)):
-            if elo is not None:
-                ratings.setdefault(key, elo)
-    results = [Result.game(g.white, g.black, g.result, g.round) for g in games]
-    leaders = Standings.from_results(results, order, players).leaders()
-    if len(leaders) != 1:
-        raise ValueError(f"no single winner from the results: {', '.join(leaders)} share first")
-    winner = leaders[0]
+    players, ratings, results, winner = _event_facts(games, order)
     last = max(g.round for g in games)
     floor = 0.5 / sims
     rows: list[RoundOdds] = []
@@ -229,17 +237,7 @@ def backtest_mid_round(
     result counts). Indexes are into ``games``. Probabilities are floored at
     ``0.5 / sims``."""
     order = tuple(tiebreaks)
-    players = sorted({g.white for g in games} | {g.black for g in games})
-    ratings: dict[str, float] = {}
-    for g in games:
-        for key, elo in ((g.white, g.white_elo), (g.black, g.black_elo)):
-            if elo is not None:
-                ratings.setdefault(key, elo)
-    results = [Result.game(g.white, g.black, g.result, g.round) for g in games]
-    leaders = Standings.from_results(results, order, players).leaders()
-    if len(leaders) != 1:
-        raise ValueError(f"no single winner from the results: {', '.join(leaders)} share first")
-    winner = leaders[0]
+    players, ratings, results, winner = _event_facts(games, order)
     floor = 0.5 / sims
     rows: list[MidRound] = []
     for rnd in sorted({g.round for g in games}):

@@ -161,47 +161,33 @@ async def run_engine_analysis_async(
     limit = SearchLimit.of(depth, nodes)
     cache = EvalCache(cache_path) if cache_path is not None else None
     t0 = time.perf_counter()
+    # Started by _prepare_while_starting, closed in the finally (started or not).
+    pool = EnginePool(engine_path, workers=workers, limit=limit, hash_mb=hash_mb, cache=cache)
     try:
-        async with _Unstarted(
-            EnginePool(engine_path, workers=workers, limit=limit, hash_mb=hash_mb, cache=cache)
-        ) as pool:
-            prepared = await _prepare_while_starting(games, pool)
-            prepared_total = sum(len(p.boards) for p in prepared)
-            if progress:
-                annotated = await _with_progress_bar(prepared, pool, prepared_total)
-            else:
-                annotated = await _analyse_prepared(prepared, pool)
-            stats: PoolStats = pool.stats
-            report = BatchReport(
-                engine=pool.engine_name,
-                limit=limit.describe(),
-                workers=pool.workers,
-                games=len(games),
-                positions=prepared_total,
-                unique_positions=len({f for p in prepared for f in p.fens}),
-                searches=stats.searches,
-                cache_hits=stats.cache_hits,
-                seconds=time.perf_counter() - t0,
-                by_rule=sum(r is not None for p in prepared for r in p.ruled),
-            )
+        prepared = await _prepare_while_starting(games, pool)
+        prepared_total = sum(len(p.boards) for p in prepared)
+        if progress:
+            annotated = await _with_progress_bar(prepared, pool, prepared_total)
+        else:
+            annotated = await _analyse_prepared(prepared, pool)
+        stats: PoolStats = pool.stats
+        report = BatchReport(
+            engine=pool.engine_name,
+            limit=limit.describe(),
+            workers=pool.workers,
+            games=len(games),
+            positions=prepared_total,
+            unique_positions=len({f for p in prepared for f in p.fens}),
+            searches=stats.searches,
+            cache_hits=stats.cache_hits,
+            seconds=time.perf_counter() - t0,
+            by_rule=sum(r is not None for p in prepared for r in p.ruled),
+        )
     finally:
+        await pool.close()
         if cache is not None:
             cache.close()
     return annotated, report
-
-
-class _Unstarted:
-    """``async with`` a pool that is started by :func:`_prepare_while_starting`
-    (and closed on the way out, started or not)."""
-
-    def __init__(self, pool: EnginePool) -> None:
-        self.pool = pool
-
-    async def __aenter__(self) -> EnginePool:
-        return self.pool
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.pool.close()
 
 
 async def _prepare_while_starting(
