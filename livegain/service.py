@@ -958,8 +958,11 @@ class Service:
             nxt = line.next_due()
             wait = None if nxt is None else nxt - time.time()
             if wait is None or wait > 0:
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for loses a
+                # cancellation that comes as the event is set (livegain/mqtt_client.py)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._delay_wake.wait(), wait)
+                    async with asyncio.timeout(wait):
+                        await self._delay_wake.wait()
             self._release_due()
 
     def _release_due(self) -> None:

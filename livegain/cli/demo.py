@@ -129,6 +129,14 @@ def run_batch(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _all_subscribed(feeds: Any) -> None:
+    """Until every feed that subscribes (MQTT) holds its subscription."""
+    for f in feeds:
+        subscribed = getattr(f, "subscribed", None)
+        if isinstance(subscribed, asyncio.Event):
+            await subscribed.wait()
+
+
 def run_live(args: argparse.Namespace) -> int:
     from livegain.config import ConfigError, load_settings
     from livegain.engine.pool import EngineError
@@ -199,13 +207,15 @@ def run_live(args: argparse.Namespace) -> int:
                 await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
                 ready.cancel()
                 if service.ready.is_set() and args.mqtt:
-                    # MQTT moves are events: subscribe before the first one is published.
-                    for f in service.feeds:
-                        subscribed = getattr(f, "subscribed", None)
-                        if isinstance(subscribed, asyncio.Event):
-                            with contextlib.suppress(TimeoutError):
-                                await asyncio.wait_for(subscribed.wait(), 15)
-                    await replay.start(autoplay=True)
+                    # MQTT moves are events: subscribe before the first one is
+                    # published (a Ctrl-C meanwhile stops the wait at once).
+                    subscribed = asyncio.create_task(_all_subscribed(service.feeds))
+                    await asyncio.wait(
+                        {task, subscribed}, timeout=15, return_when="FIRST_COMPLETED"
+                    )
+                    subscribed.cancel()
+                    if not task.done():
+                        await replay.start(autoplay=True)
                 if service.ready.is_set():
                     games = len(replay.games)
                     print(

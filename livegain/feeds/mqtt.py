@@ -56,6 +56,7 @@ from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds._common import Backoff
 from livegain.feeds.base import FeedSink, MqttFeedConfig, source_sink
 from livegain.feeds.pgn import RESULTS, normalise_result, parse_game, split_games, split_round
+from livegain.mqtt_client import Client
 
 RECONNECT_DELAYS: tuple[float, ...] = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 MAX_PAYLOAD = 1024 * 1024
@@ -645,7 +646,7 @@ def make_client(
     if session_expiry is not None:
         props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         props.SessionExpiryInterval = session_expiry
-    return aiomqtt.Client(
+    return Client(
         addr.host,
         addr.port,
         username=addr.username,

@@ -222,7 +222,8 @@ class Gateway:
         state (again); drop those subscriptions once the gap is closed."""
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), 0.5)
+                async with asyncio.timeout(0.5):  # not wait_for: see livegain/mqtt_client.py
+                    await self._wake.wait()
             self._wake.clear()
             now = time.monotonic()
             if self.replica.resyncing_all and now >= self._sync_deadline:

@@ -45,6 +45,7 @@ import aiomqtt
 import structlog
 
 from livegain.broker import BrokerAddress, parse_mqtt_url, unique_client_id
+from livegain.mqtt_client import Client
 
 if TYPE_CHECKING:
     from livegain.config import MqttPublishConfig
@@ -204,7 +205,7 @@ class MqttPublisher:
 
     async def _session(self) -> None:
         will = aiomqtt.Will(self.status_topic, b"offline", qos=1, retain=True)
-        async with aiomqtt.Client(
+        async with Client(
             self.broker.host,
             self.broker.port,
             username=self.broker.username,

@@ -7,6 +7,7 @@ import socket
 import aiomqtt
 
 from livegain.broker import BrokerAddress
+from livegain.mqtt_client import Client
 
 BACKOFF_FIRST = 0.5
 
@@ -20,7 +21,7 @@ def client(
 ) -> aiomqtt.Client:
     """An MQTT 5 client with a clean session (no job waits for a process that
     is gone); TLS files that cannot be read raise ValueError naming them."""
-    return aiomqtt.Client(
+    return Client(
         broker.host,
         broker.port,
         username=broker.username,
