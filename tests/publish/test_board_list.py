@@ -150,9 +150,9 @@ async def test_operator_removes_a_board_with_the_admin_token(tmp_path: Path) -> 
     srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=limits, admin_token=token)
     removed: list[str] = []
 
-    def on_remove(board_id: str) -> None:  # what the service does, then the server's part
+    def on_remove(board_id: str) -> bool:  # what the service does, then the server's part
         removed.append(board_id)
-        srv.remove_board(board_id)
+        return srv.remove_board(board_id)
 
     srv.on_remove = on_remove
     async with srv:

@@ -72,7 +72,7 @@ const conn = new LiveConnection({
     entry.state = st;
     entry.summary = summaryOf(st);
     boards.set(st.board_id, entry);
-    render();
+    scheduleRender();
   },
   update(msg) {
     const entry = boards.get(msg.board_id);
@@ -85,7 +85,7 @@ const conn = new LiveConnection({
     }
     if (r === "ok") {
       entry.summary = summaryOf(entry.state);
-      render();
+      scheduleRender();
     }
   },
 });
@@ -95,7 +95,7 @@ const boardList = new BoardList((l, removed) => {
   // a board followed by its snapshots stays until the whole list says it is gone
   if (l.complete) for (const id of [...boards.keys()]) if (!l.has(id)) boards.delete(id);
   setSummaries(l.list());
-  render();
+  scheduleRender();
 });
 const listHandlers = boardList.handlers(conn);
 conn.handlers.boards = listHandlers.boards;
@@ -216,6 +216,18 @@ function card(s, entry) {
   res.append(el("span", { class: "ply", testid: "plies" }, s.plies ? `move ${moveNo}` : "not started"));
   c.append(res);
   return c;
+}
+
+// Snapshots come one message each (a round of 250 boards: 250 of them); every
+// card is rebuilt at most once per animation frame, not once per message.
+let renderPending = false;
+function scheduleRender() {
+  if (renderPending) return;
+  renderPending = true;
+  requestAnimationFrame(() => {
+    renderPending = false;
+    render();
+  });
 }
 
 function render() {
