@@ -1633,6 +1633,46 @@ def _diff_uci(before: chess.Board, after: chess.Board) -> str:
 # The registry of boards
 # --------------------------------------------------------------------------
 
+_IndexKey = tuple[str, str | int]  # (kind, value): see _board_keys
+
+
+def _side_keys(side: str, p: PlayerKey) -> list[_IndexKey]:
+    """The index keys of player ``p`` on ``side`` (``w``/``b``): their FIDE id and
+    their name, or the one key of an unknown player. Two players that
+    :func:`_player_match` finds the same share one of these keys."""
+    if not _known(p):
+        return [(side + "?", "")]
+    fide, name = p
+    keys: list[_IndexKey] = []
+    if fide:
+        keys.append((side + "f", fide))
+    if name not in _UNKNOWN_NAMES:
+        keys.append((side + "n", name))
+    return keys
+
+
+def _board_keys(g: BoardGame) -> frozenset[_IndexKey]:
+    """Every key a snapshot may find board ``g`` under: its sources, its event
+    group, its players and board numbers, as the board has them and as each
+    source last named the game."""
+    keys: set[_IndexKey] = {("s", g.source)}
+    keys.update(("s", src) for src in g.seen_as)
+    if g.group is not None:
+        keys.add(("g", g.group))
+    names = [(g.white_key, g.black_key, g.board)]
+    names.extend((w, b, board) for w, b, _, board in g.seen_as.values())
+    for white, black, board in names:
+        keys.update(_side_keys("w", white))
+        keys.update(_side_keys("b", black))
+        if board is not None:
+            keys.add(("n", board))
+    return frozenset(keys)
+
+
+def _named(g: BoardGame) -> tuple[object, ...]:
+    """What of board ``g`` :func:`_board_keys` reads, but for ``seen_as``."""
+    return (g.white_key, g.black_key, g.board, g.group)
+
 
 class Tournament:
     """All boards of all feeds: matches snapshots to boards, routes evaluations.
@@ -1669,6 +1709,12 @@ class Tournament:
         self.refused = 0
         self._changed: dict[str, None] = {}  # boards with new positions, in order
         self._multi: dict[str, None] = {}  # boards shown by more than one source
+        # The matching index: board ids under each key of _board_keys, each
+        # board's keys, and its creation number (the order of self.boards).
+        self._index: dict[_IndexKey, dict[str, None]] = {}
+        self._index_keys: dict[str, frozenset[_IndexKey]] = {}
+        self._order: dict[str, int] = {}
+        self._created = 0
 
     def board(self, board_id: str) -> BoardGame:
         return self.boards[board_id]
@@ -1711,7 +1757,7 @@ class Tournament:
         best: tuple[int, bool] | None = None
         best_id: str | None = None
         full: list[BoardGame] = []
-        for g in self.boards.values():
+        for g in self._candidates(src, group, ident):
             # A board's own sources, and the other sources of its event group.
             if g.source != src and src not in g.seen_as and (group is None or g.group != group):
                 continue
@@ -1750,6 +1796,57 @@ class Tournament:
         if best == (4, True) and best_id is not None:
             self._match_cache[cache_key] = best_id
         return best_id
+
+    def _candidates(self, src: str, group: str | None, ident: _Identity) -> Iterable[BoardGame]:
+        """The boards :meth:`_match` looks at, in the order of :attr:`boards`: every
+        board that can match a snapshot of ``src`` (of event ``group``) naming its
+        game ``ident``, and maybe others. Each of these sets holds them all, and the
+        one with fewest boards is taken: the boards of the source and of its group;
+        those with the snapshot's white player (known), or an unknown one; the
+        same for black; those with its board number when neither player is known
+        (a board then needs the number to match)."""
+        wkey, bkey, _, board_no = ident
+        choices: list[list[_IndexKey]] = [[("s", src)]]
+        if group is not None:
+            choices[0].append(("g", group))
+        if _known(wkey):
+            choices.append([*_side_keys("w", wkey), ("w?", "")])
+        if _known(bkey):
+            choices.append([*_side_keys("b", bkey), ("b?", "")])
+        if not _known(wkey) and not _known(bkey):
+            choices.append([("n", board_no)] if board_no is not None else [])
+        index = self._index
+        size, keys = len(self.boards), choices[0]
+        for ks in choices:
+            n = sum(len(index.get(k, ())) for k in ks)
+            if n < size:
+                size, keys = n, ks
+        if 2 * size >= len(self.boards):
+            return self.boards.values()  # most of them: not worth sorting
+        found: set[str] = set()
+        for k in keys:
+            found.update(index.get(k, ()))
+        return [self.boards[bid] for bid in sorted(found, key=self._order.__getitem__)]
+
+    def _reindex(self, bid: str) -> None:
+        """File board ``bid`` under its keys now (after any change to its sources,
+        group, players or board number); a removed board leaves the index."""
+        game = self.boards.get(bid)
+        keys = _board_keys(game) if game is not None else frozenset()
+        old = self._index_keys.get(bid, frozenset())
+        if keys == old:
+            return
+        for k in old - keys:
+            ids = self._index[k]
+            del ids[bid]
+            if not ids:
+                del self._index[k]
+        for k in keys - old:
+            self._index.setdefault(k, {})[bid] = None
+        if game is None:
+            self._index_keys.pop(bid, None)
+        else:
+            self._index_keys[bid] = keys
 
     def _new_id(self, snap: GameSnapshot) -> str:
         src = board_slug(snap.source, 24)
@@ -1828,22 +1925,30 @@ class Tournament:
                 model=self.model,
                 group=snap.group,
             )
+            self._order[bid] = self._created
+            self._created += 1
             new = True
         game = self.boards[bid]
-        if snap.group is not None and game.group is None:
-            game.group = snap.group  # a board restored without its group joins it again
-        version = game.version
-        updates, errors, info, takeover = game.offer(snap, now)
-        if new or game.version != version:
-            self._changed[bid] = None
-        src = snap.source
-        if snap.game_id:
-            self._by_game_id[(src, snap.game_id)] = bid
-            game.game_ids[src] = snap.game_id
-        if game.seen_as.get(src) != ident:
-            game.seen_as[src] = ident
-            if len(game.seen_as) > 1:
-                self._multi[bid] = None
+        named = None if new else _named(game)
+        try:
+            if snap.group is not None and game.group is None:
+                game.group = snap.group  # a board restored without its group joins it again
+            version = game.version
+            updates, errors, info, takeover = game.offer(snap, now)
+            if new or game.version != version:
+                self._changed[bid] = None
+            src = snap.source
+            if snap.game_id:
+                self._by_game_id[(src, snap.game_id)] = bid
+                game.game_ids[src] = snap.game_id
+            if game.seen_as.get(src) != ident:
+                game.seen_as[src] = ident
+                named = None
+                if len(game.seen_as) > 1:
+                    self._multi[bid] = None
+        finally:
+            if named != _named(game):  # new sources, group, players or board number
+                self._reindex(bid)
         return Applied(bid, new, info or new, tuple(updates), tuple(errors), takeover)
 
     def tick(self, now: float) -> list[Applied]:
@@ -1858,7 +1963,12 @@ class Tournament:
                 del self._multi[bid]
                 continue
             version = game.version
-            res = game.tick(now)
+            named = _named(game)
+            try:
+                res = game.tick(now)
+            finally:
+                if named != _named(game):  # a takeover applies the new source's names
+                    self._reindex(bid)
             if res is None:
                 continue
             updates, errors, info, takeover = res
@@ -1950,6 +2060,8 @@ class Tournament:
             return False
         self._changed.pop(board_id, None)
         self._multi.pop(board_id, None)
+        self._reindex(board_id)
+        del self._order[board_id]
         for key in [k for k, v in self._by_game_id.items() if v == board_id]:
             del self._by_game_id[key]
         for ckey in [k for k, v in self._match_cache.items() if v == board_id]:
