@@ -64,6 +64,7 @@ from typing import Any
 import chess
 import chess.pgn
 
+from livegain.cli._common import run_async
 from livegain.config import load_settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
@@ -403,7 +404,7 @@ class Broker:
 class Gateway:
     """One `livegain gateway` process on a port of its own."""
 
-    def __init__(self, broker: Broker, log: Path) -> None:
+    def __init__(self, broker: Broker, log: Path, loop: str = "asyncio") -> None:
         self.port = free_port()
         env = {
             **os.environ,
@@ -426,6 +427,8 @@ class Gateway:
                     "127.0.0.1",
                     "--port",
                     str(self.port),
+                    "--loop",
+                    loop,
                 ],
                 stdout=subprocess.PIPE,
                 stderr=err,
@@ -463,7 +466,13 @@ class Gateway:
 
 
 async def measure(
-    clients: int, moves: int, search_s: float, procs: int, lazy: bool, gateways: int = 0
+    clients: int,
+    moves: int,
+    search_s: float,
+    procs: int,
+    lazy: bool,
+    gateways: int = 0,
+    loop: str = "asyncio",
 ) -> tuple[dict[str, list[float]], dict[str, float]]:
     """One run: ``clients`` viewers of the service's own server (``gateways``
     0) or spread evenly over ``gateways`` gateway processes fed by the service
@@ -533,7 +542,8 @@ async def measure(
         feed.sink.snapshot(base)  # the board exists before clients subscribe
         await asyncio.sleep(0.2)
         for i in range(gateways):
-            gws.append(await asyncio.to_thread(Gateway, broker, workdir / f"gateway-{i}.log"))  # type: ignore[arg-type]
+            log = workdir / f"gateway-{i}.log"
+            gws.append(await asyncio.to_thread(Gateway, broker, log, loop))  # type: ignore[arg-type]
         for gw in gws:
             for _ in range(200):
                 if (await gw.health())["boards"] == 1:
@@ -544,7 +554,7 @@ async def measure(
         server_pids = [gw.pid for gw in gws] or [os.getpid()]
         rss_before = sum(rss_kib(pid) for pid in server_pids)
         ports = [gw.port for gw in gws] or [service.server.port]
-        loop = asyncio.get_running_loop()
+        ev_loop = asyncio.get_running_loop()
         # The client processes report through pipes read by the event loop when
         # they have something to say (no polling in the server's process).
         inbox: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
@@ -562,13 +572,16 @@ async def measure(
             j = len(parents) - 1
 
             def readable(j: int = j, parent: Connection = parent) -> None:
+                # uvloop's add_reader makes the pipe non-blocking; a report
+                # larger than the pipe's buffer is read whole, blocking
+                os.set_blocking(parent.fileno(), True)
                 try:
                     while parent.poll():
                         inbox.put_nowait((j, parent.recv()))
                 except EOFError:  # the client process has exited
-                    loop.remove_reader(parent.fileno())
+                    ev_loop.remove_reader(parent.fileno())
 
-            loop.add_reader(parent.fileno(), readable)
+            ev_loop.add_reader(parent.fileno(), readable)
             port = ports[i % len(ports)]
             per_port[i % len(ports)] += share
             proc = ctx.Process(target=client_main, args=(port, share, child, lazy), daemon=True)
@@ -667,7 +680,7 @@ async def measure(
             for k, times in part.items():
                 results[k].extend(times)
         for parent in parents:
-            loop.remove_reader(parent.fileno())
+            ev_loop.remove_reader(parent.fileno())
         for proc in children:
             proc.join(10)
     finally:
@@ -781,6 +794,13 @@ def main() -> int:
         help="also run each case with the viewers spread over G `livegain gateway` "
         "processes fed through a Mosquitto (0: the embedded server only)",
     )
+    ap.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop", "both"),
+        default="asyncio",
+        help="the event loop of the service and the gateways (both: each case on each, "
+        "side by side)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
@@ -791,14 +811,19 @@ def main() -> int:
     }
     modes = [m for m in ("lazy", "eager") if args.read in (m, "both")]
     procs = args.client_procs
+    loops = ["asyncio", "uvloop"] if args.loop == "both" else [args.loop]
     for n in args.clients:
         for mode in modes:
             lazy = mode == "lazy"
-            runs[f"{n} {mode}"] = asyncio.run(measure(n, args.moves, search_s, procs, lazy))
-            if args.gateways:
-                runs[f"{n} {mode}, {args.gateways} gw"] = asyncio.run(
-                    measure(n, args.moves, search_s, procs, lazy, gateways=args.gateways)
+            for loop in loops:
+                tag = f", {loop}" if args.loop == "both" else ""
+                runs[f"{n} {mode}{tag}"] = run_async(
+                    measure(n, args.moves, search_s, procs, lazy, loop=loop), loop
                 )
+                if args.gateways:
+                    runs[f"{n} {mode}, {args.gateways} gw{tag}"] = run_async(
+                        measure(n, args.moves, search_s, procs, lazy, args.gateways, loop), loop
+                    )
     out: dict[str, Any] = {"machine": f"{platform.machine()} {os.cpu_count()} cores", "runs": {}}
     print(
         f"{platform.machine()}, {os.cpu_count()} cores, load average {load:.2f} at the start; "
@@ -838,15 +863,37 @@ def main() -> int:
             )
             cells.append(f"{text:>{width}}")
         print(f"{key:<20}" + "".join(cells))
-    if args.gateways:
-        for n in args.clients:
-            for mode in modes:
-                emb, gw = runs[f"{n} {mode}"][0], runs[f"{n} {mode}, {args.gateways} gw"][0]
-                b, f = emb["delivered last"], gw["delivered last"]
-                print(
-                    f"{n} {mode}, delivered last: {args.gateways} gateways / embedded, "
-                    f"p50 {pct(f, 50) / pct(b, 50):.2f}x, p99 {pct(f, 99) / pct(b, 99):.2f}x"
+
+    def ratio(what: str, new: str, base: str) -> None:
+        b, f = runs[base][0]["delivered last"], runs[new][0]["delivered last"]
+        print(
+            f"{what}, delivered last: p50 {pct(f, 50) / pct(b, 50):.2f}x,"
+            f" p99 {pct(f, 99) / pct(b, 99):.2f}x"
+        )
+
+    for n in args.clients:
+        for mode in modes:
+            for loop in loops:
+                tag = f", {loop}" if args.loop == "both" else ""
+                if args.gateways:
+                    ratio(
+                        f"{n} {mode}{tag}: {args.gateways} gateways / embedded",
+                        f"{n} {mode}, {args.gateways} gw{tag}",
+                        f"{n} {mode}{tag}",
+                    )
+            if args.loop == "both":
+                ratio(
+                    f"{n} {mode}: uvloop / asyncio, embedded",
+                    f"{n} {mode}, uvloop",
+                    f"{n} {mode}, asyncio",
                 )
+                if args.gateways:
+                    gw = f"{n} {mode}, {args.gateways} gw"
+                    ratio(
+                        f"{n} {mode}: uvloop / asyncio, {args.gateways} gateways",
+                        f"{gw}, uvloop",
+                        f"{gw}, asyncio",
+                    )
     if args.json:
         json.dump(out, sys.stdout)
         print()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:  # rich is imported when a table is printed, not at start-up
     from rich.console import Console
@@ -39,6 +40,37 @@ def add_engine_options(p: Any, engine_default: str | None = None) -> None:
     p.add_argument("--workers", type=int, default=None, metavar="W", help="engine processes")
     p.add_argument("--engine", default=engine_default, metavar="PATH", help="UCI engine")
     p.add_argument("--cache", default=None, metavar="PATH", help="SQLite evaluation cache")
+
+
+T = TypeVar("T")
+
+#: Event loops the long-running commands can run on.
+LOOPS = ("asyncio", "uvloop")
+
+
+def add_loop_option(p: Any) -> None:
+    p.add_argument(
+        "--loop",
+        choices=LOOPS,
+        default=None,
+        help="event loop: asyncio (the default) or uvloop (pip install 'livegain[uvloop]');"
+        " docs/benchmarks.md compares them",
+    )
+
+
+def run_async(main: Coroutine[Any, Any, T], loop: str | None) -> T:
+    """``asyncio.run(main)``, on uvloop when ``loop`` is ``"uvloop"``."""
+    if loop == "uvloop":
+        try:
+            import uvloop
+        except ImportError:
+            main.close()
+            raise CliError(
+                "--loop uvloop: uvloop is not installed (pip install 'livegain[uvloop]')"
+            ) from None
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(main)
+    return asyncio.run(main)
 
 
 def print_json(data: Any) -> None:

@@ -8,7 +8,7 @@ import contextlib
 import signal
 from typing import Any
 
-from livegain.cli._common import CliError
+from livegain.cli._common import CliError, add_loop_option, run_async
 
 HELP = "serve the overlays and /ws to viewers from the service's MQTT output"
 
@@ -53,6 +53,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--id", default=None, help="MQTT client id (default: livegain-gateway-HOST-random)"
     )
+    add_loop_option(p)
     p.set_defaults(func=run)
 
 
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             started.cancel()
 
     try:
-        asyncio.run(main())
+        run_async(main(), args.loop)
     except OSError as exc:
         raise CliError(f"cannot start the gateway: {exc}") from None
     return 0

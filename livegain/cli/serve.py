@@ -9,7 +9,7 @@ import signal
 import sys
 from typing import Any
 
-from livegain.cli._common import CliError
+from livegain.cli._common import CliError, add_loop_option, run_async
 
 
 def register(sub: Any) -> None:
@@ -29,6 +29,7 @@ def register(sub: Any) -> None:
         help="if the store file is damaged or not a livegain store, rename it beside "
         "(NAME.damaged-<time>) and start with an empty one",
     )
+    add_loop_option(p)
     p.set_defaults(func=run)
 
 
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(args.config, **overrides)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-    return run_service(settings, fresh_store=args.fresh_store)
+    return run_service(settings, fresh_store=args.fresh_store, loop=args.loop)
 
 
 def check_store(settings: Any, fresh: bool) -> None:
@@ -86,7 +87,12 @@ def check_store(settings: Any, fresh: bool) -> None:
 
 
 def run_service(
-    settings: Any, feeds: list[Any] | None = None, banner: str = "", *, fresh_store: bool = False
+    settings: Any,
+    feeds: list[Any] | None = None,
+    banner: str = "",
+    *,
+    fresh_store: bool = False,
+    loop: str | None = None,
 ) -> int:
     """Run a :class:`~livegain.service.Service` until SIGINT/SIGTERM; print its URL.
 
@@ -118,7 +124,7 @@ def run_service(
         await task
 
     try:
-        asyncio.run(main())
+        run_async(main(), loop)
     except EngineError as exc:
         raise CliError(str(exc)) from None
     except StoreError as exc:

@@ -110,7 +110,7 @@ class HttpSite:
 
     ``health`` builds ``/healthz``; ``metrics()`` gives the renderer of
     ``/metrics`` (None: no such page); ``remove`` removes a board on an admin
-    request.
+    request and says whether there was one.
     """
 
     def __init__(
@@ -122,7 +122,7 @@ class HttpSite:
         stats: ServerStats,
         health: Callable[[], dict[str, Any]],
         metrics: Callable[[], Callable[[], bytes] | None],
-        remove: Callable[[str], object],
+        remove: Callable[[str], bool],
         admin_token: str | None = None,
         notes: Notes | None = None,
     ) -> None:
@@ -222,9 +222,10 @@ class HttpSite:
             response = response_of(HTTPStatus.UNAUTHORIZED, b"admin token required\n", ".txt")
             response.headers["WWW-Authenticate"] = 'Bearer realm="livegain"'
             return response
-        if not self.hub.has_board(board_id):
+        # The service knows boards that viewers do not have yet (a broadcast
+        # delay holds them): it says whether the board was found.
+        if not self.remove(board_id):
             return response_of(HTTPStatus.NOT_FOUND, f"no board {board_id!r}\n".encode(), ".txt")
-        self.remove(board_id)
         log.info("board_removed", board_id=board_id, by="admin")
         return json_response(HTTPStatus.OK, {"removed": board_id})
 

@@ -158,7 +158,7 @@ class LiveServer:
         )
         self.admin_token = admin_token
         """Bearer token of ``DELETE /api/boards/{id}`` (None: no admin API)."""
-        self.on_remove: Callable[[str], object] | None = None
+        self.on_remove: Callable[[str], bool] | None = None
         """Called to remove a board on an admin request (the service also takes it
         out of the game registry and the store, then calls :meth:`remove_board`);
         None: :meth:`remove_board` alone."""
@@ -233,7 +233,8 @@ class LiveServer:
         if self._server is not None:
             self._server.close(close_connections=True)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._server.wait_closed(), timeout=5)
+                async with asyncio.timeout(5):  # not wait_for: see livegain/mqtt_client.py
+                    await self._server.wait_closed()
             self._server = None
         for task in list(self._tasks):
             task.cancel()
@@ -333,11 +334,12 @@ class LiveServer:
         ``/api/standings`` and new subscribers, sent to its subscribers."""
         self._queue(self.hub.publish_standings(event, data))
 
-    def _admin_remove(self, board_id: str) -> None:
+    def _admin_remove(self, board_id: str) -> bool:
+        """An operator's removal: the service's (which also knows boards held
+        by a broadcast delay), else this server's; whether the board was found."""
         if self.on_remove is not None:
-            self.on_remove(board_id)
-        else:
-            self.remove_board(board_id)
+            return self.on_remove(board_id)
+        return self.remove_board(board_id)
 
     # ---------------------------------------------------------- hub timers
 
@@ -563,6 +565,7 @@ class LiveServer:
             "boards": self.hub.board_count,
             "clients": self.hub.client_count,
             "uptime": round(time.monotonic() - self._started, 3),
+            "event_loop": type(asyncio.get_running_loop()).__module__.split(".")[0],
             "websocket": {
                 "connections_total": self.stats.connections_total,
                 "protocol_errors": self.stats.protocol_errors,

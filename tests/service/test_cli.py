@@ -91,7 +91,8 @@ def test_serve_with_config_env_and_flags(tmp_path: Path) -> None:
     )
     # The env overrides the file (depth), the flag overrides both (port 1 -> 0).
     proc, url = start(
-        ["serve", "--config", str(cfg), "--port", "0"], env={"LIVEGAIN_ENGINE__DEPTH": "7"}
+        ["serve", "--config", str(cfg), "--port", "0", "--loop", "uvloop"],
+        env={"LIVEGAIN_ENGINE__DEPTH": "7"},
     )
     try:
         health = wait_json(
@@ -101,6 +102,7 @@ def test_serve_with_config_env_and_flags(tmp_path: Path) -> None:
             ),
         )
         assert health["engine"].endswith("depth 7")
+        assert health["event_loop"] == "uvloop"
         # The model file of the configuration, picked for this engine and depth.
         assert health["perceived_model"]["model"] == "toy-cli"
         assert "toy-cli" in health["perceived_model"]["why"]
@@ -144,6 +146,7 @@ def test_demo_replays_a_live_round() -> None:
             ),
         )
         assert health["engine"].endswith(f"depth {DEPTH}")
+        assert health["event_loop"] == "asyncio"
         # The shipped model nearest to this engine and depth, or none (said why).
         picked = health["perceived_model"]
         assert picked["why"]

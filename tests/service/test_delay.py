@@ -12,6 +12,7 @@ import contextlib
 import copy
 import json
 import time
+import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -466,3 +467,57 @@ async def test_an_expired_board_leaves_after_its_moves_an_operators_removal_at_o
     # B: gone at once; what was held of it never shown.
     assert max(p for _, p in shown(b)) < 4
     assert all(t < deleted for t, _ in shown(b))
+
+
+class HeldBoard:
+    """One board, one move, behind the delay; nothing else."""
+
+    name = "relay"
+
+    async def run(self, sink: FeedSink) -> None:
+        sink.snapshot(
+            GameSnapshot(
+                source=self.name,
+                white=PlayerInfo("Alpha"),
+                black=PlayerInfo("Beta"),
+                moves=tuple(SANS[:2]),
+                round="1",
+                board=1,
+            )
+        )
+        await asyncio.Event().wait()
+
+
+async def test_an_operator_removes_a_board_the_delay_still_holds(tmp_path: Path) -> None:
+    token = "t" * 24
+    settings = settings_for(tmp_path, broadcast={"delay": DELAY}, server={"admin_token": token})
+
+    def delete(service: Service, bid: str) -> int:
+        req = urllib.request.Request(
+            f"{service.url}api/boards/{bid}",
+            method="DELETE",
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return int(r.status)
+        except urllib.error.HTTPError as exc:
+            return int(exc.code)
+
+    service = Service(
+        settings, evaluator=Material(), feeds=[HeldBoard()], perceived_model=toy_model()
+    )
+    bid = "relay-r1-b1"
+    async with running(service), Mirror(ws_url(service)) as mirror:
+        for _ in range(200):  # the feed's snapshot is in (held by the delay)
+            if service.tournament is not None and bid in service.tournament.boards:
+                break
+            await asyncio.sleep(0.05)
+        assert service.tournament is not None and bid in service.tournament.boards
+        assert service.server.board_ids() == []  # held: viewers do not have it yet
+        assert await asyncio.to_thread(delete, service, bid) == 200
+        assert await asyncio.to_thread(delete, service, "no-such-board") == 404
+        await asyncio.sleep(DELAY + 1.0)  # its release time has passed
+        assert service.server.board_ids() == []
+        assert bid not in mirror.boards
+        assert bid not in service.tournament.boards

@@ -399,9 +399,11 @@ def assert_clean(views: list[Viewer]) -> None:
 async def test_every_viewer_of_every_gateway_gets_the_services_stream(
     tmp_path: Path, private_broker: PrivateBroker, prefix: str
 ) -> None:
+    # one gateway on asyncio's loop, the other on uvloop (--loop uvloop)
     async with (
         live_round(tmp_path, private_broker, prefix) as game,
-        gateways(tmp_path, private_broker, prefix, 2) as (a, b),
+        gateways(tmp_path, private_broker, prefix, 1) as (a,),
+        gateways(tmp_path, private_broker, prefix, 1, "--loop", "uvloop") as (b,),
     ):
         await synced(a, game)
         await synced(b, game)
@@ -426,6 +428,7 @@ async def test_every_viewer_of_every_gateway_gets_the_services_stream(
             assert h["broker"]["connected"] is True and h["service"] == "online"
             assert h["lag"]["seq"] == 0 and h["lag"]["boards_behind"] == 0
             assert h["lag"]["seconds"] is not None
+        assert [h["event_loop"] for h in health] == ["asyncio", "uvloop"]
         for gw in (a, b):
             assert await gw.stop() == 0  # SIGTERM: a clean stop
 
