@@ -9,8 +9,11 @@ method does the same search work (the total node counts printed must agree):
              (bench/raw_uci.py);
   (b) naive  one python-chess SimpleEngine, ``analyse`` per position in a loop
              (what one writes by hand); only with ``--naive``;
-  (c) pool   livegain's EnginePool with N workers, every position in flight,
-             the cache off.
+  (c) pool   livegain's EnginePool with N workers, every position in flight
+             (one ``evaluate`` each, as the live service asks), the cache off;
+  (d) batch  the same pool, every position in one ``evaluate_many`` (what
+             ``livegain analyze`` asks): the processes' reader threads chain
+             the searches, the event loop is woken once per process.
 
 For each depth of ``--depths`` (default 8, 10, 12) the methods run in turns
 (``--rounds`` chunks, rotating the order, so that a change of machine load hits
@@ -36,13 +39,14 @@ import asyncio
 import os
 import platform
 import resource
+import statistics
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
@@ -131,11 +135,15 @@ async def run_pool(
     workers: int,
     hash_mb: int,
     cache: EvalCache | None = None,
+    batch: bool = False,
 ) -> tuple[int, int]:
     async with EnginePool(
         path, workers=workers, limit=SearchLimit(depth=depth), hash_mb=hash_mb, cache=cache
     ) as pool:
-        evs = await asyncio.gather(*(pool.evaluate(b) for b in boards))
+        if batch:
+            evs = await pool.evaluate_many(boards)
+        else:
+            evs = await asyncio.gather(*(pool.evaluate(b) for b in boards))
         ENGINE_CPU[0] += sum(cpu_seconds(pid) for pid in pool.pids())
         return sum(e.nodes for e in evs), pool.stats.searches
 
@@ -240,6 +248,7 @@ class Tally:
     """
 
     wall: float = 0.0
+    rounds: list[float] = field(default_factory=list)  # the wall time of each round
     driver_cpu: float = 0.0
     engine_cpu: float = 0.0
     nodes: int = 0
@@ -249,7 +258,8 @@ class Tally:
         engine_before = ENGINE_CPU[0]
         t0 = time.perf_counter()
         self.nodes += fn()
-        self.wall += time.perf_counter() - t0
+        self.rounds.append(time.perf_counter() - t0)
+        self.wall += self.rounds[-1]
         after = resource.getrusage(resource.RUSAGE_SELF)
         self.driver_cpu += (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         self.engine_cpu += ENGINE_CPU[0] - engine_before
@@ -261,12 +271,13 @@ def compare(
     """Run the methods at ``depth`` in rounds; print each round and the results."""
     n, w = len(boards), args.workers
 
-    def pool_nodes(chunk: list[chess.Board]) -> int:
-        return asyncio.run(run_pool(args.engine, chunk, depth, w, args.hash))[0]
+    def pool_nodes(chunk: list[chess.Board], batch: bool = False) -> int:
+        return asyncio.run(run_pool(args.engine, chunk, depth, w, args.hash, batch=batch))[0]
 
     methods: dict[str, Callable[[list[chess.Board]], int]] = {
         "a": lambda chunk: run_raw(args.engine, chunk, depth, w, args.hash),
         "c": pool_nodes,
+        "d": lambda chunk: pool_nodes(chunk, batch=True),
     }
     if naive:
         methods["b"] = lambda chunk: run_naive(args.engine, chunk, depth, args.hash)
@@ -283,6 +294,7 @@ def compare(
         "a": f"(a) raw UCI pipes, {w} processes",
         "b": "(b) naive python-chess loop, 1",
         "c": f"(c) livegain pool, {w} workers",
+        "d": f"(d) livegain pool, batch, {w} workers",
     }
     rate = {k: n / t.wall for k, t in tallies.items()}
     print(
@@ -299,7 +311,7 @@ def compare(
     agree = len({t.nodes for t in tallies.values()}) == 1
     cpu = {k: (t.driver_cpu + t.engine_cpu) / n for k, t in tallies.items()}
     print(
-        f"  pool/raw = {rate['c'] / rate['a']:.3f} (wall)"
+        f"  pool/raw = {rate['c'] / rate['a']:.3f}, batch/raw = {rate['d'] / rate['a']:.3f} (wall)"
         + (f"   pool/naive = {rate['c'] / rate['b']:.2f}" if "b" in rate else "")
         + f"   CPU view: raw/pool = {cpu['a'] / cpu['c']:.3f}"
         f" (driver CPU pool {1000 * tallies['c'].driver_cpu / n:.2f} ms,"
@@ -393,12 +405,24 @@ def main() -> None:
     for depth in depths:
         t = compare(args, boards, depth, args.naive)
         summary.append((depth, t))
-    print("summary: depth  pool/raw  driver CPU per position (pool, raw)")
+    print(
+        "summary: depth, then for the pool (evaluate) and the batch (evaluate_many):"
+        " /raw over all rounds (median, lowest and highest of the rounds);"
+        " driver CPU per position: pool, batch, raw"
+    )
+    n = len(boards)
     for depth, t in summary:
+        cells = []
+        for k in ("c", "d"):
+            ratios = sorted(a / x for a, x in zip(t["a"].rounds, t[k].rounds, strict=True))
+            cells.append(
+                f"{t['a'].wall / t[k].wall:.3f} ({statistics.median(ratios):.3f};"
+                f" {ratios[0]:.3f}-{ratios[-1]:.3f})"
+            )
         print(
-            f"  {depth:5d}  {t['a'].wall / t['c'].wall:8.3f}"
-            f"  {1000 * t['c'].driver_cpu / len(boards):.2f} ms, "
-            f"{1000 * t['a'].driver_cpu / len(boards):.2f} ms"
+            f"  {depth:5d}  pool {cells[0]}  batch {cells[1]}  "
+            f"{1000 * t['c'].driver_cpu / n:.2f} / {1000 * t['d'].driver_cpu / n:.2f} /"
+            f" {1000 * t['a'].driver_cpu / n:.2f} ms"
         )
     if args.cache_pass:
         cache_pass(args, games, boards, depths[-1])

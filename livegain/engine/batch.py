@@ -123,27 +123,19 @@ async def _analyse_prepared(
     on_progress: ProgressCallback | None = None,
 ) -> list[AnnotatedGame]:
     total = sum(len(p.boards) for p in prepared)
-    done = 0
-
-    async def one(board: chess.Board, ruled: Evaluation | None, fen: str) -> Evaluation:
-        nonlocal done
-        ev = ruled if ruled is not None else await pool.evaluate(board, fen=fen)
-        done += 1
-        if on_progress is not None:
-            on_progress(done, total)
-        return ev
-
-    # One task per position: the pool's queue keeps every worker busy and
-    # shares positions that several games reach.
-    async with asyncio.TaskGroup() as tg:
-        tasks = [
-            [
-                tg.create_task(one(b, r, f))
-                for b, r, f in zip(p.boards, p.ruled, p.fens, strict=True)
-            ]
-            for p in prepared
-        ]
-    return [annotate(p, [t.result() for t in ts]) for p, ts in zip(prepared, tasks, strict=True)]
+    by_rule = sum(r is not None for p in prepared for r in p.ruled)
+    # Every position the rules do not score, of every game, as one batch: the
+    # pool searches each distinct one once, its processes chaining their
+    # searches without waking the event loop per position.
+    boards = [b for p in prepared for b, r in zip(p.boards, p.ruled, strict=True) if r is None]
+    fens = [f for p in prepared for f, r in zip(p.fens, p.ruled, strict=True) if r is None]
+    progress = None if on_progress is None else (lambda n: on_progress(by_rule + n, total))
+    searched = iter(await pool.evaluate_many(boards, fens, on_progress=progress))
+    if on_progress is not None:
+        on_progress(total, total)
+    return [
+        annotate(p, [r if r is not None else next(searched) for r in p.ruled]) for p in prepared
+    ]
 
 
 async def run_engine_analysis_async(

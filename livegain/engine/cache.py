@@ -20,9 +20,11 @@ import asyncio
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from livegain.core.evaluation import Evaluation
 
@@ -97,54 +99,63 @@ class EvalCache:
 
     def get(self, engine: str, fen: str) -> Evaluation | None:
         """The cached evaluation of ``fen`` under ``engine``, or None (counted)."""
+        return self.get_many(engine, [fen]).get(fen)
+
+    def get_many(self, engine: str, fens: Sequence[str]) -> dict[str, Evaluation]:
+        """The cached evaluations of those of ``fens`` the cache has (counted)."""
+        found: dict[str, Evaluation] = {}
         with self._lock:
             self._check_open()
-            row = self._db.execute(
-                "SELECT cp, mate, wdl_w, wdl_d, wdl_l, depth, nodes, best, pv"
-                " FROM evals WHERE engine = ? AND fen = ?",
-                (engine, fen),
-            ).fetchone()
-            if row is None:
-                self.misses += 1
-                return None
-            self.hits += 1
-        cp, mate, w, d, loss, depth, nodes, best, pv = row
-        wdl = None if w is None else (int(w), int(d), int(loss))
-        return Evaluation(
-            cp=int(cp),
-            mate=None if mate is None else int(mate),
-            wdl=wdl,
-            depth=int(depth),
-            nodes=int(nodes),
-            best=best,
-            pv=tuple(pv.split()) if pv else (),
-        )
+            for fen in fens:
+                row = self._db.execute(
+                    "SELECT cp, mate, wdl_w, wdl_d, wdl_l, depth, nodes, best, pv"
+                    " FROM evals WHERE engine = ? AND fen = ?",
+                    (engine, fen),
+                ).fetchone()
+                if row is None:
+                    self.misses += 1
+                else:
+                    self.hits += 1
+                    found[fen] = _evaluation(row)
+        return found
 
     def put(self, engine: str, fen: str, ev: Evaluation) -> None:
         """Store (or replace) the evaluation of ``fen`` under ``engine``."""
-        w, d, loss = ev.wdl if ev.wdl is not None else (None, None, None)
+        self.put_many(engine, [(fen, ev)])
+
+    def put_many(self, engine: str, items: Sequence[tuple[str, Evaluation]]) -> None:
+        """Store (or replace) evaluations under ``engine``, in one transaction."""
+        now = time.time()
+        rows = [
+            (
+                engine,
+                fen,
+                ev.cp,
+                ev.mate,
+                *(ev.wdl or (None, None, None)),
+                ev.depth,
+                ev.nodes,
+                ev.best,
+                " ".join(ev.pv),
+                now,
+            )
+            for fen, ev in items
+        ]
         with self._lock:
             self._check_open()
-            self._db.execute(
-                "INSERT OR REPLACE INTO evals"
-                " (engine, fen, cp, mate, wdl_w, wdl_d, wdl_l, depth, nodes, best, pv, created)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    engine,
-                    fen,
-                    ev.cp,
-                    ev.mate,
-                    w,
-                    d,
-                    loss,
-                    ev.depth,
-                    ev.nodes,
-                    ev.best,
-                    " ".join(ev.pv),
-                    time.time(),
-                ),
-            )
-            self.writes += 1
+            self._db.execute("BEGIN")
+            try:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO evals"
+                    " (engine, fen, cp, mate, wdl_w, wdl_d, wdl_l, depth, nodes, best, pv, created)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+            self.writes += len(rows)
 
     def __len__(self) -> int:
         with self._lock:
@@ -179,6 +190,19 @@ class EvalCache:
     async def aput(self, engine: str, fen: str, ev: Evaluation) -> None:
         await asyncio.get_running_loop().run_in_executor(self._pool(), self.put, engine, fen, ev)
 
+    async def aget_many(self, engine: str, fens: Sequence[str]) -> dict[str, Evaluation]:
+        return await asyncio.get_running_loop().run_in_executor(
+            self._pool(), self.get_many, engine, fens
+        )
+
+    def put_many_soon(
+        self, engine: str, items: Sequence[tuple[str, Evaluation]]
+    ) -> asyncio.Future[None]:
+        """:meth:`put_many` on the cache's thread, queued as :meth:`put_soon` is."""
+        return asyncio.get_running_loop().run_in_executor(
+            self._pool(), self.put_many, engine, items
+        )
+
     def put_soon(self, engine: str, fen: str, ev: Evaluation) -> asyncio.Future[None]:
         """Queue the write on the cache's thread and return at once (from a
         running event loop). Calls run on that one thread in order, so a later
@@ -194,3 +218,17 @@ class EvalCache:
     def _check_open(self) -> None:
         if self._closed:
             raise CacheError(f"{self.path}: cache is closed")
+
+
+def _evaluation(row: Sequence[Any]) -> Evaluation:
+    cp, mate, w, d, loss, depth, nodes, best, pv = row
+    wdl = None if w is None else (int(w), int(d), int(loss))
+    return Evaluation(
+        cp=int(cp),
+        mate=None if mate is None else int(mate),
+        wdl=wdl,
+        depth=int(depth),
+        nodes=int(nodes),
+        best=best,
+        pv=tuple(pv.split()) if pv else (),
+    )

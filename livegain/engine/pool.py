@@ -41,6 +41,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -56,7 +57,7 @@ from livegain.core.evaluation import (
     white_score,
 )
 from livegain.engine.cache import EvalCache
-from livegain.engine.uci import SearchResult, UciError, UciProcess
+from livegain.engine.uci import ListRun, SearchList, SearchResult, UciError, UciProcess
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ DEFAULT_HASH_MB = 16
 DEFAULT_SEARCH_TIMEOUT = 120.0
 START_TIMEOUT = 15.0
 QUIT_TIMEOUT = 2.0
+#: Searches a process holds queued behind the running one in a batch.
+QUEUE_AHEAD = 2
 MAX_BACKOFF = 5.0
 
 
@@ -256,11 +259,19 @@ class _Job:
     errors: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Batch:
+    """A search list every worker joins (:meth:`EnginePool.evaluate_many`)."""
+
+    work: SearchList
+    done: asyncio.Future[None]
+
+
 @dataclass(order=True)
 class _Entry:
     priority: int
     seq: int
-    job: _Job = field(compare=False)
+    job: _Job | _Batch = field(compare=False)
 
 
 class _Engine:
@@ -471,6 +482,20 @@ class EnginePool:
 
     # -- evaluation -------------------------------------------------------
 
+    def _check_running(self) -> None:
+        if not self._started or self._closed:
+            raise PoolClosedError("engine pool is not running (call start())")
+
+    def _by_rule(self, board: chess.Board) -> Evaluation | None:
+        """A request counted; an invalid position refused; a finished one scored."""
+        self.stats.requests += 1
+        if not board.is_valid():
+            raise ValueError(f"invalid position {board.fen()!r}: {board.status()!r}")
+        terminal = terminal_evaluation(board)
+        if terminal is not None:
+            self.stats.terminal += 1
+        return terminal
+
     async def evaluate(
         self, board: chess.Board, priority: int = 0, *, fen: str | None = None
     ) -> Evaluation:
@@ -484,14 +509,9 @@ class EnginePool:
         :func:`terminal_evaluation`); cached positions come from the cache;
         a position already queued or searching is shared, not searched twice.
         """
-        if not self._started or self._closed:
-            raise PoolClosedError("engine pool is not running (call start())")
-        self.stats.requests += 1
-        if not board.is_valid():
-            raise ValueError(f"invalid position {board.fen()!r}: {board.status()!r}")
-        terminal = terminal_evaluation(board)
+        self._check_running()
+        terminal = self._by_rule(board)
         if terminal is not None:
-            self.stats.terminal += 1
             return terminal
         if fen is None:
             fen = board.fen()
@@ -520,6 +540,140 @@ class EnginePool:
             if job.waiters == 0 and not job.taken and not job.future.done():
                 job.future.cancel()  # nobody wants it any more: drop it unsearched
 
+    async def evaluate_many(
+        self,
+        boards: Sequence[chess.Board],
+        fens: Sequence[str] | None = None,
+        priority: int = 0,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> list[Evaluation]:
+        """Evaluate every board (a batch: ``livegain analyze``); the same
+        evaluations as :meth:`evaluate` on each, in order.
+
+        Finished positions are scored by rule and cached ones come from the
+        cache, as with :meth:`evaluate`; the rest (each distinct position
+        once) are searched as one :class:`~livegain.engine.uci.SearchList`
+        that every worker joins: each process's reader thread chains its
+        searches and the event loop is woken once per process at the end,
+        not once per position (docs/benchmarks.md). ``on_progress`` gets the
+        number of positions done, a few times a second. Raises
+        :class:`EngineSearchError` if a position cannot be searched.
+        """
+        self._check_running()
+        out: list[Evaluation | None] = [None] * len(boards)
+        slots: dict[str, list[int]] = {}
+        white: dict[str, bool] = {}
+        for i, board in enumerate(boards):
+            terminal = self._by_rule(board)
+            if terminal is not None:
+                out[i] = terminal
+                continue
+            fen = fens[i] if fens is not None else board.fen()
+            slots.setdefault(fen, []).append(i)
+            white[fen] = board.turn == chess.WHITE
+        if self.cache is not None and slots:  # one trip to the cache's thread
+            for fen, hit in (await self.cache.aget_many(self.engine_key, list(slots))).items():
+                self.stats.cache_hits += len(slots[fen])
+                for i in slots.pop(fen):
+                    out[i] = hit
+        self.stats.shared += sum(len(i) - 1 for i in slots.values())
+        order = list(slots)
+        if order:
+            limit = self.limit
+            work = SearchList(order, limit.depth, limit.nodes, self.deterministic, self.max_retries)
+            batch = _Batch(work, asyncio.get_running_loop().create_future())
+            for _ in range(self.workers):
+                self._queue.put_nowait(_Entry(priority, next(self._seq), batch))
+            t0 = time.perf_counter()
+            try:
+                while True:
+                    done, _ = await asyncio.wait({batch.done}, timeout=0.25)
+                    if on_progress is not None:
+                        on_progress(len(boards) - len(order) + work.finished)
+                    if done:
+                        break
+                    if self._closed:
+                        raise PoolClosedError("engine pool closed")
+            except asyncio.CancelledError:
+                work.give_up("cancelled")  # the workers finish what they hold and stop
+                raise
+            self.stats.search_seconds += time.perf_counter() - t0
+            found: list[tuple[str, Evaluation]] = []
+            for k, fen in enumerate(order):
+                result = work.results[k]
+                if result is None:
+                    continue
+                ev = evaluation_from_result(result, white[fen])
+                self.stats.searches += 1
+                found.append((fen, ev))
+                for i in slots[fen]:
+                    out[i] = ev
+            if self.cache is not None and found:  # one write, not awaited (close() waits)
+                try:
+                    self._track(self.cache.put_many_soon(self.engine_key, found))
+                except Exception:  # a cache fault never loses the results
+                    log.exception("cannot store evaluations in the cache")
+            for k, fen in enumerate(order):
+                if work.results[k] is None:
+                    self.stats.failures += 1
+                    raise EngineSearchError(
+                        f"cannot evaluate {fen!r} after {len(work.errors[k])} attempts: "
+                        + "; ".join(work.errors[k])
+                    )
+        return [ev for ev in out if ev is not None]
+
+    async def _run_batch(self, idx: int, batch: _Batch) -> None:
+        """Worker ``idx``'s part of a batch: search from its list until none is
+        left to hand out; a process that fails gives its positions back and is
+        replaced."""
+        work = batch.work
+        failures = 0
+        try:
+            while work.waiting:
+                engine = self._engines[idx]
+                if engine is None:
+                    try:
+                        engine = await self._replace(idx, failures)
+                    except EngineStartError as exc:
+                        failures += 1
+                        if failures > self.max_retries:
+                            work.give_up(str(exc))
+                        continue
+                run = ListRun(ahead=QUEUE_AHEAD)
+                engine.searching = True
+                task = asyncio.create_task(engine.process.search_list(work, run))
+                why = ""
+                try:
+                    while not task.done():
+                        await asyncio.wait({task}, timeout=self.search_timeout)
+                        stalled = time.monotonic() - run.last_result
+                        timeout = self.search_timeout
+                        if not task.done() and timeout is not None and stalled > timeout:
+                            self.stats.timeouts += 1
+                            why = f"search exceeded {timeout:g} s (pid {engine.pid} killed)"
+                            break
+                    if not why:
+                        task.result()
+                        engine.searching = False
+                        failures = 0
+                        continue
+                except (UciError, EngineError, OSError) as exc:
+                    self.stats.crashes += 1
+                    why = f"{type(exc).__name__}: {exc}"
+                finally:
+                    if not task.done():
+                        task.cancel()
+                # The process failed: what it held goes back, and it is replaced.
+                for item in run.inflight:
+                    work.give_back(item.index, why)
+                run.inflight.clear()
+                failures += 1
+                self._engines[idx] = None
+                await engine.close(graceful=False)
+        finally:
+            if work.done and not batch.done.done():
+                batch.done.set_result(None)
+
     def _forget(self, job: _Job, _future: object = None) -> None:
         if self._inflight.get(job.fen) is job:
             del self._inflight[job.fen]
@@ -533,6 +687,10 @@ class EnginePool:
             while True:
                 entry = await self._queue.get()
                 job = entry.job
+                if isinstance(job, _Batch):
+                    if not job.done.done():
+                        await self._run_batch(idx, job)
+                    continue
                 if job.taken or job.future.done():
                     continue
                 job.taken = True
@@ -601,6 +759,9 @@ class EnginePool:
         except Exception:  # a cache fault never loses the result
             log.exception("cannot store evaluation in the cache")
             return
+        self._track(write)
+
+    def _track(self, write: asyncio.Future[None]) -> None:
         self._writes.add(write)
         write.add_done_callback(self._stored)
 

@@ -44,11 +44,15 @@ python-chess's public :class:`chess.engine.Option`.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import os
+import statistics
 import subprocess
 import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import chess
@@ -59,6 +63,19 @@ T = TypeVar("T")
 #: Options the pool sets per search or must not change (python-chess's
 #: ``MANAGED_OPTIONS`` plus MultiPV, which would reorder the info lines).
 MANAGED_OPTIONS = frozenset({"uci_chess960", "uci_variant", "multipv", "ponder"})
+
+
+#: Engines that take a search's commands while they run another and start it
+#: when that one ends (Stockfish reads its commands in order): a search list
+#: keeps the next ones queued in them (:meth:`UciProcess.search_list`).
+QUEUE_AHEAD_ENGINES = ("Stockfish",)
+#: With searches queued, the reader thread reads the engine's output every
+#: POLL_FRACTION of a search (the median of the last POLL_HISTORY), between
+#: POLL_MIN and POLL_MAX seconds, instead of at each line.
+POLL_FRACTION = 0.25
+POLL_HISTORY = 8
+POLL_MIN = 0.001
+POLL_MAX = 0.05
 
 
 class UciError(Exception):
@@ -260,6 +277,9 @@ class UciProcess:
         self._first_game = True
         # Called in the reader thread with each line; set by the loop thread.
         self._handler: Callable[[str], None] | None = None
+        # Set by a search list's reader (in the reader thread): the pause
+        # before the next read while searches are queued in the engine.
+        self._pause = 0.0
         self._pending: asyncio.Future[Any] | None = None
         self._ended: str | None = None  # why the engine cannot answer any more
         self.exited: asyncio.Future[None] = loop.create_future()
@@ -292,10 +312,17 @@ class UciProcess:
         stdout = self.proc.stdout
         assert stdout is not None
         try:
-            for raw in stdout:
-                handler = self._handler
-                if handler is not None:
-                    handler(raw.decode("utf-8", "replace").rstrip())
+            fd = stdout.fileno()
+            tail = b""
+            while chunk := os.read(fd, 65536):
+                lines = (tail + chunk).split(b"\n")
+                tail = lines.pop()
+                for raw in lines:
+                    handler = self._handler
+                    if handler is not None:
+                        handler(raw.decode("utf-8", "replace").rstrip())
+                if self._pause:
+                    time.sleep(self._pause)
         except (OSError, ValueError):  # closed under us by kill()
             pass
         self._call(self._end, "the engine closed its output")
@@ -398,6 +425,84 @@ class UciProcess:
 
         return await self._command(b"ucinewgame\nisready\n", read)
 
+    @property
+    def queues_ahead(self) -> bool:
+        """The engine takes a search's commands while it runs another and starts
+        it when that one ends (Stockfish reads its commands in order)."""
+        return self.name.startswith(QUEUE_AHEAD_ENGINES)
+
+    async def search_list(self, work: SearchList, run: ListRun) -> None:
+        """Search positions of ``work`` until it has none left to hand out and
+        this process's are done; ``run`` shows what is in flight (given back
+        to ``work`` by the caller if the process fails) and when a search
+        last ended.
+
+        The searches are chained by the reader thread, which sends the next
+        as each ends and wakes the event loop once, at the end. On an engine
+        that :attr:`queues_ahead`, ``run.ahead`` more searches wait in the
+        engine behind the running one, sent whole (``ucinewgame``, ``isready``,
+        ``position``, ``go``), so the engine never waits for this process; and
+        while they wait the reader thread reads the engine's output a few
+        times per search instead of at every line. Elsewhere one search at a
+        time, ``position``/``go`` once ``readyok`` follows ``ucinewgame``."""
+        eager = self.queues_ahead
+        room = 1 + (run.ahead if eager else 0)
+        inflight = run.inflight
+        durations: collections.deque[float] = collections.deque(maxlen=POLL_HISTORY)
+
+        def take() -> bytes:
+            data = b""
+            while len(inflight) < room and (i := work.take()) is not None:
+                new_game = work.new_game or self._first_game
+                self._first_game = False
+                search = work.command(i)
+                inflight.append(_InFlight(i, SearchReader(), search, new_game))
+                if not new_game:
+                    data += search
+                elif eager:
+                    data += b"ucinewgame\nisready\n" + search
+                else:
+                    data += b"ucinewgame\nisready\n"
+                    break
+            return data
+
+        def read(line: str) -> bool | None:  # in the reader thread
+            head = inflight[0]
+            if head.waiting:
+                if line.strip() == "readyok":
+                    head.waiting = False
+                    if not eager:
+                        self._write(head.search)
+                return None
+            result = head.reader.feed(line)
+            if result is None:
+                return None
+            inflight.popleft()
+            work.finish(head.index, result)
+            now = time.monotonic()
+            if run.queued_since_last:
+                durations.append(now - run.last_result)
+            run.last_result = now
+            data = take()
+            if data:
+                self._write(data)
+            run.queued_since_last = len(inflight) > 1
+            self._pause = (
+                min(POLL_MAX, max(POLL_MIN, POLL_FRACTION * statistics.median(durations)))
+                if run.queued_since_last and len(durations) >= 2
+                else 0.0
+            )
+            return None if inflight else True
+
+        first = take()
+        if not inflight:
+            return
+        run.last_result = time.monotonic()
+        try:
+            await self._command(first, read)
+        finally:
+            self._pause = 0.0
+
     def _write(self, data: bytes) -> None:
         """Write to the engine; a broken pipe is left to the end of its output
         (which fails the pending command)."""
@@ -464,6 +569,87 @@ class UciProcess:
                 await asyncio.shield(self.exited)
 
 
+class SearchList:
+    """Positions that several processes search together (a batch), handed out
+    and collected by their reader threads (:meth:`UciProcess.search_list`).
+
+    ``results[i]`` is the result of ``fens[i]``; a position whose searches
+    failed more than ``max_retries`` times gets its reasons in ``errors[i]``.
+    """
+
+    def __init__(
+        self,
+        fens: Sequence[str],
+        depth: int | None,
+        nodes: int | None,
+        new_game: bool,
+        max_retries: int = 2,
+    ) -> None:
+        self.fens = list(fens)
+        self.new_game = new_game
+        self.max_retries = max_retries
+        self._go = go_command(depth, nodes)
+        self.results: list[SearchResult | None] = [None] * len(self.fens)
+        self.errors: list[list[str]] = [[] for _ in self.fens]
+        self._todo: collections.deque[int] = collections.deque(range(len(self.fens)))
+        self._lock = threading.Lock()
+        self.finished = 0  # positions with a result or given up
+
+    def command(self, i: int) -> bytes:
+        return f"{position_command(self.fens[i])}\n{self._go}\n".encode()
+
+    def take(self) -> int | None:
+        with self._lock:
+            return self._todo.popleft() if self._todo else None
+
+    def finish(self, i: int, result: SearchResult) -> None:
+        self.results[i] = result
+        with self._lock:
+            self.finished += 1
+
+    def give_back(self, i: int, why: str) -> None:
+        """A search of ``i`` failed: again later, or given up after the retries."""
+        with self._lock:
+            self.errors[i].append(why)
+            if len(self.errors[i]) > self.max_retries:
+                self.finished += 1
+            else:
+                self._todo.appendleft(i)
+
+    def give_up(self, why: str) -> None:
+        """No process can search: every position not handed out fails."""
+        with self._lock:
+            while self._todo:
+                self.errors[self._todo.popleft()].append(why)
+                self.finished += 1
+
+    @property
+    def waiting(self) -> bool:
+        return bool(self._todo)
+
+    @property
+    def done(self) -> bool:
+        return self.finished == len(self.fens)
+
+
+@dataclass
+class ListRun:
+    """One process's part of a :class:`SearchList`: its searches in flight."""
+
+    ahead: int = 2
+    inflight: collections.deque[_InFlight] = field(default_factory=collections.deque)
+    last_result: float = 0.0
+    queued_since_last: bool = False
+
+
+@dataclass(slots=True)
+class _InFlight:
+    index: int
+    reader: SearchReader
+    search: bytes
+    waiting: bool  # for the readyok of its ucinewgame
+
+
 def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
     if future.done():
         return
@@ -479,6 +665,8 @@ def _readyok(line: str) -> bool | None:
 
 __all__ = [
     "EngineTerminatedError",
+    "ListRun",
+    "SearchList",
     "SearchReader",
     "SearchResult",
     "UciError",

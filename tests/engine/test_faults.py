@@ -180,3 +180,76 @@ async def test_no_process_left_after_cancellation(
 def test_fake_engine_script_is_executable(fake_engine: FakeEngineFactory) -> None:
     path = Path(fake_engine())
     assert path.stat().st_mode & stat.S_IXUSR
+
+
+# -- batches (EnginePool.evaluate_many): the same guarantees -------------------
+
+BATCH = [chess.Board()]
+for _san in ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7"]:
+    BATCH.append(BATCH[-1].copy())
+    BATCH[-1].push_san(_san)
+
+
+def white_cp(board: chess.Board) -> int:
+    """The scripted engine's score of ``board`` from White's side (as the pool gives it)."""
+    return fake_score(board) if board.turn == chess.WHITE else -fake_score(board)
+
+
+async def test_a_batch_survives_a_process_dying_mid_search(fake_engine: FakeEngineFactory) -> None:
+    # one process: the scripted engine counts its searches in a file, which
+    # two processes at once could both read past a number
+    path = fake_engine("crash", on={3, 7})
+    async with EnginePool(path, workers=1, limit=SearchLimit(depth=5)) as pool:
+        evs = await pool.evaluate_many(BATCH)
+        assert [e.cp for e in evs] == [white_cp(b) for b in BATCH]
+        assert pool.stats.crashes == 2 and pool.stats.restarts == 2
+        assert pool.stats.searches == len(BATCH)
+    assert fake_searches(path) == len(BATCH) + 2  # each lost search once more, no other
+
+
+async def test_a_batch_times_out_a_hung_search_and_goes_on(fake_engine: FakeEngineFactory) -> None:
+    path = fake_engine("hang", on={2})
+    async with EnginePool(path, workers=1, limit=SearchLimit(depth=5), search_timeout=0.5) as pool:
+        hung = pool.pids()[0]
+        evs = await pool.evaluate_many(BATCH)
+        assert [e.cp for e in evs] == [white_cp(b) for b in BATCH]
+        assert pool.stats.timeouts == 1 and pool.stats.restarts == 1
+        assert not await wait_gone({hung})
+
+
+async def test_a_batch_that_cannot_be_searched_is_a_clear_error(
+    fake_engine: FakeEngineFactory,
+) -> None:
+    path = fake_engine("crash")  # every search
+    async with EnginePool(path, workers=1, limit=SearchLimit(depth=5), max_retries=2) as pool:
+        with pytest.raises(EngineSearchError) as err:
+            await pool.evaluate_many(BATCH[:2])
+        assert "after 3 attempts" in str(err.value)
+        # the pool still answers afterwards (its worker is not stuck in the batch)
+        with pytest.raises(EngineSearchError):
+            await pool.evaluate(BOARD)
+
+
+@pytest.mark.engine
+async def test_real_stockfish_killed_mid_batch(
+    stockfish: str, tata_games: list[chess.pgn.Game]
+) -> None:
+    from livegain.engine.batch import game_positions
+
+    boards = game_positions(tata_games[0]).boards[:40]
+    depth = 10
+    async with EnginePool(stockfish, workers=2, limit=SearchLimit(depth=depth)) as pool:
+        want = await asyncio.gather(*(pool.evaluate(b) for b in boards))
+    async with EnginePool(stockfish, workers=2, limit=SearchLimit(depth=depth)) as pool:
+        task = asyncio.create_task(pool.evaluate_many(boards))
+        victims: list[int] = []
+        while not victims and not task.done():
+            await asyncio.sleep(0.05)
+            busy = pool.busy_pids()
+            if busy and pool.stats.searches == 0:
+                os.kill(busy[0], signal.SIGKILL)
+                victims.append(busy[0])
+        got = await asyncio.wait_for(task, 90)
+        assert victims and pool.stats.crashes == 1 and pool.stats.restarts == 1
+        assert not set(victims) & child_pids()
+    assert got == want  # nothing lost, nothing different, node counts included

@@ -202,3 +202,29 @@ async def test_black_to_move_and_mates_equal_direct_analysis(stockfish: str) -> 
     for board, ev in zip(boards, got, strict=True):
         assert ev == await direct_analysis(stockfish, board, DEPTH), board.fen()
     assert got[1].mate == -1 and got[1].cp == -3900 and got[1].wdl == (0, 0, 1000)
+
+
+async def test_a_batch_gives_what_evaluate_gives(
+    stockfish: str, tata_games: list[chess.pgn.Game], tmp_path: Path
+) -> None:
+    boards = some_positions(tata_games[0], every=3)[:12]
+    boards += boards[:3]  # positions reached twice: searched once
+    mate = chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")  # checkmated: no engine
+    boards.append(mate)
+    limit = SearchLimit(depth=DEPTH)
+    async with EnginePool(stockfish, workers=2, limit=limit) as pool:
+        want = await asyncio.gather(*(pool.evaluate(b) for b in boards))
+    cache = EvalCache(tmp_path / "c.sqlite")
+    try:
+        async with EnginePool(stockfish, workers=2, limit=limit, cache=cache) as pool:
+            seen: list[int] = []
+            got = await pool.evaluate_many(boards, on_progress=seen.append)
+            assert got == want  # scores, WDL, depth, nodes, PV: to the node
+            assert pool.stats.searches == 12 and pool.stats.shared == 3
+            assert pool.stats.terminal == 1
+            assert seen and seen[-1] == len(boards)
+            # the same batch again: every position from the cache
+            again = await pool.evaluate_many(boards)
+            assert again == want and pool.stats.searches == 12 and pool.stats.cache_hits == 15
+    finally:
+        cache.close()
