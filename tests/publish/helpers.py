@@ -85,6 +85,19 @@ async def recv_until(ws: Any, kind: str, wait: float = 5.0) -> dict[str, Any]:
             return msg
 
 
+async def recv_board_messages(ws: Any, n: int, wait: float = 5.0) -> list[str]:
+    """The next ``n`` messages of ``ws`` that are not board-list messages
+    (``boards``/``boards_diff`` go to every client whenever the list changes,
+    so they may come between a board's messages), as received."""
+    got: list[str] = []
+    async with asyncio.timeout(wait):
+        while len(got) < n:
+            raw = await ws.recv()
+            if json.loads(raw)["type"] not in ("boards", "boards_diff"):
+                got.append(raw)
+    return got
+
+
 async def http_get(port: int, path: str, wait: float = 5.0) -> tuple[int, dict[str, str], bytes]:
     """A raw HTTP/1.1 GET (no client-side path normalisation)."""
     reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), wait)

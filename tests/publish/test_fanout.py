@@ -17,11 +17,21 @@ from websockets.exceptions import ConnectionClosed
 
 from livegain.publish.server import LiveServer, ServerLimits
 
-from .helpers import board_state, recv_json, recv_until, subscribed, update_for, written
+from .helpers import (
+    board_state,
+    recv_board_messages,
+    recv_json,
+    recv_until,
+    subscribed,
+    update_for,
+    written,
+)
 
 
 async def test_fifty_clients_get_identical_valid_updates_in_order(tmp_path: Path) -> None:
-    srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=ServerLimits(fanout_chunk=7))
+    # A short board-list interval: list diffs come between the updates too.
+    limits = ServerLimits(fanout_chunk=7, board_list_interval=0.05)
+    srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=limits)
     async with srv:
         srv.set_board(board_state("b1"))
         clients = await subscribed(srv, 50)
@@ -36,7 +46,7 @@ async def test_fifty_clients_get_identical_valid_updates_in_order(tmp_path: Path
             # Published back to back: queued, written over later loop iterations.
             assert srv.outbox == len(sent)
             for ws in clients:
-                got = [await asyncio.wait_for(ws.recv(), 5) for _ in sent]
+                got = await recv_board_messages(ws, len(sent))
                 assert got == sent
                 assert [json.loads(m)["seq"] for m in got] == list(range(1, 13))
             assert srv.outbox == 0
@@ -71,7 +81,7 @@ async def test_partial_sends_complete_in_order(tmp_path: Path) -> None:
             # The kernel took only part of a frame: the transport holds the rest.
             assert most > 0
             for ws in (fast, slow):
-                got = [await asyncio.wait_for(ws.recv(), 10) for _ in sent]
+                got = await recv_board_messages(ws, len(sent), 10)
                 assert got == sent
         finally:
             await slow.close()

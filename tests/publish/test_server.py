@@ -15,7 +15,14 @@ from websockets.exceptions import ConnectionClosed
 from livegain.publish.schema import PROTOCOL_VERSION
 from livegain.publish.server import LiveServer, ServerLimits, safe_join
 
-from .helpers import board_state, http_get, recv_json, recv_until, update_for
+from .helpers import (
+    board_state,
+    http_get,
+    recv_board_messages,
+    recv_json,
+    recv_until,
+    update_for,
+)
 
 
 @pytest.fixture
@@ -313,7 +320,7 @@ async def test_large_update_reaches_a_real_client(server: LiveServer) -> None:
         await recv_until(ws, "snapshot")
         s = board_state("b1", plies=1, seq=1)
         data = server.publish(update_for(s, padding="y" * 100_000), s)
-        assert await asyncio.wait_for(ws.recv(), 5) == data.decode()
+        assert await recv_board_messages(ws, 1) == [data.decode()]
 
 
 async def test_api_board_state(server: LiveServer) -> None:

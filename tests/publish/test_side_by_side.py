@@ -20,7 +20,7 @@ from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.publish.mqtt import MqttPublisher
 from livegain.service import Service
 
-from .helpers import recv_json, toy_model
+from .helpers import recv_board_messages, recv_json, toy_model
 
 SANS = ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6"]
 
@@ -98,8 +98,8 @@ async def test_viewers_and_the_broker_get_the_same_bytes(tmp_path: Path) -> None
         async with connect(f"ws://127.0.0.1:{service.server.port}/ws", max_size=None) as ws:
             await recv_json(ws)
             await ws.send('{"type":"subscribe","boards":"*"}')
-            first = await asyncio.wait_for(ws.recv(), 5)
-            assert isinstance(first, str) and json.loads(first)["type"] == "snapshot"
+            (first,) = await recv_board_messages(ws, 1)
+            assert json.loads(first)["type"] == "snapshot"
             # The retained state queued for the broker is the snapshot viewers got.
             await until(lambda: service.server.snapshot_bytes(bid) == first.encode())
             assert recorder.state(bid) == first.encode()

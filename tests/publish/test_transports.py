@@ -17,7 +17,14 @@ from websockets.asyncio.client import ClientConnection, connect
 from livegain.config import ConfigError, load_settings
 from livegain.publish.server import LiveServer, ServerLimits
 
-from .helpers import board_state, recv_json, recv_until, subscribed, update_for
+from .helpers import (
+    board_state,
+    recv_board_messages,
+    recv_json,
+    recv_until,
+    subscribed,
+    update_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,17 +47,6 @@ def client_context(ca: trustme.CA) -> ssl.SSLContext:
     ctx = ssl.create_default_context()
     ca.configure_trust(ctx)
     return ctx
-
-
-async def updates(ws: ClientConnection, n: int) -> list[str]:
-    """The next ``n`` ``update`` messages, as received (board-list messages skipped)."""
-    got: list[str] = []
-    while len(got) < n:
-        raw = await asyncio.wait_for(ws.recv(), 10)
-        assert isinstance(raw, str)
-        if json.loads(raw)["type"] == "update":
-            got.append(raw)
-    return got
 
 
 async def subscribe(ws: ClientConnection) -> None:
@@ -87,7 +83,7 @@ async def test_tls_and_deflate_clients_get_the_same_updates(ca: trustme.CA, tmp_
                 pad = "z" * 100_000 if seq == 5 else ""
                 sent.append(srv.publish(update_for(s, padding=pad), s).decode())
             for ws in (deflate, plain):
-                assert await updates(ws, len(sent)) == sent
+                assert await recv_board_messages(ws, len(sent), 10) == sent
         # Plain HTTP answers over TLS too.
         reader, writer = await asyncio.open_connection("127.0.0.1", srv.port, ssl=ctx)
         writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -127,11 +123,11 @@ async def test_a_client_that_never_reads_changes_nothing_for_the_others(tmp_path
                 if seq % 10 == 0:
                     # The readers read as they go; the sleeper's buffers fill.
                     for ws, got in zip(readers, readers_got, strict=True):
-                        got += await updates(ws, len(sent) - len(got))
+                        got += await recv_board_messages(ws, len(sent) - len(got), 10)
                     if srv.stats.dropped_updates > 20:
                         break
             for ws, got in zip(readers, readers_got, strict=True):
-                got += await updates(ws, len(sent) - len(got))
+                got += await recv_board_messages(ws, len(sent) - len(got), 10)
                 assert got == sent
             # The sleeper fell behind: its updates were dropped, not buffered.
             assert srv.stats.dropped_updates > 0
