@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Coroutine, Sequence
@@ -60,6 +59,8 @@ def add_loop_option(p: Any) -> None:
 
 def run_async(main: Coroutine[Any, Any, T], loop: str | None) -> T:
     """``asyncio.run(main)``, on uvloop when ``loop`` is ``"uvloop"``."""
+    import asyncio  # not at start-up: `livegain analyze` launches its engines first
+
     if loop == "uvloop":
         try:
             import uvloop

@@ -14,29 +14,35 @@ import gc
 import json
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from livegain.annotated import AnnotatedGame
 from livegain.cli._common import CliError, add_engine_options, console, table
 from livegain.core.elo import PAPER_ENGINE_RATING
-from livegain.pgnio import (
-    PgnError,
-    PgnEvalsStream,
-    read_pgn_games_skipping,
-    write_annotated_pgn,
-)
 
+# Chess, the PGN reader and the engine pool are imported once the engine
+# processes have been launched (their start-up then overlaps the imports).
 if TYPE_CHECKING:
     from livegain.analysis import AnalysisReport, GameReport, PlayerReport
+    from livegain.annotated import AnnotatedGame
     from livegain.core.perceived import CalibratedRating, PerceivedModel
     from livegain.core.rating import PerceivedRating
+    from livegain.engine.launch import Launched
+    from livegain.pgnio import PgnEvalsStream
 
 # The report's maths (NumPy, SciPy) is not needed to read the games or to run
-# the engine: in engine mode it is imported in a thread while the engines
-# search (on a 2-core machine, 0.5 s of start-up taken from the engines' time
-# instead of added to it; docs/benchmarks.md "analyze against the raw loop").
-_REPORT_MODULES = ("livegain.analysis", "livegain.calibration", "scipy.special", "rich.table")
+# the engine: in engine mode it is imported in a thread once the engines search
+# (on a 2-core machine, its CPU is then shared with the engines instead of
+# added after them, and it no longer delays their first search;
+# docs/benchmarks.md "analyze against the raw loop").
+_REPORT_MODULES = (
+    "livegain.analysis",
+    "livegain.calibration",
+    "scipy.special",
+    "scipy.sparse.csgraph",
+    "scipy.sparse.linalg",
+    "rich.table",
+)
 
 
 def _preload_report_modules() -> threading.Thread:
@@ -113,6 +119,8 @@ def register(sub: Any) -> None:
 
 
 def _stream(args: argparse.Namespace, progress: _Progress | None) -> PgnEvalsStream:
+    from livegain.pgnio import PgnError, PgnEvalsStream
+
     try:
         return PgnEvalsStream(
             args.pgn,
@@ -127,11 +135,27 @@ def _engine_read(args: argparse.Namespace) -> tuple[list[AnnotatedGame], list[st
     """Engine mode: the games analysed by the engine, the skipped ones (a game
     that cannot be read is skipped with its reason; an error only when none is
     left), and the engine's name."""
-    try:
-        games, numbers, skipped = read_pgn_games_skipping(args.pgn)
-    except PgnError as exc:
-        raise CliError(str(exc)) from exc
-    annotated, engine_name = _engine_games(args, games)
+    from livegain.engine.launch import DEFAULT_ENGINE, Launched, default_workers
+
+    local = not getattr(args, "broker", None)
+    count = (args.workers or default_workers()) if local else 0
+    # The engine processes start loading first, then the rest is imported and
+    # the file read (while the pool starts): the three overlap.
+    with Launched(args.engine or DEFAULT_ENGINE, count) as launched:
+        from livegain.pgnio import PgnError, read_pgn_games_skipping
+
+        read: list[tuple[list[int], list[str]]] = []
+
+        def games() -> list[Any]:
+            found, numbers, skipped = read_pgn_games_skipping(args.pgn)
+            read.append((numbers, skipped))
+            return found
+
+        try:
+            annotated, engine_name = _engine_games(args, games, launched)
+        except PgnError as exc:
+            raise CliError(str(exc)) from exc
+    ((numbers, skipped),) = read
     for game, number in zip(annotated, numbers, strict=True):
         game.extra["game_number"] = str(number)
     return annotated, skipped, engine_name
@@ -192,14 +216,22 @@ def _print_json(data: Any, compact: bool) -> None:
     sys.stdout.write(text + "\n")
 
 
-def _engine_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[AnnotatedGame], str]:
-    """The games analysed by the engine, and the engine's name (as it reports it)."""
+def _engine_games(
+    args: argparse.Namespace,
+    games: list[Any] | Callable[[], list[Any]],
+    launched: Launched | None = None,
+) -> tuple[list[AnnotatedGame], str]:
+    """The games analysed by the engine, and the engine's name (as it reports
+    it). ``games`` may be a function that reads them: the local pool calls it
+    while its processes start. ``launched``: processes started ahead for the
+    pool (:mod:`livegain.engine.launch`)."""
     import asyncio
 
     from livegain.engine.batch import run_engine_analysis_async
+    from livegain.pgnio import PgnError
 
     if getattr(args, "broker", None):
-        return _remote_games(args, games)
+        return _remote_games(args, games() if callable(games) else games)
     kwargs: dict[str, Any] = {
         "depth": args.depth,
         "nodes": args.nodes,
@@ -209,11 +241,14 @@ def _engine_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[Anno
     }
     if args.engine is not None:
         kwargs["engine_path"] = args.engine
-    _preload_report_modules()
     try:
-        annotated, report = asyncio.run(run_engine_analysis_async(games, **kwargs))
+        annotated, report = asyncio.run(
+            run_engine_analysis_async(
+                games, while_searching=_preload_report_modules, launched=launched, **kwargs
+            )
+        )
         return annotated, report.engine
-    except CliError:
+    except (CliError, PgnError):
         raise
     except Exception as exc:  # engine start/search failures: one line, no traceback
         name = type(exc).__name__
@@ -364,6 +399,8 @@ def _run(args: argparse.Namespace) -> int:
     for message in truncated:
         print(f"livegain analyze: truncated {message}", file=sys.stderr)
     if args.output_pgn:
+        from livegain.pgnio import write_annotated_pgn
+
         try:
             write_annotated_pgn(annotated, args.output_pgn)
         except OSError as exc:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import signal
 from typing import Any
@@ -79,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and value < 1:
             raise CliError(f"--{flag} must be at least 1")
     broker = broker_from_args(args)
+    import asyncio  # here: this module's broker options are imported by other commands
+
     from livegain.engine.pool import EnginePool, EngineStartError, SearchLimit
     from livegain.remote.worker import EngineWorker
     from livegain.service import configure_logging

@@ -1,19 +1,28 @@
-"""Engine evaluation: a pool of UCI processes, a persistent cache, batch analysis."""
+"""Engine evaluation: a pool of UCI processes, a persistent cache, batch analysis.
 
-from livegain.engine.cache import EvalCache
-from livegain.engine.pool import (
-    EngineError,
-    EnginePool,
-    EngineSearchError,
-    EngineStartError,
-    SearchLimit,
-)
+The names below are imported when first used, so that importing a light
+module of this package (``livegain.engine.launch``) costs nothing more.
+"""
 
-__all__ = [
-    "EngineError",
-    "EnginePool",
-    "EngineSearchError",
-    "EngineStartError",
-    "EvalCache",
-    "SearchLimit",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "EngineError": "livegain.engine.pool",
+    "EnginePool": "livegain.engine.pool",
+    "EngineSearchError": "livegain.engine.pool",
+    "EngineStartError": "livegain.engine.pool",
+    "SearchLimit": "livegain.engine.pool",
+    "EvalCache": "livegain.engine.cache",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -29,6 +29,7 @@ from livegain.core.evaluation import (
     rule_evaluation,
 )
 from livegain.engine.cache import EvalCache
+from livegain.engine.launch import Launched
 from livegain.engine.pool import DEFAULT_ENGINE, EnginePool, PoolStats, SearchLimit
 
 ProgressCallback = Callable[[int, int], None]
@@ -138,8 +139,13 @@ async def _analyse_prepared(
     ]
 
 
+GameSource = Sequence[chess.pgn.Game] | Callable[[], Sequence[chess.pgn.Game]]
+"""The games, or a function that reads them (called in a thread while the
+engine processes start, so that reading the file overlaps their start-up)."""
+
+
 async def run_engine_analysis_async(
-    games: Sequence[chess.pgn.Game],
+    games: GameSource,
     *,
     engine_path: str = DEFAULT_ENGINE,
     depth: int | None = None,
@@ -148,26 +154,37 @@ async def run_engine_analysis_async(
     cache_path: str | Path | None = None,
     progress: bool = False,
     hash_mb: int = 16,
+    while_searching: Callable[[], object] | None = None,
+    launched: Launched | None = None,
 ) -> tuple[list[AnnotatedGame], BatchReport]:
-    """The asyncio version of :func:`run_engine_analysis`, with a report."""
+    """The asyncio version of :func:`run_engine_analysis`, with a report.
+
+    ``games`` may be a function that reads them (see :data:`GameSource`).
+    ``while_searching`` is called once, when the searches are under way (at
+    their first progress report): work to overlap with them rather than to add
+    after them. ``launched``: engine processes started ahead, for the pool to
+    adopt (:mod:`livegain.engine.launch`).
+    """
     limit = SearchLimit.of(depth, nodes)
     cache = EvalCache(cache_path) if cache_path is not None else None
     t0 = time.perf_counter()
     # Started by _prepare_while_starting, closed in the finally (started or not).
-    pool = EnginePool(engine_path, workers=workers, limit=limit, hash_mb=hash_mb, cache=cache)
+    pool = EnginePool(
+        engine_path, workers=workers, limit=limit, hash_mb=hash_mb, cache=cache, launched=launched
+    )
     try:
         prepared = await _prepare_while_starting(games, pool)
         prepared_total = sum(len(p.boards) for p in prepared)
         if progress:
-            annotated = await _with_progress_bar(prepared, pool, prepared_total)
+            annotated = await _with_progress_bar(prepared, pool, prepared_total, while_searching)
         else:
-            annotated = await _analyse_prepared(prepared, pool)
+            annotated = await _analyse_prepared(prepared, pool, _once(while_searching))
         stats: PoolStats = pool.stats
         report = BatchReport(
             engine=pool.engine_name,
             limit=limit.describe(),
             workers=pool.workers,
-            games=len(games),
+            games=len(prepared),
             positions=prepared_total,
             unique_positions=len({f for p in prepared for f in p.fens}),
             searches=stats.searches,
@@ -182,23 +199,38 @@ async def run_engine_analysis_async(
     return annotated, report
 
 
-async def _prepare_while_starting(
-    games: Sequence[chess.pgn.Game], pool: EnginePool
-) -> list[_GamePositions]:
-    """The games' positions, computed while the engine processes start (their
-    start-up is mostly waiting for each process: the positions cost nothing
-    extra there). Yields to the event loop after each game, so that the engines'
-    handshakes go on meanwhile."""
+async def _prepare_while_starting(games: GameSource, pool: EnginePool) -> list[_GamePositions]:
+    """The games' positions, read (when ``games`` is a function) and computed in
+    a thread while the event loop starts the engine processes: their start-up
+    is mostly waiting for each process, so reading and preparing cost nothing
+    extra there."""
     starting = asyncio.ensure_future(pool.start())
-    prepared: list[_GamePositions] = []
+
+    def prepare() -> list[_GamePositions]:
+        return [game_positions(g) for g in (games() if callable(games) else games)]
+
     try:
-        for game in games:
-            prepared.append(game_positions(game))
-            if not starting.done():
-                await asyncio.sleep(0)
+        return await asyncio.to_thread(prepare)
     finally:
         await starting  # raises the start's error; awaited even when preparing failed
-    return prepared
+
+
+def _once(
+    hook: Callable[[], object] | None, then: ProgressCallback | None = None
+) -> ProgressCallback | None:
+    """A progress callback that calls ``hook`` at its first call (then ``then``
+    at each); None when there is neither."""
+    if hook is None:
+        return then
+    pending = [hook]
+
+    def on_progress(done: int, total: int) -> None:
+        if pending:
+            pending.pop()()
+        if then is not None:
+            then(done, total)
+
+    return on_progress
 
 
 class ProgressBar:
@@ -246,10 +278,13 @@ class ProgressBar:
 
 
 async def _with_progress_bar(
-    prepared: Sequence[_GamePositions], pool: EnginePool, total: int
+    prepared: Sequence[_GamePositions],
+    pool: EnginePool,
+    total: int,
+    while_searching: Callable[[], object] | None,
 ) -> list[AnnotatedGame]:
     with ProgressBar(pool.describe(), total) as on_progress:
-        return await _analyse_prepared(prepared, pool, on_progress)
+        return await _analyse_prepared(prepared, pool, _once(while_searching, on_progress))
 
 
 def run_engine_analysis(

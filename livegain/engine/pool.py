@@ -40,6 +40,7 @@ import itertools
 import logging
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -57,11 +58,11 @@ from livegain.core.evaluation import (
     white_score,
 )
 from livegain.engine.cache import EvalCache
+from livegain.engine.launch import DEFAULT_ENGINE, Launched, default_workers
 from livegain.engine.uci import ListRun, SearchList, SearchResult, UciError, UciProcess
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ENGINE = "/usr/games/stockfish"
 DEFAULT_DEPTH = 12
 DEFAULT_HASH_MB = 16
 DEFAULT_SEARCH_TIMEOUT = 120.0
@@ -130,14 +131,6 @@ class SearchLimit:
         if self.nodes is not None:
             parts.append(f"nodes {self.nodes}")
         return " ".join(parts)
-
-
-def default_workers() -> int:
-    """One worker per core this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def resolve_engine_path(path: str) -> str:
@@ -283,12 +276,24 @@ class _Engine:
         self.searching = False
 
     @classmethod
-    async def start(cls, path: str, options: dict[str, Any], limit_s: float) -> _Engine:
-        path = resolve_engine_path(path)
+    async def start(
+        cls,
+        path: str,
+        options: dict[str, Any],
+        limit_s: float,
+        proc: subprocess.Popen[bytes] | None = None,
+    ) -> _Engine:
+        """Start ``path`` (or adopt ``proc``, its process launched ahead by
+        :class:`~livegain.engine.launch.Launched`), then handshake and configure."""
         process: UciProcess | None = None
+        if proc is None:
+            path = resolve_engine_path(path)
+        else:
+            process = UciProcess.adopt(proc)
         try:
             async with asyncio.timeout(limit_s):
-                process = UciProcess.start(path)
+                if process is None:
+                    process = UciProcess.start(path)
                 await process.handshake()
                 await process.configure(options)
         except TimeoutError:
@@ -352,6 +357,7 @@ class EnginePool:
         max_retries: int = 2,
         start_timeout: float = START_TIMEOUT,
         options: dict[str, Any] | None = None,
+        launched: Launched | None = None,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
@@ -378,6 +384,7 @@ class EnginePool:
         self._started = False
         self._closed = False
         self._has_wdl = False
+        self._launched = launched
 
     # -- life cycle -------------------------------------------------------
 
@@ -411,7 +418,9 @@ class EnginePool:
         log.info("engine pool started: %s x%d", self.describe(), self.workers)
 
     async def _start_engine(self) -> _Engine:
-        return await _Engine.start(self.engine_path, self.engine_options, self.start_timeout)
+        # a process launched ahead for this pool, when there is one left
+        proc = None if self._launched is None else self._launched.take(self.engine_path)
+        return await _Engine.start(self.engine_path, self.engine_options, self.start_timeout, proc)
 
     async def close(self) -> None:
         """Stop the workers, end every process (idempotent). Pending calls fail."""

@@ -58,6 +58,8 @@ from typing import Any, TypeVar
 import chess
 import chess.engine
 
+from livegain.engine.launch import spawn
+
 T = TypeVar("T")
 
 #: Options the pool sets per search or must not change (python-chess's
@@ -297,13 +299,13 @@ class UciProcess:
         not reach it), from a running event loop (fork and exec, as asyncio's
         own ``subprocess_exec`` does in the loop). Then await
         :meth:`handshake`; the caller bounds the time and kills on failure."""
-        proc = subprocess.Popen(
-            [path],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            process_group=0,
-        )
+        return cls.adopt(spawn(path))
+
+    @classmethod
+    def adopt(cls, proc: subprocess.Popen[bytes]) -> UciProcess:
+        """Drive ``proc``, an engine process started by
+        :func:`~livegain.engine.launch.spawn` (possibly before this event loop
+        ran); then await :meth:`handshake`, as after :meth:`start`."""
         return cls(proc, asyncio.get_running_loop())
 
     # -- the reader thread ------------------------------------------------------

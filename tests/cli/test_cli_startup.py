@@ -93,3 +93,25 @@ def test_reading_and_evaluating_games_needs_no_numpy_or_scipy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     ).stdout
     assert out.strip() == ""
+
+
+def test_analyze_launches_its_engines_before_importing_chess() -> None:
+    """`livegain analyze` starts its engine processes first (their start-up then
+    overlaps the rest of its imports): its parser and the launcher import
+    neither chess nor asyncio, nor anything of the engine pool."""
+    code = (
+        "import sys\n"
+        "from livegain.cli import build_parser\n"
+        "build_parser('analyze').parse_args(['analyze', 'x.pgn'])\n"
+        "import livegain.engine.launch\n"
+        "print(' '.join(sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    modules = set(out.split())
+    assert "livegain.engine.launch" in modules
+    assert not {m for m in modules if m.split(".")[0] in {"chess", "asyncio", "numpy"}}
+    assert not {
+        m for m in modules if m.startswith("livegain.engine.") and m.endswith(("pool", "uci"))
+    }

@@ -1,0 +1,92 @@
+"""Engine processes launched ahead of their pool.
+
+An engine spends its first 0.1-0.2 s loading (Stockfish reads its network)
+before it answers ``uci``. A command that will need a pool can launch the
+processes first, before it imports the rest of itself and reads its input, so
+that the two overlap; the pool then adopts them (``EnginePool(launched=...)``)
+and talks to them as to processes it started. This module uses the standard
+library only, so that importing it costs nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+
+DEFAULT_ENGINE = "/usr/games/stockfish"
+
+
+def default_workers() -> int:
+    """One engine process per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def spawn(path: str) -> subprocess.Popen[bytes]:
+    """Start the engine at ``path`` with pipes, in its own process group
+    (Ctrl-C in a terminal does not reach it: its pool ends it)."""
+    return subprocess.Popen(
+        [path],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        process_group=0,
+    )
+
+
+class Launched:
+    """Up to ``count`` processes of the engine ``path``, started now.
+
+    Launching is an optimisation only: when ``path`` cannot be started, none
+    is, and the pool's own start reports why. Processes no pool took are
+    killed by :meth:`close` (``with Launched(...) as launched:``).
+    """
+
+    def __init__(self, path: str, count: int) -> None:
+        self.path = path
+        self._procs: list[subprocess.Popen[bytes]] = []
+        resolved = shutil.which(path)
+        if resolved is None:
+            return
+        for _ in range(count):
+            try:
+                self._procs.append(spawn(resolved))
+            except OSError:
+                break
+
+    def take(self, path: str) -> subprocess.Popen[bytes] | None:
+        """One of the processes, if ``path`` is the engine they run (and any is left)."""
+        if path != self.path or not self._procs:
+            return None
+        return self._procs.pop(0)
+
+    def __len__(self) -> int:
+        return len(self._procs)
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of those not taken yet."""
+        return [p.pid for p in self._procs]
+
+    def close(self) -> None:
+        """Kill and reap the processes nobody took."""
+        procs, self._procs = self._procs, []
+        for proc in procs:
+            with contextlib.suppress(OSError):
+                proc.kill()
+        for proc in procs:
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+            proc.wait()
+
+    def __enter__(self) -> Launched:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
