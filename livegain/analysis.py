@@ -32,6 +32,7 @@ from livegain.core.rating import (
     rating_difference,
     wilson_interval,
 )
+from livegain.core.student import t_quantile
 from livegain.core.tournament import (
     EngineStrength,
     TournamentFit,
@@ -620,9 +621,7 @@ def _jackknife(
         row = base_est.copy()
         row[nodes] = est
         replicates[group] = row
-    from scipy.special import stdtrit  # imported when first needed: SciPy takes 0.3 s to load
-
-    t = float(stdtrit(k - 1, 0.975))
+    t = t_quantile(k - 1, 0.975)
     mean = replicates.mean(axis=0)
     se = np.sqrt((k - 1) / k * ((replicates - mean) ** 2).sum(axis=0))
     complete = np.all(~np.isnan(replicates), axis=0).tolist()

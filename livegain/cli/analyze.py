@@ -30,26 +30,25 @@ if TYPE_CHECKING:
     from livegain.engine.launch import Launched
     from livegain.pgnio import PgnEvalsStream
 
-# The report's maths (NumPy, SciPy) is not needed to read the games or to run
-# the engine: in engine mode it is imported in a thread once the engines search
-# (on a 2-core machine, its CPU is then shared with the engines instead of
-# added after them, and it no longer delays their first search;
-# docs/benchmarks.md "analyze against the raw loop").
-_REPORT_MODULES = (
-    "livegain.analysis",
-    "livegain.calibration",
-    "scipy.special",
-    "scipy.sparse.csgraph",
-    "scipy.sparse.linalg",
-    "rich.table",
-)
+# The report's maths (NumPy) is not needed to read the games or to run the
+# engine: in engine mode it is imported in a thread once the engines search (on
+# a 2-core machine, its CPU is then shared with the engines instead of added
+# after them, and it no longer delays their first search; docs/benchmarks.md
+# "analyze against the raw loop"). SciPy is needed only for events with more
+# than 16 players in one pairing graph (livegain.core.tournament) and is
+# imported there.
+_REPORT_MODULES = ("livegain.analysis", "livegain.calibration")
 
 
-def _preload_report_modules() -> threading.Thread:
+def _preload_report_modules(tables: bool) -> threading.Thread:
+    """Import the report's modules in a thread (and rich's tables when the
+    report is printed as tables)."""
     import importlib
 
+    names = (*_REPORT_MODULES, "rich.table") if tables else _REPORT_MODULES
+
     def load() -> None:
-        for name in _REPORT_MODULES:
+        for name in names:
             importlib.import_module(name)
 
     thread = threading.Thread(target=load, name="livegain-preload", daemon=True)
@@ -244,7 +243,12 @@ def _engine_games(
     try:
         annotated, report = asyncio.run(
             run_engine_analysis_async(
-                games, while_searching=_preload_report_modules, launched=launched, **kwargs
+                games,
+                while_searching=lambda: _preload_report_modules(
+                    not (getattr(args, "json", False) or getattr(args, "csv", False))
+                ),
+                launched=launched,
+                **kwargs,
             )
         )
         return annotated, report.engine

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Literal, get_args
 
 Model = Literal["logistic", "normal", "log", "log2"]
@@ -38,6 +39,7 @@ PAPER_ENGINE_RATING = 2860.0
 SIGMA = 200.0
 """Elo's standard deviation of one player's performance."""
 DIFF_SIGMA = SIGMA * math.sqrt(2.0)
+_NORMAL = NormalDist()
 """Standard deviation of the difference of two performances (about 282.8)."""
 LOG2_SCALE = 100.0 * math.sqrt(math.pi)
 """Scale of seed 004's second logarithmic formula (about 177.2; 408.1 in log10 units)."""
@@ -110,9 +112,7 @@ def diff_from_expected_logistic(x: float) -> float:
 def diff_from_expected_normal(x: float) -> float:
     """Elo's normal model inverted: ``400*erfinv(2x-1) = 200*sqrt2*Phi^-1(x)`` (seed 004, eq. 5)."""
     _check_fraction(x)
-    from scipy.special import erfinv  # SciPy loads when first needed (0.3 s)
-
-    return float(2.0 * SIGMA * erfinv(2.0 * x - 1.0))
+    return DIFF_SIGMA * _NORMAL.inv_cdf(x)
 
 
 def diff_from_expected_log(x: float) -> float:

@@ -37,6 +37,7 @@ import numpy as np
 
 from livegain.core.elo import PAPER_ENGINE_RATING as PAPER_ENGINE_RATING
 from livegain.core.histogram import GainHistogram
+from livegain.core.student import t_quantile
 
 #: Difference reported when p is 0 or 1 (or so close that |d| would exceed it).
 MAX_DIFFERENCE = 800.0
@@ -263,9 +264,7 @@ def cluster_p_interval(
     total = sum(n for _, n in pairs)
     p = sum(s for s, _ in pairs) / total
     var = g / (g - 1) * sum((s - p * n) ** 2 for s, n in pairs) / (total * total)
-    from scipy.special import stdtrit  # imported when first needed: SciPy takes 0.3 s to load
-
-    q = float(stdtrit(g - 1, 0.5 + level / 2.0))
+    q = t_quantile(g - 1, 0.5 + level / 2.0)
     half = q * math.sqrt(var)
     return max(0.0, p - half), min(1.0, p + half)
 

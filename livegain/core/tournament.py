@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from livegain.core.student import t_quantile
+
 
 @dataclass(frozen=True)
 class TournamentRating:
@@ -278,23 +280,31 @@ def _gauss_seidel(
 
 def _component_labels(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Connected components of the pairing graph, numbered in the order of
-    their first player."""
+    their first player.
+
+    Hook and compress, vectorised: each pass hooks the root of every pairing's
+    larger label under the smaller, then points every player at its root; a
+    few passes for a tournament, a dozen for an online pool of thousands.
+    """
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    from scipy.sparse import csr_matrix  # SciPy loads when first needed (0.3 s)
-    from scipy.sparse.csgraph import connected_components
-
-    by_row = np.argsort(u, kind="stable")
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(u, minlength=n))])
-    graph = csr_matrix((np.ones(len(u)), v[by_row], indptr), shape=(n, n))
-    _, raw = connected_components(graph, directed=False)
-    raw = np.asarray(raw, dtype=np.int64)
-    n_raw = int(raw.max()) + 1
-    first = np.full(n_raw, n, dtype=np.int64)
-    np.minimum.at(first, raw, np.arange(n, dtype=np.int64))
-    rank = np.empty(n_raw, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(n_raw, dtype=np.int64)
-    return np.asarray(rank[raw], dtype=np.int64)
+    root = np.arange(n, dtype=np.int64)
+    while True:
+        ru, rv = root[u], root[v]
+        differ = ru != rv
+        if not differ.any():
+            break
+        lo = np.minimum(ru[differ], rv[differ])
+        hi = np.maximum(ru[differ], rv[differ])
+        np.minimum.at(root, hi, lo)  # hi is a root: it hangs under a smaller label
+        while True:  # compress: every player points at its root
+            up = root[root]
+            if np.array_equal(up, root):
+                break
+            root = up
+    # roots are each component's smallest player: number them in that order
+    _, raw = np.unique(root, return_inverse=True)
+    return np.asarray(raw.ravel(), dtype=np.int64)
 
 
 def _least_squares(
@@ -416,8 +426,6 @@ def engine_strength(pairs: Iterable[tuple[float, float]], level: float = 0.95) -
     if n < 2:
         return EngineStrength(mean, None, None, n, values)
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    from scipy.special import stdtrit  # imported when first needed: SciPy takes 0.3 s to load
-
-    q = float(stdtrit(n - 1, 0.5 + level / 2.0))
+    q = t_quantile(n - 1, 0.5 + level / 2.0)
     half = q * sd / math.sqrt(n)
     return EngineStrength(mean, mean - half, mean + half, n, values)

@@ -115,3 +115,17 @@ def test_analyze_launches_its_engines_before_importing_chess() -> None:
     assert not {
         m for m in modules if m.startswith("livegain.engine.") and m.endswith(("pool", "uci"))
     }
+
+
+def test_the_report_of_a_small_event_needs_no_scipy() -> None:
+    """Intervals use livegain.core.student and the pairing graph's components
+    are found with NumPy: a report of an event with at most 16 players in one
+    pairing graph imports no SciPy (0.2-0.3 s of start-up)."""
+    from pathlib import Path
+
+    import livegain
+
+    pgn = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
+    modules = imported_after("analyze", str(pgn), "--evals", "pgn", "--json")
+    assert "livegain.analysis" in modules
+    assert not {m for m in modules if m.split(".")[0] == "scipy"}
