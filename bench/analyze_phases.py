@@ -35,10 +35,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import chess.pgn
+from analyze_vs_raw import add_run_options, analyze_args, first_games  # bench/, beside this script
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_PGN = HERE.parents[1] / "shared/data/tata-steel-masters-2022.pgn"
 
 # Run in the measured interpreter: marks by wall clock from its first line.
 PROBE = r"""
@@ -78,12 +77,8 @@ sys.exit(code)
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pgn", type=Path, default=DEFAULT_PGN)
-    ap.add_argument("--games", type=int, default=10)
-    ap.add_argument("--depth", type=int, default=10)
-    ap.add_argument("--workers", type=int, default=2)
+    add_run_options(ap)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--engine", default="/usr/games/stockfish")
     ap.add_argument("--tree", default=None, help="another livegain package, run in turns")
     args = ap.parse_args()
     if not args.pgn.exists():
@@ -93,10 +88,7 @@ def main() -> None:
     for tree in (HERE.parent, Path(args.tree) if args.tree else None):
         if tree is not None:
             compileall.compile_dir(str(tree / "livegain"), quiet=1)
-    games = []
-    with args.pgn.open(encoding="utf-8") as fh:
-        while len(games) < args.games and (g := chess.pgn.read_game(fh)) is not None:
-            games.append(g)
+    games = first_games(args.pgn, args.games)
     pgn = tmp / "games.pgn"
     pgn.write_text("".join(f"{g}\n\n" for g in games), encoding="utf-8")
     trees: list[str | None] = [None, args.tree] if args.tree else [None]
@@ -115,17 +107,7 @@ def main() -> None:
                 sys.executable,
                 "-c",
                 PROBE,
-                "analyze",
-                str(pgn),
-                "--depth",
-                str(args.depth),
-                "--workers",
-                str(args.workers),
-                "--engine",
-                args.engine,
-                "--cache",
-                str(cache),
-                "--json",
+                *analyze_args(pgn, args.depth, args.workers, args.engine, cache),
             ]
             t0 = time.perf_counter()
             done = subprocess.run(

@@ -48,6 +48,32 @@ def livegain_command() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "livegain.cli"]
 
 
+def add_run_options(ap: argparse.ArgumentParser) -> None:
+    """The games, depth, processes and engine of an analyze run."""
+    ap.add_argument("--pgn", type=Path, default=DEFAULT_PGN)
+    ap.add_argument("--games", type=int, default=10)
+    ap.add_argument("--depth", type=int, default=10)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--engine", default="/usr/games/stockfish")
+
+
+def analyze_args(pgn: Path, depth: int, workers: int, engine: str, cache: Path) -> list[str]:
+    """``analyze PGN --depth D --workers W --engine E --cache NEW --json``."""
+    return [
+        "analyze",
+        str(pgn),
+        "--depth",
+        str(depth),
+        "--workers",
+        str(workers),
+        "--engine",
+        engine,
+        "--cache",
+        str(cache),
+        "--json",
+    ]
+
+
 def first_games(pgn: Path, n: int) -> list[chess.pgn.Game]:
     games: list[chess.pgn.Game] = []
     with pgn.open(encoding="utf-8") as fh:
@@ -91,13 +117,9 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pgn", type=Path, default=DEFAULT_PGN)
-    ap.add_argument("--games", type=int, default=10)
-    ap.add_argument("--depth", type=int, default=10)
-    ap.add_argument("--workers", type=int, default=2)
+    add_run_options(ap)
     ap.add_argument("--hash", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--engine", default="/usr/games/stockfish")
     args = ap.parse_args()
 
     print(
@@ -116,20 +138,7 @@ def main() -> None:
         lg = livegain_command()
 
         def analyze_cmd(cache: Path) -> list[str]:
-            return [
-                *lg,
-                "analyze",
-                str(pgn),
-                "--depth",
-                str(args.depth),
-                "--workers",
-                str(args.workers),
-                "--engine",
-                args.engine,
-                "--cache",
-                str(cache),
-                "--json",
-            ]
+            return [*lg, *analyze_args(pgn, args.depth, args.workers, args.engine, cache)]
 
         # An untimed first run: which positions analyze searches (and warm disk caches).
         first = tmp / "first.sqlite"

@@ -41,21 +41,28 @@ def test_each_command_gets_its_complete_parser(
     assert f"usage: livegain {name}" in helps[0]
 
 
+def imported_by(code: str) -> set[str]:
+    """Modules imported by ``code`` (run in a fresh interpreter)."""
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nprint('MODULES', ' '.join(sys.modules))\n"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    return set(out.rpartition("MODULES ")[2].split())
+
+
 def imported_after(*argv: str) -> set[str]:
     """Modules imported by ``livegain ARGV`` (run in a fresh interpreter)."""
-    code = (
+    return imported_by(
         "import sys\n"
         "from livegain.cli import main\n"
         "try:\n"
         f"    main({list(argv)!r})\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print(' '.join(sys.modules))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
-    return set(out.split()[-1000:]) if out else set()
 
 
 def heavy(modules: set[str]) -> set[str]:
@@ -84,32 +91,23 @@ def test_reading_and_evaluating_games_needs_no_numpy_or_scipy() -> None:
     """`livegain analyze` in engine mode reads the games and runs the engines
     before the report's maths is needed (it is loaded in a thread meanwhile):
     what it imports before the engines start holds neither NumPy nor SciPy."""
-    code = (
-        "import sys\n"
-        "import livegain.cli.analyze, livegain.engine.batch, livegain.pgnio\n"
-        "print(' '.join(m for m in sys.modules if m.startswith(('numpy', 'scipy'))))\n"
+    modules = imported_by(
+        "import sys\nimport livegain.cli.analyze, livegain.engine.batch, livegain.pgnio\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
-    assert out.strip() == ""
+    assert "livegain.engine.batch" in modules
+    assert not {m for m in modules if m.split(".")[0] in {"numpy", "scipy"}}
 
 
 def test_analyze_launches_its_engines_before_importing_chess() -> None:
     """`livegain analyze` starts its engine processes first (their start-up then
     overlaps the rest of its imports): its parser and the launcher import
     neither chess nor asyncio, nor anything of the engine pool."""
-    code = (
+    modules = imported_by(
         "import sys\n"
         "from livegain.cli import build_parser\n"
         "build_parser('analyze').parse_args(['analyze', 'x.pgn'])\n"
         "import livegain.engine.launch\n"
-        "print(' '.join(sys.modules))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
-    modules = set(out.split())
     assert "livegain.engine.launch" in modules
     assert not {m for m in modules if m.split(".")[0] in {"chess", "asyncio", "numpy"}}
     assert not {
