@@ -103,8 +103,8 @@ async def test_same_bytes_to_every_subscriber(server: LiveServer) -> None:
             await recv_until(ws, "snapshot")
         s = board_state("b1", plies=1, seq=1)
         data = server.publish(update_for(s), s)
-        ra = await asyncio.wait_for(a.recv(), 5)
-        rb = await asyncio.wait_for(b.recv(), 5)
+        (ra,) = await recv_board_messages(a, 1)
+        (rb,) = await recv_board_messages(b, 1)
         assert ra == rb == data.decode()
 
 
