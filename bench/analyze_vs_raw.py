@@ -15,7 +15,8 @@ The raw loop searches exactly the positions ``analyze`` searches (the rows a
 first, untimed ``analyze`` run left in its cache: distinct positions, finished
 ones excluded), in game order; the node totals printed must agree. Prints each
 round, then the ratio raw seconds / analyze seconds (1.0: as fast as the raw
-loop) and the CPU time of each program with its engines; asserts nothing.
+loop), a bootstrap interval of that median over the rounds, and the CPU time
+of each program with its engines; asserts nothing.
 
     .venv/bin/python bench/analyze_vs_raw.py [--pgn FILE] [--games 10] [--depth 10]
         [--workers 2] [--hash 16] [--rounds 3] [--engine /usr/games/stockfish]
@@ -27,6 +28,7 @@ import argparse
 import compileall
 import os
 import platform
+import random
 import resource
 import shutil
 import sqlite3
@@ -115,6 +117,17 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
     return wall, cpu, done.stdout
 
 
+def median_interval(
+    values: list[float], level: float = 0.9, draws: int = 5000
+) -> tuple[float, float]:
+    """A percentile bootstrap interval of the median (fixed seed): how far the
+    rounds' spread leaves the median uncertain."""
+    rng = random.Random(0)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(draws))
+    cut = int((1 - level) / 2 * draws)
+    return meds[cut], meds[draws - 1 - cut]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_run_options(ap)
@@ -200,6 +213,12 @@ def main() -> None:
             f" {statistics.median(lg_walls):.2f} s (medians);"
             f" raw/analyze median {statistics.median(ratios):.3f}"
             f" (min {min(ratios):.3f}, max {max(ratios):.3f})"
+        )
+        low, high = median_interval(ratios)
+        print(
+            f"  median ratio, 90 % bootstrap interval over rounds: {low:.3f}-{high:.3f};"
+            f" ratio of the median times"
+            f" {statistics.median(raw_walls) / statistics.median(lg_walls):.3f}"
         )
         n = len(fens)
         print(
