@@ -39,8 +39,8 @@ PAPER_ENGINE_RATING = 2860.0
 SIGMA = 200.0
 """Elo's standard deviation of one player's performance."""
 DIFF_SIGMA = SIGMA * math.sqrt(2.0)
-_NORMAL = NormalDist()
 """Standard deviation of the difference of two performances (about 282.8)."""
+_NORMAL = NormalDist()
 LOG2_SCALE = 100.0 * math.sqrt(math.pi)
 """Scale of seed 004's second logarithmic formula (about 177.2; 408.1 in log10 units)."""
 

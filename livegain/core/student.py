@@ -27,7 +27,8 @@ _NORMAL = NormalDist()
 
 
 def _two_sided(t: float, nu: int) -> tuple[float, float]:
-    """``A(t | nu) = P(|T| <= t)`` for ``t >= 0``, and its derivative in ``t``."""
+    """``A(t | nu) = P(|T| <= t)`` for ``t >= 0`` and ``nu >= 3`` (1 and 2 have
+    closed-form quantiles), and its derivative in ``t``."""
     theta = math.atan(t / math.sqrt(nu))
     s, c = math.sin(theta), math.cos(theta)
     c2 = c * c
@@ -36,7 +37,7 @@ def _two_sided(t: float, nu: int) -> tuple[float, float]:
         for k in range(1, (nu - 1) // 2):
             term *= c2 * (2 * k) / (2 * k + 1)
             total += term
-        value = 2.0 / math.pi * (theta + (s * c * total if nu > 1 else 0.0))
+        value = 2.0 / math.pi * (theta + s * c * total)
     else:
         for k in range(1, nu // 2):
             term *= c2 * (2 * k - 1) / (2 * k)
