@@ -28,14 +28,22 @@ def default_workers() -> int:
 
 def spawn(path: str) -> subprocess.Popen[bytes]:
     """Start the engine at ``path`` with pipes, in its own process group
-    (Ctrl-C in a terminal does not reach it: its pool ends it)."""
-    return subprocess.Popen(
+    (Ctrl-C in a terminal does not reach it: its pool ends it), and send it
+    ``uci`` at once: the engine answers as soon as it has loaded, and the
+    answer waits in the pipe, so the handshake adds no round trip after the
+    engine's start-up (:meth:`~livegain.engine.uci.UciProcess.handshake`)."""
+    proc = subprocess.Popen(
         [path],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         process_group=0,
     )
+    assert proc.stdin is not None
+    with contextlib.suppress(OSError):  # exited already: its reader says so
+        proc.stdin.write(b"uci\n")
+        proc.stdin.flush()
+    return proc
 
 
 class Launched:

@@ -288,6 +288,12 @@ class UciProcess:
         assert proc.stdin is not None and proc.stdout is not None
         self._stdin = proc.stdin
         self._write_lock = threading.Lock()
+        # `spawn` sent ``uci`` with the process's start: its answer is read
+        # from the first line on (the handler is in place before the reader
+        # starts), and :meth:`handshake` waits for what is left of it.
+        self._uciok: asyncio.Future[bool] = loop.create_future()
+        self._pending = self._uciok
+        self._handler = self._uci_line
         self._thread = threading.Thread(
             target=self._read_lines, name=f"uci-reader-{proc.pid}", daemon=True
         )
@@ -351,21 +357,27 @@ class UciProcess:
         if not self.exited.done():
             self.exited.set_result(None)
 
+    def _uci_line(self, line: str) -> None:
+        """The answer to ``uci`` (in the reader thread): the engine's name and options."""
+        if line.startswith("id name "):
+            self.name = line[8:].strip()
+        elif line.startswith("option "):
+            opt = parse_option(line)
+            if opt is not None:
+                self.options[opt.name.lower()] = opt
+        elif line.strip() == "uciok":
+            self._handler = None
+            self._call(_settle, self._uciok, True, None)
+
     async def handshake(self) -> None:
-        """``uci`` until ``uciok``: the engine's name and options."""
-
-        def read(line: str) -> bool | None:
-            if line.startswith("id name "):
-                self.name = line[8:].strip()
-            elif line.startswith("option "):
-                opt = parse_option(line)
-                if opt is not None:
-                    self.options[opt.name.lower()] = opt
-            elif line.strip() == "uciok":
-                return True
-            return None
-
-        await self._command(b"uci\n", read)
+        """Wait for ``uciok`` (``uci`` went with the process's start, in
+        :func:`~livegain.engine.launch.spawn`): the engine's name and options.
+        An engine that ends first raises :class:`EngineTerminatedError`."""
+        try:
+            await self._uciok
+        finally:
+            if self._pending is self._uciok:
+                self._pending = None
 
     def has_option(self, name: str) -> bool:
         return name.lower() in self.options
