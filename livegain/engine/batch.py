@@ -28,6 +28,7 @@ from livegain.core.evaluation import (
     repetitions,
     rule_evaluation,
 )
+from livegain.core.fen import fen
 from livegain.engine.cache import EvalCache
 from livegain.engine.launch import Launched
 from livegain.engine.pool import DEFAULT_ENGINE, EnginePool, PoolStats, SearchLimit
@@ -74,11 +75,15 @@ def game_positions(game: chess.pgn.Game) -> _GamePositions:
     """The positions of a game's main line: start position, then after each ply,
     each with its score when the rules decide it (the live board's rule: a
     position that play went on from by :func:`draw_rule`, the last one by
-    :func:`rule_evaluation`; repetitions counted over the game's positions)."""
+    :func:`rule_evaluation`; repetitions counted over the game's positions).
+    Raises ValueError when the game starts from an invalid position."""
     board = game.board()
-    start_fen = None if board.fen() == chess.STARTING_FEN else board.fen()
+    if not board.is_valid():  # the later positions come from this one by legal moves
+        raise ValueError(f"invalid position {board.fen()!r}: {board.status()!r}")
+    first = fen(board)
+    start_fen = None if first == chess.STARTING_FEN else first
     boards = [board.copy(stack=False)]
-    fens = [board.fen()]
+    fens = [first]
     sans: list[str] = []
     ucis: list[str] = []
     for move in game.mainline_moves():
@@ -86,7 +91,7 @@ def game_positions(game: chess.pgn.Game) -> _GamePositions:
         ucis.append(move.uci())
         board.push(move)
         boards.append(board.copy(stack=False))
-        fens.append(board.fen())
+        fens.append(fen(board))
     ruled: list[Evaluation | None] = []
     for ply, b in enumerate(boards[:-1]):
         rule = draw_rule(b, repetitions(fens.__getitem__, ply))
@@ -131,7 +136,9 @@ async def _analyse_prepared(
     boards = [b for p in prepared for b, r in zip(p.boards, p.ruled, strict=True) if r is None]
     fens = [f for p in prepared for f, r in zip(p.fens, p.ruled, strict=True) if r is None]
     progress = None if on_progress is None else (lambda n: on_progress(by_rule + n, total))
-    searched = iter(await pool.evaluate_many(boards, fens, on_progress=progress))
+    # Every board was scored by the rules above and comes from a valid one by
+    # legal moves (game_positions): the pool need not check them again.
+    searched = iter(await pool.evaluate_many(boards, fens, on_progress=progress, by_rule=False))
     if on_progress is not None:
         on_progress(total, total)
     return [

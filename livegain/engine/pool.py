@@ -555,12 +555,17 @@ class EnginePool:
         fens: Sequence[str] | None = None,
         priority: int = 0,
         on_progress: Callable[[int], None] | None = None,
+        *,
+        by_rule: bool = True,
     ) -> list[Evaluation]:
         """Evaluate every board (a batch: ``livegain analyze``); the same
         evaluations as :meth:`evaluate` on each, in order.
 
         Finished positions are scored by rule and cached ones come from the
-        cache, as with :meth:`evaluate`; the rest (each distinct position
+        cache, as with :meth:`evaluate` (``by_rule=False``: the caller has
+        already checked the boards and scored those the rules decide, as
+        :mod:`livegain.engine.batch` does with each game's history: every
+        board is searched); the rest (each distinct position
         once) are searched as one :class:`~livegain.engine.uci.SearchList`
         that every worker joins: each process's reader thread chains its
         searches and the event loop is woken once per process at the end,
@@ -572,8 +577,10 @@ class EnginePool:
         out: list[Evaluation | None] = [None] * len(boards)
         slots: dict[str, list[int]] = {}
         white: dict[str, bool] = {}
+        if not by_rule:
+            self.stats.requests += len(boards)
         for i, board in enumerate(boards):
-            terminal = self._by_rule(board)
+            terminal = self._by_rule(board) if by_rule else None
             if terminal is not None:
                 out[i] = terminal
                 continue
