@@ -93,18 +93,39 @@ def limit_text(limit: LimitLike) -> str | None:
     return limit.describe()
 
 
+# The tables of each file read, by path, with the text they were parsed from:
+# the same text is not parsed twice. A command picks its engine rating and its
+# model from the same files (`livegain analyze` reads them while its engines
+# search: read_shipped_files).
+_PARSED: dict[Path, tuple[str, dict[str, Any]]] = {}
+
+
 def _read_toml(p: Path) -> dict[str, Any]:
-    """A TOML file's tables; an empty dict when the file does not exist."""
+    """A TOML file's tables (not to be changed: they are kept for the next
+    read); an empty dict when the file does not exist."""
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     except OSError as exc:
         raise CalibrationError(f"{p}: cannot read ({exc})") from exc
+    kept = _PARSED.get(p)
+    if kept is not None and kept[0] == text:
+        return kept[1]
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CalibrationError(f"{p}: not valid TOML ({exc})") from exc
+    _PARSED[p] = (text, data)
+    return data
+
+
+def read_shipped_files() -> None:
+    """Read the calibration and model files in use now, so that the next
+    lookups (:func:`find_calibration`, :func:`pick_perceived_model`) parse
+    nothing. Raises :class:`CalibrationError` as they would."""
+    _read_toml(shipped_path())
+    _read_toml(perceived_path())
 
 
 def load_calibrations(path: str | Path | None = None) -> list[EngineCalibration]:

@@ -12,25 +12,29 @@ from __future__ import annotations
 
 import gzip
 import io
-import multiprocessing as mp
 import os
 import re
 import threading
 import zlib
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from multiprocessing.context import BaseContext
 from pathlib import Path
-from typing import BinaryIO, Literal, NamedTuple, TextIO, cast, overload
+from typing import TYPE_CHECKING, BinaryIO, Literal, NamedTuple, TextIO, cast, overload
 
 import chess
 import chess.pgn
 
 from livegain.annotated import AnnotatedGame
 from livegain.core.evaluation import CLIP_CP, checkmated_score, clip, white_score
+
+# Parsing in worker processes (multiprocessing, about 20 ms to import) is
+# imported where a file is read with more than one worker: `livegain analyze`'s
+# engine mode reads its games in its own process, while its engines load.
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+    from multiprocessing.context import BaseContext
 
 
 class PgnError(ValueError):
@@ -394,6 +398,8 @@ def _parsed_batches(p: Path, workers: int) -> Generator[tuple[list[_Outcome], in
             for texts, done in batches:
                 yield _parse_batch(texts), done
             return
+        from concurrent.futures import ProcessPoolExecutor
+
         pool = ProcessPoolExecutor(workers, mp_context=_process_context())
         try:
             pending: deque[tuple[Future[list[_Outcome]], int]] = deque()
@@ -412,6 +418,8 @@ def _parsed_batches(p: Path, workers: int) -> Generator[tuple[list[_Outcome], in
 def _process_context() -> BaseContext:
     """Fork when it is safe (no other thread could hold a lock the children
     would inherit): no start-up cost, and no re-import of ``__main__``."""
+    import multiprocessing as mp
+
     methods = mp.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
         return mp.get_context("fork")

@@ -9,6 +9,7 @@ back with evaluations and gains. docs/analyze.md documents the output.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import gc
 import json
@@ -37,12 +38,15 @@ if TYPE_CHECKING:
 # "analyze against the raw loop"). SciPy is needed only for events with more
 # than 16 players in one pairing graph (livegain.core.tournament) and is
 # imported there.
-_REPORT_MODULES = ("livegain.analysis", "livegain.calibration")
+# NumPy's masked arrays too: np.unique imports them at its first call (NumPy 2),
+# which would otherwise be in the report, after the searches.
+_REPORT_MODULES = ("livegain.analysis", "livegain.calibration", "numpy.ma")
 
 
 def _preload_report_modules(tables: bool) -> threading.Thread:
     """Import the report's modules in a thread (and rich's tables when the
-    report is printed as tables)."""
+    report is printed as tables), and read the calibration files the report
+    will pick its engine rating and model from."""
     import importlib
 
     names = (*_REPORT_MODULES, "rich.table") if tables else _REPORT_MODULES
@@ -50,6 +54,10 @@ def _preload_report_modules(tables: bool) -> threading.Thread:
     def load() -> None:
         for name in names:
             importlib.import_module(name)
+        from livegain.calibration import CalibrationError, read_shipped_files
+
+        with contextlib.suppress(CalibrationError):  # the report says why when it picks
+            read_shipped_files()
 
     thread = threading.Thread(target=load, name="livegain-preload", daemon=True)
     thread.start()
