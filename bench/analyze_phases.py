@@ -41,37 +41,54 @@ HERE = Path(__file__).resolve().parent
 
 # Run in the measured interpreter: marks by wall clock from its first line.
 PROBE = r"""
-import json, resource, sys, threading, time
+import importlib.machinery, json, resource, sys, time
 T0 = time.perf_counter()
 marks = {}
 
-def watch():
-    while True:
-        pool = sys.modules.get("livegain.engine.pool")
-        cls = getattr(pool, "EnginePool", None)
-        if cls is not None and hasattr(cls, "evaluate_many"):
-            many, start = cls.evaluate_many, cls.start
-            async def evaluate_many(self, *a, **k):
-                marks.setdefault("search", time.perf_counter() - T0)
-                try:
-                    return await many(self, *a, **k)
-                finally:
-                    marks["searched"] = time.perf_counter() - T0
-            async def started(self):
-                marks.setdefault("start", time.perf_counter() - T0)
-                return await start(self)
-            cls.evaluate_many, cls.start = evaluate_many, started
-            return
-        time.sleep(0.005)  # the pool is imported well before its first search
+def patch(cls):
+    many, start = cls.evaluate_many, cls.start
+    async def evaluate_many(self, *a, **k):
+        marks.setdefault("search", time.perf_counter() - T0)
+        try:
+            return await many(self, *a, **k)
+        finally:
+            marks["searched"] = time.perf_counter() - T0
+    async def started(self):
+        marks.setdefault("start", time.perf_counter() - T0)
+        try:
+            return await start(self)
+        finally:
+            marks.setdefault("started", time.perf_counter() - T0)
+    cls.evaluate_many, cls.start = evaluate_many, started
 
-threading.Thread(target=watch, daemon=True).start()
-from livegain.cli import main
-code = main(sys.argv[1:])
-marks["end"] = time.perf_counter() - T0
-use = resource.getrusage(resource.RUSAGE_SELF)
-marks["cpu"] = use.ru_utime + use.ru_stime
-sys.stderr.write("PHASES " + json.dumps(marks) + "\n")
-sys.exit(code)
+class Hook:  # wraps the pool's methods as soon as its module has run
+    def find_spec(self, name, path=None, target=None):
+        if name != "livegain.engine.pool":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+        def exec_module(module):
+            run(module)
+            patch(module.EnginePool)
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, Hook())
+import livegain.cli as cli
+inner = cli.main
+
+def main(words):
+    code = inner(words)
+    marks["end"] = time.perf_counter() - T0
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    marks["cpu"] = use.ru_utime + use.ru_stime
+    sys.stderr.write("PHASES " + json.dumps(marks) + "\n")
+    return code
+
+cli.main = main
+# as the console script runs it (a tree without console(): main, then exit)
+getattr(cli, "console", lambda: sys.exit(main(sys.argv[1:])))()
 """
 
 
@@ -120,6 +137,7 @@ def main() -> None:
             m = json.loads(line[-1][len("PHASES ") :])
             row = {
                 "start": 1000 * m["start"],
+                "started": 1000 * m["started"],
                 "head": 1000 * m["search"],
                 "search": 1000 * (m["searched"] - m["search"]),
                 "tail": 1000 * (m["end"] - m["searched"]),

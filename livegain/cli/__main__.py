@@ -1,5 +1,3 @@
-import sys
+from livegain.cli import console
 
-from livegain.cli import main
-
-sys.exit(main())
+console()
