@@ -98,6 +98,11 @@ async def recv_board_messages(ws: Any, n: int, wait: float = 5.0) -> list[str]:
     return got
 
 
+async def recv_board_json(ws: Any, n: int = 1, wait: float = 5.0) -> list[dict[str, Any]]:
+    """:func:`recv_board_messages`, decoded."""
+    return [json.loads(raw) for raw in await recv_board_messages(ws, n, wait)]
+
+
 async def http_get(port: int, path: str, wait: float = 5.0) -> tuple[int, dict[str, str], bytes]:
     """A raw HTTP/1.1 GET (no client-side path normalisation)."""
     reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), wait)

@@ -19,8 +19,8 @@ from livegain.publish.server import LiveServer, ServerLimits
 
 from .helpers import (
     board_state,
+    recv_board_json,
     recv_board_messages,
-    recv_json,
     recv_until,
     subscribed,
     update_for,
@@ -112,7 +112,7 @@ async def test_closing_clients_do_not_break_the_fan_out(tmp_path: Path) -> None:
                 s = board_state("b1", plies=1, seq=seq)
                 srv.publish(update_for(s), s)
             for ws in staying:
-                seqs = [(await recv_json(ws))["seq"] for _ in range(10)]
+                seqs = [m["seq"] for m in await recv_board_json(ws, 10)]
                 assert seqs == list(range(1, 11))
                 # Still a working WebSocket: ping/pong and the protocol's ping.
                 await asyncio.wait_for(await ws.ping(), 5)
