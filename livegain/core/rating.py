@@ -36,13 +36,12 @@ from statistics import NormalDist
 import numpy as np
 
 from livegain.core.elo import PAPER_ENGINE_RATING as PAPER_ENGINE_RATING
+from livegain.core.elo import diff_from_expected_normal
 from livegain.core.histogram import GainHistogram
 from livegain.core.student import t_quantile
 
 #: Difference reported when p is 0 or 1 (or so close that |d| would exceed it).
 MAX_DIFFERENCE = 800.0
-#: 200 * sqrt(2): the standard deviation of the difference of two performances.
-SCALE = 200.0 * math.sqrt(2.0)
 _NORMAL = NormalDist()
 #: Two-sided 95 % normal quantile.
 Z95 = _NORMAL.inv_cdf(0.975)
@@ -71,7 +70,7 @@ def rating_difference(p: float) -> RatingDifference:
         return RatingDifference(-MAX_DIFFERENCE, True, p)
     if p >= 1.0:
         return RatingDifference(MAX_DIFFERENCE, True, p)
-    d = SCALE * _NORMAL.inv_cdf(p)
+    d = diff_from_expected_normal(p)
     if d > MAX_DIFFERENCE:
         return RatingDifference(MAX_DIFFERENCE, True, p)
     if d < -MAX_DIFFERENCE:
