@@ -1,29 +1,33 @@
-"""A tiny asyncio HTTP/1.1 GET client and a tiny GET-only server, for polled feeds.
+"""HTTP for polled feeds: GET and streamed GET on aiohttp's client, and a tiny
+GET-only server (``livegain replay``, tests).
 
-Why not urllib in a thread: a request stuck on a dead server cannot be
-cancelled there (the thread runs on until its socket timeout and holds up
-interpreter shutdown); here a request is a coroutine, so cancelling a feed or
-a timeout ends it at once and closes its socket. Feeds need only GET with a
-few headers (If-None-Match, If-Modified-Since), Content-Length, chunked or
-read-to-close bodies, gzip, redirects and TLS (stdlib ``ssl``), which fits in
-a page of code with no new dependency.
+The client is aiohttp's (connections, redirects, TLS, chunked bodies, protocol
+errors); this module adds what a feed needs on top: one deadline for the whole
+request (``asyncio.timeout``: cancelling a feed or a timeout ends the request
+at once and closes its socket), a cap on the body kept, gzip inflated here
+with the same cap (a gzip bomb is an error, not a memory blow-up), an idle
+timeout for endless streams, and every failure as one :class:`HttpError`
+naming it.
+
+The server is still this module's own page of asyncio code (one request per
+connection, GET and HEAD, chunked streaming replies).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ssl
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
+
+import aiohttp
 
 from livegain import __version__
 
 USER_AGENT = f"livegain/{__version__}"
 MAX_BODY = 64 * 1024 * 1024
-MAX_HEADER_BYTES = 64 * 1024
 
 
 class HttpError(Exception):
@@ -55,19 +59,42 @@ async def http_get(
     max_body: int = MAX_BODY,
 ) -> HttpResponse:
     """GET ``url``; raise :class:`HttpError` on any failure (never for an HTTP status)."""
+    _check_url(url)
     with _as_http_errors(timeout):
-        async with asyncio.timeout(timeout):
-            head = await _open(url, headers or {}, max_redirects, gzip=True)
-            try:
-                body = b""
-                if head.status not in (204, 304) and not 100 <= head.status < 200:
-                    body = await _read_body(head.reader, head.headers, max_body)
-                encoding = head.headers.get("content-encoding", "identity").lower()
-                if encoding == "gzip" and body:
-                    body = _gunzip(body, max_body)
-                return HttpResponse(head.status, head.reason, head.headers, body, head.url)
-            finally:
-                await _close(head.writer)
+        async with (
+            asyncio.timeout(timeout),
+            _session() as session,
+            session.get(
+                url,
+                headers=_request_headers(headers, gzip=True),
+                max_redirects=max_redirects,
+            ) as resp,
+        ):
+            hdrs = {k.lower(): v for k, v in resp.headers.items()}
+            body = await _read_body(resp, hdrs, max_body)
+            return HttpResponse(resp.status, resp.reason or "", hdrs, body, str(resp.url))
+
+
+def _check_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise HttpError(f"unsupported URL {url!r}")
+
+
+def _session() -> aiohttp.ClientSession:
+    """A session for one request (measured: no dearer than a kept one for a
+    feed's polls, docs/feeds.md). The deadline is the caller's
+    (``asyncio.timeout``); bodies come as sent (gzip is inflated here)."""
+    return aiohttp.ClientSession(
+        headers={"User-Agent": USER_AGENT, "Accept": "*/*"},
+        timeout=aiohttp.ClientTimeout(total=None),
+        auto_decompress=False,
+    )
+
+
+def _request_headers(extra: Mapping[str, str] | None, *, gzip: bool) -> dict[str, str]:
+    # gzip only: the body is inflated here, bounded (a gzip bomb is an error)
+    return {"Accept-Encoding": "gzip, identity" if gzip else "identity", **(extra or {})}
 
 
 @contextlib.contextmanager
@@ -77,96 +104,19 @@ def _as_http_errors(timeout: float) -> Iterator[None]:
         yield
     except TimeoutError:
         raise HttpError(f"timed out after {timeout:g} s") from None
-    except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
-        raise HttpError(f"{type(exc).__name__}: {exc}") from None
+    except aiohttp.TooManyRedirects as exc:
+        raise HttpError(f"too many redirects (last: {exc.request_info.real_url})") from None
+    except aiohttp.ClientResponseError as exc:
+        raise HttpError(f"malformed response: {_one_line(exc.message)}") from None
+    except aiohttp.ServerDisconnectedError:
+        raise HttpError("malformed response: the server closed the connection") from None
+    except (aiohttp.ClientError, OSError, ValueError) as exc:
+        raise HttpError(f"{type(exc).__name__}: {_one_line(str(exc))}") from None
 
 
-@dataclass
-class _Head:
-    """A response whose status line and headers are read; its body is next on ``reader``."""
-
-    reader: asyncio.StreamReader
-    writer: asyncio.StreamWriter
-    status: int
-    reason: str
-    headers: dict[str, str]  # names lower-cased
-    url: str  # after redirects
-
-
-async def _close(writer: asyncio.StreamWriter) -> None:
-    writer.close()
-    with contextlib.suppress(Exception):
-        await writer.wait_closed()
-
-
-async def _open(url: str, extra: Mapping[str, str], max_redirects: int, *, gzip: bool) -> _Head:
-    """GET ``url``, following redirects, up to the final response's headers."""
-    for _ in range(max_redirects + 1):
-        head = await _request(url, extra, gzip=gzip)
-        location = head.headers.get("location")
-        if head.status in (301, 302, 303, 307, 308) and location:
-            await _close(head.writer)
-            url = urljoin(url, location)
-            continue
-        return head
-    raise HttpError(f"too many redirects (last: {url})")
-
-
-async def _request(url: str, extra: Mapping[str, str], *, gzip: bool) -> _Head:
-    """Send a GET and read the status line and headers; the caller reads the body
-    and closes the writer."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise HttpError(f"unsupported URL {url!r}")
-    tls = parts.scheme == "https"
-    port = parts.port or (443 if tls else 80)
-    host = parts.hostname
-    target = parts.path or "/"
-    if parts.query:
-        target += "?" + parts.query
-    ctx = ssl.create_default_context() if tls else None
-    reader, writer = await asyncio.open_connection(
-        host, port, ssl=ctx, server_hostname=host if tls else None, limit=MAX_HEADER_BYTES
-    )
-    try:
-        host_header = host if parts.port is None else f"{host}:{port}"
-        lines = [
-            f"GET {target} HTTP/1.1",
-            f"Host: {host_header}",
-            f"User-Agent: {USER_AGENT}",
-            "Accept: */*",
-            f"Accept-Encoding: {'gzip, identity' if gzip else 'identity'}",
-            "Connection: close",
-        ]
-        lines += [f"{k}: {v}" for k, v in extra.items()]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        await writer.drain()
-        status_line = (await reader.readline()).decode("latin-1").strip()
-        bits = status_line.split(" ", 2)
-        if len(bits) < 2 or not bits[0].startswith("HTTP/") or not bits[1].isdigit():
-            raise HttpError(f"malformed status line {status_line[:80]!r}")
-        status = int(bits[1])
-        reason = bits[2] if len(bits) > 2 else ""
-        hdrs: dict[str, str] = {}
-        total = 0
-        while True:
-            line = await reader.readline()
-            total += len(line)
-            if total > MAX_HEADER_BYTES:
-                raise HttpError("response headers too large")
-            if not line:
-                raise HttpError("connection closed inside the response headers")
-            text = line.decode("latin-1").rstrip("\r\n")
-            if not text:
-                break
-            name, sep, value = text.partition(":")
-            if not sep:
-                raise HttpError(f"malformed header line {text[:80]!r}")
-            hdrs[name.strip().lower()] = value.strip()
-    except BaseException:
-        writer.close()
-        raise
-    return _Head(reader, writer, status, reason, hdrs, url)
+def _one_line(text: str) -> str:
+    """aiohttp's parser errors span lines (the bad line, a caret): one line for a log."""
+    return " ".join(text.split())
 
 
 async def http_stream(
@@ -181,104 +131,80 @@ async def http_stream(
     """GET ``url`` and yield its body as it arrives, for endless responses.
 
     Yields ``(status, chunk)``; the first item may carry an empty chunk (the
-    status, before any body). Chunked and read-to-close bodies; no gzip.
+    status, before any body). Chunked and read-to-close bodies; no gzip. A
+    chunk is what has arrived since the last one; a larger one than
+    ``max_chunk`` is an error.
     Raises :class:`HttpError` on a network error, a malformed response, or
     ``idle_timeout`` seconds without data; returns when the server ends the
     body.
     """
-    with _as_http_errors(timeout):
-        async with asyncio.timeout(timeout):
-            head = await _open(url, headers or {}, max_redirects, gzip=False)
-    reader, status = head.reader, head.status
-    try:
-        yield status, b""
-        chunked = "chunked" in head.headers.get("transfer-encoding", "").lower()
-        while True:
-            try:
-                async with asyncio.timeout(idle_timeout):
-                    if chunked:
-                        n = await _chunk_size(reader)
-                        if n == 0:
-                            return
-                        if n > max_chunk:
-                            raise HttpError(f"chunk larger than {max_chunk} bytes")
-                        data = await reader.readexactly(n)
-                        await reader.readexactly(2)
-                    else:
-                        data = await reader.read(65536)
-                        if not data:
-                            return
-            except TimeoutError:
-                raise HttpError(f"no data for {idle_timeout:g} s") from None
-            except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
-                raise HttpError(f"{type(exc).__name__}: {exc}") from None
-            yield status, data
-    finally:
-        await _close(head.writer)
+    _check_url(url)
+    async with _session() as session:
+        with _as_http_errors(timeout):
+            async with asyncio.timeout(timeout):
+                resp = await session.get(
+                    url,
+                    headers=_request_headers(headers, gzip=False),
+                    max_redirects=max_redirects,
+                )
+        try:
+            yield resp.status, b""
+            while True:
+                try:
+                    async with asyncio.timeout(idle_timeout):
+                        data = await resp.content.readany()
+                except TimeoutError:
+                    raise HttpError(f"no data for {idle_timeout:g} s") from None
+                except aiohttp.ClientPayloadError as exc:
+                    raise HttpError(f"malformed response: {_one_line(str(exc))}") from None
+                except (aiohttp.ClientError, OSError) as exc:
+                    raise HttpError(f"{type(exc).__name__}: {_one_line(str(exc))}") from None
+                if not data:
+                    return
+                if len(data) > max_chunk:
+                    raise HttpError(f"chunk larger than {max_chunk} bytes")
+                yield resp.status, data
+        finally:
+            resp.release()
 
 
-def _gunzip(data: bytes, max_body: int) -> bytes:
-    """Decompress a gzip body, never past ``max_body`` bytes (a gzip bomb is an error)."""
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip header and trailer
+async def _read_body(resp: aiohttp.ClientResponse, hdrs: Mapping[str, str], max_body: int) -> bytes:
+    """The body as sent, inflated here when gzip: never more than ``max_body``
+    bytes kept, either way."""
+    length = hdrs.get("content-length")
+    if length is not None and length.isdigit() and int(length) > max_body:
+        raise HttpError(f"body larger than {max_body} bytes")
+    gzip = hdrs.get("content-encoding", "identity").lower() == "gzip"
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if gzip else None  # gzip header and trailer
+    sent = 0
+    out = bytearray()
     try:
-        out = d.decompress(data, max_body + 1)
-        if len(out) > max_body or d.unconsumed_tail:
-            raise HttpError(f"gzip body inflates past {max_body} bytes")
-        out += d.flush()
+        async for raw in resp.content.iter_any():
+            sent += len(raw)
+            if inflate is None:
+                if sent > max_body:
+                    raise HttpError(f"body larger than {max_body} bytes")
+                out += raw
+                continue
+            out += inflate.decompress(raw, max_body + 1 - len(out))
+            if len(out) > max_body or inflate.unconsumed_tail:
+                raise HttpError(f"gzip body inflates past {max_body} bytes")
+    except aiohttp.ClientPayloadError as exc:
+        if length is not None and length.isdigit() and sent < int(length):
+            raise HttpError(f"connection closed after {sent} of {length} body bytes") from None
+        raise HttpError(f"malformed response: {_one_line(str(exc))}") from None
     except zlib.error as exc:
         raise HttpError(f"bad gzip body: {exc}") from None
-    if not d.eof:
-        raise HttpError("bad gzip body: truncated")
-    if len(out) > max_body:
-        raise HttpError(f"gzip body inflates past {max_body} bytes")
-    return out
-
-
-async def _chunk_size(reader: asyncio.StreamReader) -> int:
-    """The size line of the next chunk of a chunked body (0: the last one)."""
-    line = (await reader.readline()).decode("latin-1").strip()
-    if not line:
-        raise HttpError("connection closed inside a chunked body")
-    return int(line.split(";", 1)[0], 16)
-
-
-async def _read_body(reader: asyncio.StreamReader, hdrs: Mapping[str, str], max_body: int) -> bytes:
-    if "chunked" in hdrs.get("transfer-encoding", "").lower():
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            n = await _chunk_size(reader)
-            if n == 0:
-                # trailers, up to the blank line
-                while (await reader.readline()).strip():
-                    pass
-                return b"".join(chunks)
-            size += n
-            if size > max_body:
-                raise HttpError(f"body larger than {max_body} bytes")
-            chunks.append(await reader.readexactly(n))
-            await reader.readexactly(2)
-    length = hdrs.get("content-length")
-    if length is not None:
-        if not length.isdigit():
-            raise HttpError(f"bad Content-Length {length!r}")
-        n = int(length)
-        if n > max_body:
-            raise HttpError(f"body larger than {max_body} bytes")
+    if inflate is not None and sent:
         try:
-            return await reader.readexactly(n)
-        except asyncio.IncompleteReadError as exc:
-            raise HttpError(
-                f"connection closed after {len(exc.partial)} of {n} body bytes"
-            ) from None
-    body = await reader.read(max_body + 1)
-    data = bytearray(body)
-    while body:
-        if len(data) > max_body:
-            raise HttpError(f"body larger than {max_body} bytes")
-        body = await reader.read(max_body + 1 - len(data))
-        data += body
-    return bytes(data)
+            out += inflate.flush()
+        except zlib.error as exc:
+            raise HttpError(f"bad gzip body: {exc}") from None
+        if not inflate.eof:
+            raise HttpError("bad gzip body: truncated")
+        if len(out) > max_body:
+            raise HttpError(f"gzip body inflates past {max_body} bytes")
+    return bytes(out)
 
 
 # --- a minimal GET server (replay, tests) -----------------------------------------------------
