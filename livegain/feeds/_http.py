@@ -1,16 +1,13 @@
-"""HTTP for polled feeds: GET and streamed GET on aiohttp's client, and a tiny
-GET-only server (``livegain replay``, tests).
+"""HTTP for polled feeds on aiohttp: GET and streamed GET (the client), and
+the GET-only server of ``livegain replay`` and the tests (aiohttp's web server).
 
-The client is aiohttp's (connections, redirects, TLS, chunked bodies, protocol
+The wire is aiohttp's (connections, redirects, TLS, chunked bodies, protocol
 errors); this module adds what a feed needs on top: one deadline for the whole
 request (``asyncio.timeout``: cancelling a feed or a timeout ends the request
 at once and closes its socket), a cap on the body kept, gzip inflated here
 with the same cap (a gzip bomb is an error, not a memory blow-up), an idle
 timeout for endless streams, and every failure as one :class:`HttpError`
 naming it.
-
-The server is still this module's own page of asyncio code (one request per
-connection, GET and HEAD, chunked streaming replies).
 """
 
 from __future__ import annotations
@@ -23,6 +20,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import aiohttp
+from aiohttp import web
 
 from livegain import __version__
 
@@ -222,29 +220,22 @@ class Reply:
 
 Handler = Callable[[str, Mapping[str, str]], Awaitable[Reply] | Reply]
 
-_REASONS = {
-    200: "OK",
-    304: "Not Modified",
-    400: "Bad Request",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    500: "Internal Server Error",
-    503: "Service Unavailable",
-}
-
 
 class MiniHttpServer:
-    """asyncio.start_server with a minimal HTTP/1.1 GET handler (one request per connection).
-
-    ``handler(path, headers)`` returns a :class:`Reply` (or an awaitable of one);
-    request header names are lower-cased. Bound to 127.0.0.1 by default.
+    """A GET-only HTTP server on aiohttp's web server: every path goes to
+    ``handler(path, headers)``, which returns a :class:`Reply` (or an
+    awaitable of one); ``path`` is the request target as sent (query
+    included), request header names are lower-cased. HEAD is answered as
+    GET without the body; other methods get 405; a handler that raises
+    answers 500 and the server lives. A reply with ``stream`` is sent chunked
+    as it is produced. Bound to 127.0.0.1 by default.
     """
 
     def __init__(self, handler: Handler, host: str = "127.0.0.1", port: int = 0) -> None:
         self._handler = handler
         self.host = host
         self.port = port
-        self._server: asyncio.Server | None = None
+        self._runner: web.AppRunner | None = None
         self.requests = 0
 
     @property
@@ -252,18 +243,22 @@ class MiniHttpServer:
         return f"http://{self.host}:{self.port}"
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, self.host, self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
+        app = web.Application()
+        app.router.add_route("*", "/{path:.*}", self._serve)
+        # endless streams are cut when it stops, not waited for
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port)
+        await site.start()
+        self._runner = runner
+        self.port = int(runner.addresses[0][1])
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                self._server.close_clients()  # type: ignore[attr-defined]  # 3.13+
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(2):
-                    await self._server.wait_closed()
-            self._server = None
+                    await runner.cleanup()
 
     async def __aenter__(self) -> MiniHttpServer:
         await self.start()
@@ -272,52 +267,26 @@ class MiniHttpServer:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        stream: Callable[[], AsyncIterator[bytes]] | None = None
+    async def _serve(self, request: web.Request) -> web.StreamResponse:
+        self.requests += 1
+        if request.method not in ("GET", "HEAD"):
+            return web.Response(status=405, body=b"only GET\n", headers={"Allow": "GET, HEAD"})
+        headers = {k.lower(): v for k, v in request.headers.items()}
         try:
-            async with asyncio.timeout(30):
-                request = (await reader.readline()).decode("latin-1").strip()
-                headers: dict[str, str] = {}
-                for _ in range(100):
-                    line = (await reader.readline()).decode("latin-1").strip()
-                    if not line:
-                        break
-                    name, _, value = line.partition(":")
-                    headers[name.strip().lower()] = value.strip()
-                parts = request.split()
-                self.requests += 1
-                if len(parts) != 3 or not parts[2].startswith("HTTP/"):
-                    reply = Reply(400, b"bad request\n")
-                elif parts[0] not in ("GET", "HEAD"):
-                    reply = Reply(405, b"only GET\n", headers={"Allow": "GET, HEAD"})
-                else:
-                    try:
-                        result = self._handler(parts[1], headers)
-                        reply = await result if not isinstance(result, Reply) else result
-                    except Exception as exc:  # a handler bug answers 500, the server lives
-                        reply = Reply(500, f"{type(exc).__name__}: {exc}\n".encode())
-                body = b"" if (parts and parts[0] == "HEAD") or reply.status == 304 else reply.body
-                head = [f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Status')}"]
-                hdrs = {"Content-Type": reply.content_type, "Connection": "close"}
-                hdrs.update(reply.headers)
-                if reply.stream is not None and parts[0] == "GET":
-                    stream = reply.stream
-                    hdrs["Transfer-Encoding"] = "chunked"
-                elif reply.status != 304:
-                    hdrs["Content-Length"] = str(len(reply.body))
-                head += [f"{k}: {v}" for k, v in hdrs.items()]
-                writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
-                await writer.drain()
-            if stream is not None:  # no time limit: it lasts as long as its producer
-                async for data in stream():
-                    if data:
-                        writer.write(b"%x\r\n%s\r\n" % (len(data), data))
-                        await writer.drain()
-                writer.write(b"0\r\n\r\n")
-                await writer.drain()
-        except (TimeoutError, OSError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await writer.wait_closed()  # (cancelled when the server stops)
+            result = self._handler(request.raw_path, headers)
+            reply = await result if not isinstance(result, Reply) else result
+        except Exception as exc:  # a handler bug answers 500, the server lives
+            reply = Reply(500, f"{type(exc).__name__}: {exc}\n".encode())
+        hdrs = {"Content-Type": reply.content_type, **reply.headers}
+        if reply.stream is None or request.method != "GET":
+            body = b"" if reply.status == 304 else reply.body
+            return web.Response(status=reply.status, body=body, headers=hdrs)
+        resp = web.StreamResponse(status=reply.status, headers=hdrs)
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        with contextlib.suppress(ConnectionError):  # the client went away
+            async for data in reply.stream():
+                if data:
+                    await resp.write(data)
+            await resp.write_eof()
+        return resp
