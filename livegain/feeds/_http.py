@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -55,19 +56,23 @@ async def http_get(
     timeout: float = 10.0,  # noqa: ASYNC109 (one deadline for connect+redirects+body)
     max_redirects: int = 5,
     max_body: int = MAX_BODY,
+    session: aiohttp.ClientSession | None = None,
 ) -> HttpResponse:
-    """GET ``url``; raise :class:`HttpError` on any failure (never for an HTTP status)."""
+    """GET ``url``; raise :class:`HttpError` on any failure (never for an HTTP
+    status). ``session``: a feed's own (:func:`http_session`), whose
+    connections are kept between its polls; None: one for this request."""
     _check_url(url)
     with _as_http_errors(timeout):
-        async with (
-            asyncio.timeout(timeout),
-            _session() as session,
-            session.get(
-                url,
-                headers=_request_headers(headers, gzip=True),
-                max_redirects=max_redirects,
-            ) as resp,
-        ):
+        async with asyncio.timeout(timeout), contextlib.AsyncExitStack() as stack:
+            if session is None:
+                session = await stack.enter_async_context(http_session())
+            resp = await stack.enter_async_context(
+                session.get(
+                    url,
+                    headers=_request_headers(headers, gzip=True),
+                    max_redirects=max_redirects,
+                )
+            )
             hdrs = {k.lower(): v for k, v in resp.headers.items()}
             body = await _read_body(resp, hdrs, max_body)
             return HttpResponse(resp.status, resp.reason or "", hdrs, body, str(resp.url))
@@ -79,10 +84,12 @@ def _check_url(url: str) -> None:
         raise HttpError(f"unsupported URL {url!r}")
 
 
-def _session() -> aiohttp.ClientSession:
-    """A session for one request (measured: no dearer than a kept one for a
-    feed's polls, docs/feeds.md). The deadline is the caller's
-    (``asyncio.timeout``); bodies come as sent (gzip is inflated here)."""
+def http_session() -> aiohttp.ClientSession:
+    """A session for a feed's polls (``async with http_session() as session``):
+    its connections are kept from one poll to the next (a GET on a kept
+    connection costs a third of one on a new connection: docs/feeds.md). The
+    deadline is each request's (``asyncio.timeout``); bodies come as sent
+    (gzip is inflated here)."""
     return aiohttp.ClientSession(
         headers={"User-Agent": USER_AGENT, "Accept": "*/*"},
         timeout=aiohttp.ClientTimeout(total=None),
@@ -137,7 +144,7 @@ async def http_stream(
     body.
     """
     _check_url(url)
-    async with _session() as session:
+    async with http_session() as session:
         with _as_http_errors(timeout):
             async with asyncio.timeout(timeout):
                 resp = await session.get(
@@ -237,6 +244,10 @@ class MiniHttpServer:
         self.port = port
         self._runner: web.AppRunner | None = None
         self.requests = 0
+        self._peers: weakref.WeakSet[asyncio.BaseTransport] = weakref.WeakSet()
+        self.connections = 0
+        """Connections that have sent a request (a client that keeps its
+        connection open sends all its requests over one)."""
 
     @property
     def base_url(self) -> str:
@@ -269,6 +280,9 @@ class MiniHttpServer:
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
+        if request.transport is not None and request.transport not in self._peers:
+            self._peers.add(request.transport)
+            self.connections += 1
         if request.method not in ("GET", "HEAD"):
             return web.Response(status=405, body=b"only GET\n", headers={"Allow": "GET, HEAD"})
         headers = {k.lower(): v for k, v in request.headers.items()}

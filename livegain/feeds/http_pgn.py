@@ -20,8 +20,10 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import aiohttp
+
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
-from livegain.feeds._http import HttpError, http_get
+from livegain.feeds._http import HttpError, http_get, http_session
 from livegain.feeds.base import FeedSink, PgnHttpFeedConfig, source_sink
 from livegain.feeds.pgn import MAX_PLIES, ParsedGame, parse_pgn
 
@@ -58,6 +60,9 @@ class PgnHttpFeed:
         self.urls = [_UrlState(u, backoff=Backoff(backoff)) for u in urls]
         self.emitter = Emitter(self.name)
         self._sem = asyncio.Semaphore(MAX_CONCURRENT)
+        # The run's HTTP session: connections kept between polls (None: a
+        # session per request, for a poll_once outside run)
+        self._session: aiohttp.ClientSession | None = None
 
     @property
     def polls(self) -> int:
@@ -70,13 +75,17 @@ class PgnHttpFeed:
     async def run(self, sink: FeedSink) -> None:
         sink = source_sink(sink, self.cfg)
         loop = asyncio.get_running_loop()
-        while True:
-            now = loop.time()
-            due = [u for u in self.urls if u.next_at <= now]
-            if due:
-                await asyncio.gather(*(self._poll(u, sink) for u in due))
-            wait = min(u.next_at for u in self.urls) - loop.time()
-            await asyncio.sleep(max(wait, 0.005))
+        async with http_session() as self._session:
+            try:
+                while True:
+                    now = loop.time()
+                    due = [u for u in self.urls if u.next_at <= now]
+                    if due:
+                        await asyncio.gather(*(self._poll(u, sink) for u in due))
+                    wait = min(u.next_at for u in self.urls) - loop.time()
+                    await asyncio.sleep(max(wait, 0.005))
+            finally:
+                self._session = None
 
     async def poll_once(self, sink: FeedSink) -> None:
         """Poll every URL now, whatever its schedule (tests, manual refresh)."""
@@ -99,7 +108,11 @@ class PgnHttpFeed:
         try:
             async with self._sem:
                 resp = await http_get(
-                    st.url, headers=headers, timeout=self.cfg.timeout, max_body=self.cfg.max_bytes
+                    st.url,
+                    headers=headers,
+                    timeout=self.cfg.timeout,
+                    max_body=self.cfg.max_bytes,
+                    session=self._session,
                 )
         except HttpError as exc:
             self._failed(st, sink, f"fetch failed: {exc}")

@@ -50,12 +50,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 import chess
 
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.game import DEFAULT_MAX_PLIES
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
-from livegain.feeds._http import HttpError, http_get
+from livegain.feeds._http import HttpError, http_get, http_session
 from livegain.feeds.base import FeedSink, LccFeedConfig, source_sink
 from livegain.feeds.pgn import MAX_TRAILING_ILLEGAL, ply_label
 
@@ -545,6 +546,9 @@ class LccFeed:
         self._failing: dict[str, str] = {}  # problem key -> the message being reported
         self._rounds: dict[int, _RoundState] = {}
         self._sem = asyncio.Semaphore(MAX_CONCURRENT)
+        # The run's HTTP session: connections kept between polls (None: a
+        # session per request, for a poll_once outside run)
+        self._session: aiohttp.ClientSession | None = None
         self.polls = 0
         self.requests = 0
         self.bad_games = 0
@@ -555,20 +559,27 @@ class LccFeed:
 
     async def run(self, sink: FeedSink) -> None:
         sink = source_sink(sink, self.cfg)
-        while True:
+        async with http_session() as self._session:
             try:
-                ok = await self.poll_once(sink)
-            except Exception as exc:  # a bug must not end the feed: report it, back off
-                self.emitter.error(
-                    sink, self.base, f"internal error: {type(exc).__name__}: {_clip(str(exc))}"
-                )
-                ok = False
-            if ok:
-                self.backoff.succeed()
-                delay = self.cfg.interval
-            else:
-                delay = max(self.backoff.fail(), self.cfg.interval)
-            await asyncio.sleep(delay)
+                while True:
+                    delay = await self._poll_and_delay(sink)
+                    await asyncio.sleep(delay)
+            finally:
+                self._session = None
+
+    async def _poll_and_delay(self, sink: FeedSink) -> float:
+        """Poll once; how long to wait before the next poll."""
+        try:
+            ok = await self.poll_once(sink)
+        except Exception as exc:  # a bug must not end the feed: report it, back off
+            self.emitter.error(
+                sink, self.base, f"internal error: {type(exc).__name__}: {_clip(str(exc))}"
+            )
+            ok = False
+        if ok:
+            self.backoff.succeed()
+            return self.cfg.interval
+        return max(self.backoff.fail(), self.cfg.interval)
 
     async def poll_once(self, sink: FeedSink) -> bool:
         """One poll of the whole tournament; False when tournament.json could not be read.
@@ -744,7 +755,11 @@ class LccFeed:
         try:
             async with self._sem:
                 resp = await http_get(
-                    url, headers=headers, timeout=self.cfg.timeout, max_body=self.max_bytes
+                    url,
+                    headers=headers,
+                    timeout=self.cfg.timeout,
+                    max_body=self.max_bytes,
+                    session=self._session,
                 )
         except HttpError as exc:
             cap = "larger than" in str(exc) or "inflates past" in str(exc)

@@ -363,3 +363,22 @@ async def test_the_replay_server_answers_as_a_get_server_should() -> None:
                 assert b"Content-Length: 5" in head
         writer.close()
         assert srv.requests == len(seen) + 1  # the POST never reached the handler
+
+
+async def test_a_running_feed_polls_over_one_connection(sink: RecordingSink) -> None:
+    """The feed keeps its HTTP session while it runs: its polls reuse one
+    connection (a new connection per poll costs three times the CPU,
+    docs/feeds.md)."""
+
+    def handler(path: str, headers: Mapping[str, str]) -> Reply:
+        return Reply(200, ROUND.encode(), headers={"ETag": '"r1"'})
+
+    async with MiniHttpServer(handler) as srv:
+        feed = feed_for(srv.base_url + "/r.pgn")
+        task = await run_feed(feed, sink)
+        try:
+            await sink.wait_for(lambda: srv.requests >= 4)
+        finally:
+            await cancel(task)
+        assert srv.connections == 1
+        assert feed._session is None  # closed with the run
