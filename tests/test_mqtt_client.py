@@ -59,3 +59,44 @@ async def test_the_guard_passes_results_and_ordinary_cancellations() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_reconnect_forever_backs_off_and_starts_again_after_a_connection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Waits double after each attempt that never connected, up to the most;
+    an attempt that had connected brings the first wait back. (A scripted
+    connection: a broker that refuses on cue is what is not at hand here;
+    tests/publish and tests/engine restart real brokers.)"""
+    import aiomqtt
+
+    import livegain.mqtt_client as mqtt_client
+
+    monkeypatch.setattr(mqtt_client, "BACKOFF_FIRST", 0.01)
+    # True: the attempt connects (then loses the connection), False: refused
+    script = [False, False, False, False, True, False, False]
+    connects = 0
+    waits: list[float] = []
+    done = asyncio.Event()
+
+    async def connection() -> None:
+        nonlocal connects
+        if not script:
+            done.set()
+            await asyncio.Event().wait()  # stays connected until cancelled
+        if script.pop(0):
+            connects += 1
+        raise aiomqtt.MqttError("connection lost")
+
+    def lost(exc: Exception, retry_in: float) -> None:
+        assert "connection lost" in str(exc)
+        waits.append(retry_in)
+
+    task = asyncio.create_task(
+        mqtt_client.reconnect_forever(connection, lambda: connects, lost, most=0.04)
+    )
+    await asyncio.wait_for(done.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert waits == [0.01, 0.02, 0.04, 0.04, 0.01, 0.02, 0.04]

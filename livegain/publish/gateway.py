@@ -44,10 +44,11 @@ import aiomqtt
 import structlog
 
 from livegain.broker import BrokerAddress, unique_client_id
+from livegain.mqtt_client import keep_connected
 from livegain.publish.replica import Action, Publish, Remove, Replica, Resync, SetBoard, Standings
 from livegain.publish.server import LiveServer
-from livegain.remote._mqtt import BACKOFF_FIRST, payload_bytes
 from livegain.remote._mqtt import client as mqtt_client
+from livegain.remote._mqtt import payload_bytes
 
 log = structlog.get_logger("livegain.publish.gateway")
 
@@ -140,26 +141,14 @@ class Gateway:
             self.server.set_board(state)
 
     async def _mqtt_loop(self) -> None:
-        delay = BACKOFF_FIRST
-        while True:
-            began = self.stats.connects
-            try:
-                await self._session()
-            except (aiomqtt.MqttError, ValueError) as exc:  # ValueError: unreadable TLS files
-                self.stats.failures += 1
-                self.stats.last_error = str(exc)
-                log.warning(
-                    "gateway_broker_disconnected",
-                    broker=str(self.broker),
-                    error=str(exc),
-                    retry_in=delay,
-                )
-            finally:
-                self.stats.connected = False
-            if self.stats.connects > began:
-                delay = BACKOFF_FIRST  # it was connected: start the back-off again
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, self.backoff_max)
+        await keep_connected(
+            self._session,
+            self.stats,
+            most=self.backoff_max,
+            log=log,
+            event="gateway_broker_disconnected",
+            broker=str(self.broker),
+        )
 
     async def _session(self) -> None:
         async with mqtt_client(self.broker, self.client_id) as client:

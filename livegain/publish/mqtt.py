@@ -45,7 +45,7 @@ import aiomqtt
 import structlog
 
 from livegain.broker import BrokerAddress, parse_mqtt_url, unique_client_id
-from livegain.mqtt_client import Client
+from livegain.mqtt_client import Client, keep_connected
 
 if TYPE_CHECKING:
     from livegain.config import MqttPublishConfig
@@ -183,25 +183,14 @@ class MqttPublisher:
 
     async def run(self) -> None:
         """Connect, publish, reconnect with back-off; runs until cancelled."""
-        delay = 0.5
-        while True:
-            try:
-                await self._session()
-            except (aiomqtt.MqttError, ValueError) as exc:  # ValueError: unreadable TLS files
-                self.stats.failures += 1
-                self.stats.last_error = str(exc)
-                log.warning(
-                    "mqtt_publish_disconnected",
-                    broker=str(self.broker),
-                    error=str(exc),
-                    retry_in=delay,
-                )
-            finally:
-                self.stats.connected = False
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, self.backoff_max)
-            if self.stats.connected:  # pragma: no cover - defensive
-                delay = 0.5
+        await keep_connected(
+            self._session,
+            self.stats,
+            most=self.backoff_max,
+            log=log,
+            event="mqtt_publish_disconnected",
+            broker=str(self.broker),
+        )
 
     async def _session(self) -> None:
         will = aiomqtt.Will(self.status_topic, b"offline", qos=1, retain=True)

@@ -9,8 +9,6 @@ import aiomqtt
 from livegain.broker import BrokerAddress
 from livegain.mqtt_client import Client
 
-BACKOFF_FIRST = 0.5
-
 
 def client(
     broker: BrokerAddress,

@@ -53,6 +53,7 @@ from livegain.engine.pool import (
     PoolClosedError,
     SearchLimit,
 )
+from livegain.mqtt_client import reconnect_forever
 from livegain.remote import _mqtt
 from livegain.remote.protocol import (
     DEFAULT_PREFIX,
@@ -414,33 +415,31 @@ class RemoteEvaluator:
     # -- the broker session --------------------------------------------------
 
     async def _connect_forever(self) -> None:
-        delay = _mqtt.BACKOFF_FIRST
-        while True:
-            try:
-                async with _mqtt.client(self.broker, self.client_id) as client:
-                    await client.subscribe(f"{self.prefix}/workers/+", qos=1)
-                    await client.subscribe(self.reply_to, qos=1)
-                    self.connected = True
-                    self.connects += 1
-                    delay = _mqtt.BACKOFF_FIRST
-                    if self.tracker is not None:
-                        again = self.tracker.requeue_remote()
-                        if again:
-                            log.info("jobs_given_out_again", jobs=again, reason="reconnected")
-                    log.info("remote_jobs_connected", broker=str(self.broker))
-                    await self._session(client)
-            except (aiomqtt.MqttError, ValueError) as exc:
-                self._last_error = str(exc)
-                log.warning(
-                    "remote_jobs_disconnected",
-                    broker=str(self.broker),
-                    error=str(exc),
-                    retry_in=delay,
-                )
-            finally:
-                self.connected = False
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, self.backoff_max)
+        await reconnect_forever(
+            self._connection, lambda: self.connects, self._lost, most=self.backoff_max
+        )
+
+    async def _connection(self) -> None:
+        try:
+            async with _mqtt.client(self.broker, self.client_id) as client:
+                await client.subscribe(f"{self.prefix}/workers/+", qos=1)
+                await client.subscribe(self.reply_to, qos=1)
+                self.connected = True
+                self.connects += 1
+                if self.tracker is not None:
+                    again = self.tracker.requeue_remote()
+                    if again:
+                        log.info("jobs_given_out_again", jobs=again, reason="reconnected")
+                log.info("remote_jobs_connected", broker=str(self.broker))
+                await self._session(client)
+        finally:
+            self.connected = False
+
+    def _lost(self, exc: Exception, retry_in: float) -> None:
+        self._last_error = str(exc)
+        log.warning(
+            "remote_jobs_disconnected", broker=str(self.broker), error=str(exc), retry_in=retry_in
+        )
 
     async def _session(self, client: aiomqtt.Client) -> None:
         pump = asyncio.create_task(self._pump(client))

@@ -35,6 +35,7 @@ from livegain import __version__
 from livegain.broker import BrokerAddress, unique_client_id
 from livegain.core.evaluation import Evaluation
 from livegain.engine.pool import EngineError, EnginePool
+from livegain.mqtt_client import reconnect_forever
 from livegain.remote import _mqtt
 from livegain.remote.protocol import (
     DEFAULT_PREFIX,
@@ -135,21 +136,23 @@ class EngineWorker:
             await self.pool.close()
 
     async def _connect_forever(self) -> None:
-        delay = _mqtt.BACKOFF_FIRST
+        await reconnect_forever(
+            self._connection, lambda: self.stats.connects, self._lost, most=self.backoff_max
+        )
+
+    async def _connection(self) -> None:
         will = aiomqtt.Will(self.presence_topic, b"", qos=1, retain=True)
-        while True:
-            try:
-                async with _mqtt.client(self.broker, self.worker_id, will=will) as client:
-                    await self._session(client)
-            except (aiomqtt.MqttError, ValueError) as exc:
-                log.warning(
-                    "worker_disconnected", broker=str(self.broker), error=str(exc), retry_in=delay
-                )
-            finally:
-                self.connected = False
-                self.subscribed.clear()
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, self.backoff_max)
+        try:
+            async with _mqtt.client(self.broker, self.worker_id, will=will) as client:
+                await self._session(client)
+        finally:
+            self.connected = False
+            self.subscribed.clear()
+
+    def _lost(self, exc: Exception, retry_in: float) -> None:
+        log.warning(
+            "worker_disconnected", broker=str(self.broker), error=str(exc), retry_in=retry_in
+        )
 
     async def _session(self, client: aiomqtt.Client) -> None:
         await client.publish(self.presence_topic, encode(self.presence()), qos=1, retain=True)
