@@ -20,10 +20,10 @@ serialised once; a board's state as the shared
 first needed), and gateways serve viewers from these topics. Publishing
 never blocks the caller: messages go to a bounded queue drained by
 :meth:`MqttPublisher.run`, which reconnects with exponential back-off (0.5 s
-doubling to 30 s, from 0.5 s again after a connection). States are coalesced (only the latest state of a board
-is sent); if the broker is away so long that the update queue overflows, the
-oldest updates are dropped and counted; the retained state published on
-reconnect carries the whole board.
+doubling to 30 s, from 0.5 s again after a connection). States are coalesced
+(only the latest state of a board is sent); if the broker is away so long
+that the update queue overflows, the oldest updates are dropped and counted;
+the retained state published on reconnect carries the whole board.
 
 The client id defaults to ``livegain-pub-{host}-{random}`` (no two instances
 share one; the session is not persistent: states are published again on each
