@@ -103,6 +103,13 @@ def draw_evaluation(rule: Rule) -> Evaluation:
     return Evaluation(cp=0, wdl=DRAW_WDL, rule=rule)
 
 
+def check_valid(board: chess.Board) -> None:
+    """Raise ValueError naming the FEN and python-chess's status when
+    ``board`` is not a legal chess position (no engine is asked about it)."""
+    if not board.is_valid():
+        raise ValueError(f"invalid position {board.fen()!r}: {board.status()!r}")
+
+
 def terminal_evaluation(board: chess.Board) -> Evaluation | None:
     """The score of a finished position, with no engine; None when play goes on.
 

@@ -23,6 +23,7 @@ import chess.pgn
 from livegain.annotated import AnnotatedGame
 from livegain.core.evaluation import (
     Evaluation,
+    check_valid,
     draw_evaluation,
     draw_rule,
     repetitions,
@@ -78,8 +79,7 @@ def game_positions(game: chess.pgn.Game) -> _GamePositions:
     :func:`rule_evaluation`; repetitions counted over the game's positions).
     Raises ValueError when the game starts from an invalid position."""
     board = game.board()
-    if not board.is_valid():  # the later positions come from this one by legal moves
-        raise ValueError(f"invalid position {board.fen()!r}: {board.status()!r}")
+    check_valid(board)  # the later positions come from this one by legal moves
     first = fen(board)
     start_fen = None if first == chess.STARTING_FEN else first
     boards = [board.copy(stack=False)]

@@ -53,6 +53,7 @@ import chess.engine
 
 from livegain.core.evaluation import (
     Evaluation,
+    check_valid,
     checkmated_score,
     terminal_evaluation,
     white_score,
@@ -498,8 +499,7 @@ class EnginePool:
     def _by_rule(self, board: chess.Board) -> Evaluation | None:
         """A request counted; an invalid position refused; a finished one scored."""
         self.stats.requests += 1
-        if not board.is_valid():
-            raise ValueError(f"invalid position {board.fen()!r}: {board.status()!r}")
+        check_valid(board)
         terminal = terminal_evaluation(board)
         if terminal is not None:
             self.stats.terminal += 1

@@ -113,6 +113,8 @@ def _as_http_errors(timeout: float) -> Iterator[None]:
         raise HttpError(f"too many redirects (last: {exc.request_info.real_url})") from None
     except aiohttp.ClientResponseError as exc:
         raise HttpError(f"malformed response: {_one_line(exc.message)}") from None
+    except aiohttp.ClientPayloadError as exc:  # a body cut short or badly framed
+        raise HttpError(f"malformed response: {_one_line(str(exc))}") from None
     except aiohttp.ServerDisconnectedError:
         raise HttpError("malformed response: the server closed the connection") from None
     except (aiohttp.ClientError, OSError, ValueError) as exc:
@@ -155,15 +157,12 @@ async def http_stream(
         try:
             yield resp.status, b""
             while True:
-                try:
-                    async with asyncio.timeout(idle_timeout):
-                        data = await resp.content.readany()
-                except TimeoutError:
-                    raise HttpError(f"no data for {idle_timeout:g} s") from None
-                except aiohttp.ClientPayloadError as exc:
-                    raise HttpError(f"malformed response: {_one_line(str(exc))}") from None
-                except (aiohttp.ClientError, OSError) as exc:
-                    raise HttpError(f"{type(exc).__name__}: {_one_line(str(exc))}") from None
+                with _as_http_errors(timeout):
+                    try:
+                        async with asyncio.timeout(idle_timeout):
+                            data = await resp.content.readany()
+                    except TimeoutError:
+                        raise HttpError(f"no data for {idle_timeout:g} s") from None
                 if not data:
                     return
                 if len(data) > max_chunk:
@@ -194,10 +193,10 @@ async def _read_body(resp: aiohttp.ClientResponse, hdrs: Mapping[str, str], max_
             out += inflate.decompress(raw, max_body + 1 - len(out))
             if len(out) > max_body or inflate.unconsumed_tail:
                 raise HttpError(f"gzip body inflates past {max_body} bytes")
-    except aiohttp.ClientPayloadError as exc:
+    except aiohttp.ClientPayloadError:
         if length is not None and length.isdigit() and sent < int(length):
             raise HttpError(f"connection closed after {sent} of {length} body bytes") from None
-        raise HttpError(f"malformed response: {_one_line(str(exc))}") from None
+        raise  # malformed: named by _as_http_errors
     except zlib.error as exc:
         raise HttpError(f"bad gzip body: {exc}") from None
     if inflate is not None and sent:

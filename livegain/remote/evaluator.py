@@ -44,7 +44,7 @@ import chess.pgn
 import structlog
 
 from livegain.broker import BrokerAddress, unique_client_id
-from livegain.core.evaluation import Evaluation, terminal_evaluation
+from livegain.core.evaluation import Evaluation, check_valid, terminal_evaluation
 from livegain.engine.cache import EvalCache
 from livegain.engine.pool import (
     EngineError,
@@ -196,8 +196,7 @@ class RemoteEvaluator:
         cached ones are answered here, the others by a worker (or the local pool)."""
         if not self._running or self.tracker is None:
             raise PoolClosedError("remote evaluator is not running (call start())")
-        if not board.is_valid():
-            raise ValueError(f"invalid position {board.fen()!r}: {board.status()!r}")
+        check_valid(board)
         terminal = terminal_evaluation(board)
         if terminal is not None:
             self.terminal += 1
