@@ -117,8 +117,8 @@ def console() -> None:
 
     A batch command leaves a large heap of small objects (a board, a trace
     point, a JSON dict per ply), and the interpreter's teardown frees them one
-    by one: about 40 ms after ``livegain analyze`` of 10 games
-    (docs/benchmarks.md, "analyze against the raw loop"), for nothing, since
+    by one (``livegain analyze`` of 10 games: interpreter start-up and
+    teardown 100 -> 50 ms, docs/benchmarks.md), for nothing, since
     the process ends. When a batch command has returned (its output written,
     its files and engine processes closed), the other exit handlers run, then
     stdout and stderr are flushed and the process exits at once
