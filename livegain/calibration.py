@@ -20,10 +20,10 @@ import importlib.resources
 import math
 import os
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from livegain.core.histogram import GainHistogram
 from livegain.core.perceived import MoveBin, MoveClasses, PerceivedModel
@@ -392,55 +392,79 @@ def _depth(limit: str | None) -> int | None:
     return None
 
 
+M = TypeVar("M")
+
+
+def choose_for_source(
+    models: Sequence[M],
+    provenance: Callable[[M], Mapping[str, str]],
+    label: Callable[[M], str],
+    evals: str,
+    engine_name: str | None = None,
+    limit: LimitLike = None,
+) -> tuple[M | None, str]:
+    """The model of an evaluation source among ``models``, and a line saying
+    why it was chosen (one rule for every kind of fitted model).
+
+    ``evals="pgn"``: the model fitted on evaluations read from PGN files.
+    ``evals="engine"``: the model of this engine at this limit; else one
+    validated at that limit too (``validated_also``); else the same engine's
+    model at the nearest depth; else any engine model at the nearest depth;
+    else the PGN model. The line says which fallback was taken.
+    """
+    if not models:
+        return None, "no calibrated model shipped"
+    pgn = [m for m in models if provenance(m).get("evals") == "pgn"]
+    engines = [m for m in models if provenance(m).get("evals") == "engine"]
+    if evals == "pgn":
+        if pgn:
+            return pgn[0], f"model {label(pgn[0])}"
+        return models[0], f"model {label(models[0])} (no model for PGN evaluations)"
+    wanted = limit_text(limit)
+    name = engine_name.strip().casefold() if engine_name else None
+
+    def same_engine(m: M) -> bool:
+        return name is None or provenance(m).get("engine", "").casefold() == name
+
+    for m in engines:
+        if same_engine(m) and provenance(m).get("limit") == wanted:
+            return m, f"model {label(m)}"
+    for m in engines:
+        also = [x.strip() for x in provenance(m).get("validated_also", "").split(",")]
+        if same_engine(m) and wanted in also:
+            fitted = provenance(m).get("limit")
+            return m, f"model {label(m)} (fitted at {fitted}, validated at {wanted})"
+    depth = _depth(wanted)
+    for pool in ([m for m in engines if same_engine(m)], engines):
+        near = [m for m in pool if _depth(provenance(m).get("limit")) is not None]
+        if near and depth is not None:
+            best = min(near, key=lambda m: abs((_depth(provenance(m).get("limit")) or 0) - depth))
+            return best, (
+                f"model {label(best)} (nearest to {engine_name or 'this engine'} at {wanted}; "
+                "not validated at this limit)"
+            )
+    fallback = pgn[0] if pgn else models[0]
+    return fallback, (
+        f"model {label(fallback)} (no model for {engine_name or 'this engine'} at {wanted}; "
+        "not validated for it)"
+    )
+
+
 def find_perceived_model(
     evals: str,
     engine_name: str | None = None,
     limit: LimitLike = None,
     path: str | Path | None = None,
 ) -> tuple[PerceivedModel | None, str]:
-    """The model for this evaluation source, and a line saying why it was chosen.
-
-    ``evals="pgn"``: the model fitted on evaluations read from PGN files.
-    ``evals="engine"``: the model of this engine at this limit; else the
-    same engine's model at the nearest depth; else any engine model at the
-    nearest depth; else the PGN model. The line says which fallback was taken.
-    """
-    models = load_perceived_models(path)
-    if not models:
-        return None, "no calibrated model shipped"
-    pgn = [m for m in models if m.provenance.get("evals") == "pgn"]
-    engines = [m for m in models if m.provenance.get("evals") == "engine"]
-    if evals == "pgn":
-        if pgn:
-            return pgn[0], f"model {pgn[0].name}"
-        return models[0], f"model {models[0].name} (no model for PGN evaluations)"
-    wanted = limit_text(limit)
-    name = engine_name.strip().casefold() if engine_name else None
-
-    def same_engine(m: PerceivedModel) -> bool:
-        return name is None or m.provenance.get("engine", "").casefold() == name
-
-    for m in engines:
-        if same_engine(m) and m.provenance.get("limit") == wanted:
-            return m, f"model {m.name}"
-    for m in engines:
-        also = [x.strip() for x in m.provenance.get("validated_also", "").split(",")]
-        if same_engine(m) and wanted in also:
-            fitted = m.provenance.get("limit")
-            return m, f"model {m.name} (fitted at {fitted}, validated at {wanted})"
-    depth = _depth(wanted)
-    for pool in ([m for m in engines if same_engine(m)], engines):
-        near = [m for m in pool if _depth(m.provenance.get("limit")) is not None]
-        if near and depth is not None:
-            best = min(near, key=lambda m: abs((_depth(m.provenance.get("limit")) or 0) - depth))
-            return best, (
-                f"model {best.name} (nearest to {engine_name or 'this engine'} at {wanted}; "
-                "not validated at this limit)"
-            )
-    fallback = pgn[0] if pgn else models[0]
-    return fallback, (
-        f"model {fallback.name} (no model for {engine_name or 'this engine'} at {wanted}; "
-        "not validated for it)"
+    """The perceived-rating model for this evaluation source, and why
+    (:func:`choose_for_source`)."""
+    return choose_for_source(
+        load_perceived_models(path),
+        lambda m: m.provenance,
+        lambda m: m.name,
+        evals,
+        engine_name,
+        limit,
     )
 
 

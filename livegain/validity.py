@@ -19,21 +19,28 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 from scipy.stats import spearmanr
 
 from livegain.analysis import AnnotatedGame, analyze_game, game_move_classes
 from livegain.core.perceived import (
     DEFAULT_MOVE_BINS,
+    EXTRAPOLATED,
+    ForwardBin,
     MoveBin,
     MoveClasses,
     PerceivedModel,
 )
 
 Part = Literal["calibration", "held-out"]
+FloatArray = npt.NDArray[np.float64]
+#: Folds of the cross-fit: the lines of each player-game are fitted on move
+#: scores fitted without it.
+CROSS_FOLDS = 5
 
 #: Share of games held out (hash buckets 0..2 of 10).
 HELD_OUT_BUCKETS = 3
@@ -46,11 +53,19 @@ BIN_WIDTH = 200
 
 
 def game_key(headers: dict[str, str]) -> str:
-    """What identifies a game for the split: its Site (lichess's game URL),
-    else players, date and round."""
+    """What identifies a game's group for the split.
+
+    A game with a URL as its Site (lichess's game page) is its own group. A
+    game over the board is split with its whole event (Event and Site), never
+    alone: players and events recur across games, so a held-out event is one
+    none of whose games was fitted on. Without either tag: players, date and
+    round."""
     site = headers.get("Site", "").strip()
-    if site and site not in ("?", "-"):
+    event = headers.get("Event", "").strip()
+    if site.startswith(("http://", "https://")):
         return site
+    if site not in ("", "?", "-") or event not in ("", "?", "-"):
+        return f"{event}|{site}"
     keys = ("White", "Black", "Date", "Round", "Event")
     return "|".join(headers.get(k, "?") for k in keys)
 
@@ -79,6 +94,9 @@ class PlayerMoves:
     classes: list[int]
     game: int
     color: str
+    #: the game's split group as a number (its event over the board): the
+    #: cross-fit's folds keep a group together
+    group: int = 0
 
 
 def player_moves(games: Iterable[AnnotatedGame], classes: MoveClasses) -> list[PlayerMoves]:
@@ -89,7 +107,8 @@ def player_moves(games: Iterable[AnnotatedGame], classes: MoveClasses) -> list[P
         for color, elo in (("white", game.white_elo), ("black", game.black_elo)):
             moves = per_side[color]
             if elo is not None and moves:
-                out.append(PlayerMoves(float(elo), moves, k, color))
+                group = int(_digest(game.headers)[:8], 16)
+                out.append(PlayerMoves(float(elo), moves, k, color, group))
     return out
 
 
@@ -104,6 +123,7 @@ def fit_model(
     seed: int = 0,
     provenance: dict[str, str] | None = None,
     base: PerceivedModel | None = None,
+    scale: str = "lichess",
 ) -> PerceivedModel:
     """Fit the two steps of the model (docs/maths.md).
 
@@ -116,6 +136,13 @@ def fit_model(
        bin (or the whole game if shorter); the line ``y ~ a + b s`` is fitted by
        least squares and its residuals' 2.5 % and 97.5 % quantiles become the
        interval. Deterministic for a given ``seed``.
+
+    With each bin's prefixes the *forward* line is fitted too, ``s ~ alpha +
+    beta * rating`` (least squares), with its residuals' standard deviation
+    and 2.5 % / 97.5 % quantiles: the confidence belt of ``perceived`` and the
+    likelihood of ``form`` (docs/maths.md). ``scale``: "fide" or "lichess",
+    the rating scale of the games (a FIDE-scale model labels ratings below its
+    range "not validated on FIDE games").
 
     With a ``base`` model, step 1 is skipped: its move classes and scores are
     kept and only the lines and intervals are refitted on ``rows`` (for an
@@ -131,36 +158,43 @@ def fit_model(
     prior = float(np.median(y))
     if base is not None:
         centi = np.array([base.centi_score(c) for c in range(k)], dtype=float)
+        row_centi = [centi] * len(rows)
     else:
         shares = np.zeros((len(rows), k))
         for i, r in enumerate(rows):
             shares[i] = np.bincount(r.classes, minlength=k) / len(r.classes)
-        weight = shares.sum(axis=0) / shares.sum()
-        lhs = shares.T @ shares + ridge * np.diag(weight) + 1e-6 * np.eye(k)
-        scores = prior + np.linalg.solve(lhs, shares.T @ (y - prior))
-        centi = np.round(scores * 100.0)
+        centi = _move_scores(shares, y, prior, ridge)
+        # out of fold: each player-game's lines see scores fitted without its game
+        fold = np.array([(r.group // 10) % CROSS_FOLDS for r in rows])
+        by_fold = [
+            _move_scores(shares[fold != j], y[fold != j], prior, ridge) for j in range(CROSS_FOLDS)
+        ]
+        row_centi = [by_fold[f] for f in fold]
 
     rng = np.random.default_rng(seed)
     edges = [*bins, math.inf]
     fitted: list[MoveBin] = []
+    forward: list[ForwardBin] = []
     for j, lo in enumerate(bins):
         hi = min(edges[j + 1] - 1, MAX_PREFIX)
         xs: list[float] = []
         ys: list[float] = []
-        for r in rows:
+        for i, r in enumerate(rows):
             n = len(r.classes)
             if n < lo:
                 continue
             length = min(n, int(rng.integers(lo, int(max(lo, hi)) + 1)))
-            xs.append(float(centi[r.classes[:length]].sum()) / (100.0 * length))
+            xs.append(float(row_centi[i][r.classes[:length]].sum()) / (100.0 * length))
             ys.append(r.rating)
         if len(xs) < 30:  # too few games this long: reuse the previous bin's line
             prev = fitted[-1]
             fitted.append(MoveBin(lo, prev.intercept, prev.slope, prev.q_low, prev.q_high))
+            forward.append(replace(forward[-1], moves_from=lo))
             continue
         x = np.array(xs)
         yy = np.array(ys)
         slope, intercept = np.polyfit(x, yy, 1) if np.ptp(x) > 0 else (0.0, float(yy.mean()))
+        forward.append(_forward_bin(lo, x, yy))
         resid = yy - (intercept + slope * x)
         q_low, q_high = np.quantile(resid, [0.025, 0.975])
         fitted.append(
@@ -186,6 +220,56 @@ def fit_model(
         rating_low=round(float(r_lo), 1),
         rating_high=round(float(r_hi), 1),
         provenance=dict(provenance or {}),
+        forward=tuple(forward),
+        scale=scale,
+        pop_mean=round(float(y.mean()), 1),
+        pop_sd=round(float(y.std()), 1),
+        below_label="not validated on FIDE games" if scale == "fide" else EXTRAPOLATED,
+    )
+
+
+def _move_scores(shares: FloatArray, y: FloatArray, prior: float, ridge: float) -> FloatArray:
+    """Step 1's move scores (hundredths of a point), by ridge regression."""
+    k = shares.shape[1]
+    weight = shares.sum(axis=0) / shares.sum()
+    lhs = shares.T @ shares + ridge * np.diag(weight) + 1e-6 * np.eye(k)
+    scores = prior + np.linalg.solve(lhs, shares.T @ (y - prior))
+    return np.asarray(np.round(scores * 100.0), dtype=float)
+
+
+def _forward_bin(moves_from: int, s: FloatArray, rating: FloatArray) -> ForwardBin:
+    """The forward curve ``s ~ alpha + beta d + gamma d^2`` (``d``: rating
+    minus the mean rating) by least squares, its residual spread ``sigma0 +
+    sigma1 rating`` (a line through the absolute residuals, times
+    sqrt(pi/2)), and the standardised residuals' 2.5 % and 97.5 % quantiles."""
+    center = float(rating.mean())
+    low, high = (float(x) for x in np.quantile(rating, [0.01, 0.99]))
+    gamma, beta, alpha = np.polyfit(rating - center, s, 2)
+    beta = max(float(beta), 1e-4)
+    f = ForwardBin(
+        moves_from, float(alpha), beta, float(gamma), center, low, high, 0.0, 0.0, 0.0, 0.0
+    )
+    resid = s - np.array([f.mean(r) for r in rating])
+    k1, k0 = np.polyfit(rating, np.abs(resid), 1)
+    scale = math.sqrt(math.pi / 2.0)
+    sigma0, sigma1 = float(k0) * scale, float(k1) * scale
+    spread = sigma0 + sigma1 * rating
+    if spread.min() <= 0.25 * float(np.abs(resid).mean()) * scale:
+        sigma0, sigma1 = float(np.abs(resid).mean()) * scale, 0.0
+        spread = np.full_like(rating, sigma0)
+    q_low, q_high = np.quantile(resid / spread, [0.025, 0.975])
+    return ForwardBin(
+        moves_from,
+        round(float(alpha), 3),
+        round(beta, 6),
+        round(float(gamma), 10),
+        round(center, 1),
+        round(low, 1),
+        round(high, 1),
+        round(sigma0, 4),
+        round(sigma1, 7),
+        round(float(q_low), 4),
+        round(float(q_high), 4),
     )
 
 

@@ -22,6 +22,29 @@ The model, in two steps (docs/maths.md, "The calibrated perceived rating"):
    2.5 % and 97.5 % residual quantiles for that number of moves, measured on
    rated games, so it says how far ratings really fall from the estimate.
 
+Two audience-facing estimates are read from the same mean move score ``s``
+through a *forward* line per number of moves: for a player of true rating
+``R`` the mean move score is ``alpha_n + beta_n R`` plus a residual of spread
+``sigma_n(R) = sigma0_n + sigma1_n R`` (fitted on rated games the move scores
+were not fitted to), whose standardised 2.5 % and 97.5 % quantiles are
+``q_low``, ``q_high``:
+
+- ``perceived`` (from the moves alone): its point is the population-shrunk
+  line of step 2 above; its 95 % interval is the *confidence belt* of the
+  forward line, every
+  ``R`` with ``q_low <= (s - alpha_n - beta_n R) / sigma_n(R) <= q_high``,
+  so it holds a player's true rating 95 % of the time at every rating level,
+  not only over the population;
+- ``form`` (the official rating updated by the moves): the posterior of the
+  player's performance in this game (Elo's per-game performance, prior
+  ``N(rating, tau^2)`` with ``tau`` 200, seed 004) given ``u = (s -
+  alpha_n)/beta_n``, whose variance beyond ``tau^2`` is the moves' noise.
+
+A rating outside the fitted range is labelled: ``extrapolated`` above it (and
+the interval widened by the distance beyond the range on both sides), and
+below it the model's ``below_label`` (``not validated on FIDE games`` for a
+FIDE-scale model, whose data start at 2000).
+
 Move scores are held as integers (hundredths of a point), so a running sum
 adds and removes exactly and rollback is exact. Everything here is pure: the
 fitted parameters come in as a :class:`PerceivedModel`
@@ -30,6 +53,7 @@ fitted parameters come in as a :class:`PerceivedModel`
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -89,6 +113,91 @@ class MoveBin:
 
 
 @dataclass(frozen=True)
+class ForwardBin:
+    """The forward curve for ``moves_from`` moves and more.
+
+    The mean move score of a player of rating ``R`` is ``mean(R) = alpha +
+    beta d + gamma d^2`` with ``d = R - center`` between ``low`` and ``high``
+    (the fitted ratings' 1 % and 99 % quantiles), continued outside them by
+    straight lines with the curve's slope at the ends (at least beta/4, so it
+    always rises); the residual's standard deviation is ``sigma0 + sigma1 R``;
+    ``q_low`` and ``q_high`` are the 2.5 % / 97.5 % quantiles of the residual
+    divided by it.
+    """
+
+    moves_from: int
+    alpha: float
+    beta: float
+    gamma: float
+    center: float
+    low: float
+    high: float
+    sigma0: float
+    sigma1: float
+    q_low: float
+    q_high: float
+
+    def _quadratic(self, rating: float) -> tuple[float, float]:
+        d = rating - self.center
+        return (
+            self.alpha + self.beta * d + self.gamma * d * d,
+            max(0.25 * self.beta, self.beta + 2.0 * self.gamma * d),
+        )
+
+    def mean(self, rating: float) -> float:
+        edge = min(self.high, max(self.low, rating))
+        value, slope = self._quadratic(edge)
+        return value + slope * (rating - edge)
+
+    def slope(self, rating: float) -> float:
+        return self._quadratic(min(self.high, max(self.low, rating)))[1]
+
+    def sigma(self, rating: float) -> float:
+        return max(1e-6, self.sigma0 + self.sigma1 * rating)
+
+    def _solve(self, s: float, q: float) -> float:
+        """The rating where ``s`` lies ``q`` spreads above the mean (bisection:
+        ``s - mean(R) - q sigma(R)`` falls as ``R`` rises)."""
+        lo, hi = -5000.0, 9000.0
+        for _ in range(48):
+            mid = 0.5 * (lo + hi)
+            if s - self.mean(mid) - q * self.sigma(mid) > 0:
+                lo = mid
+            else:
+                hi = mid
+        return 0.5 * (lo + hi)
+
+    def level(self, s: float) -> float:
+        """The rating whose mean move score is ``s``."""
+        return self._solve(s, 0.0)
+
+    def belt(self, s: float) -> tuple[float, float]:
+        """Every rating whose central 95 % of mean move scores holds ``s``."""
+        return (self._solve(s, self.q_high), self._solve(s, self.q_low))
+
+
+#: Elo's standard deviation of one player's performance in one game (seed
+#: 004): the prior spread of ``form`` around the official rating.
+FORM_TAU = 200.0
+#: z of a two-sided 95 % normal interval.
+Z95 = 1.959964
+#: The share of a game's evidence variance always left to the moves' noise.
+_MIN_NOISE_SHARE = 0.1
+EXTRAPOLATED = "extrapolated"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one game's moves say about a rating level: ``u`` (the forward
+    line read backwards) with variance ``var``; ``belt`` the 95 % confidence
+    belt (low, high) of the true rating."""
+
+    u: float
+    var: float
+    belt: tuple[float, float]
+
+
+@dataclass(frozen=True)
 class PerceivedModel:
     """Fitted parameters of the calibrated estimate, with their provenance.
 
@@ -113,9 +222,21 @@ class PerceivedModel:
     rating_low: float | None = None
     rating_high: float | None = None
     provenance: dict[str, str] = field(default_factory=dict, compare=False)
+    #: the forward lines (empty: a model fitted before them; no belt, no form)
+    forward: tuple[ForwardBin, ...] = ()
+    #: the rating scale: "fide" (over the board) or "lichess" (online)
+    scale: str = "lichess"
+    #: the population the point estimate shrinks to: mean and SD of the
+    #: calibration ratings
+    pop_mean: float | None = None
+    pop_sd: float | None = None
+    #: the label of a rating below the fitted range
+    below_label: str = EXTRAPOLATED
+    tau: float = FORM_TAU
     #: the move scores in hundredths of a point, and the bins' first move counts
     _centi: tuple[int, ...] = field(init=False, repr=False, compare=False)
     _froms: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _forward_froms: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.move_scores) != self.classes.count:
@@ -130,6 +251,12 @@ class PerceivedModel:
             raise ValueError(f"model {self.name!r}: move-count bins must increase")
         object.__setattr__(self, "_centi", tuple(round(m * 100) for m in self.move_scores))
         object.__setattr__(self, "_froms", tuple(froms))
+        ffroms = [b.moves_from for b in self.forward]
+        if self.forward and (ffroms[0] != 1 or ffroms != sorted(set(ffroms))):
+            raise ValueError(f"model {self.name!r}: forward bins must start at 1 and increase")
+        if any(b.beta <= 0 for b in self.forward):
+            raise ValueError(f"model {self.name!r}: forward slopes must be positive")
+        object.__setattr__(self, "_forward_froms", tuple(ffroms))
 
     def centi_score(self, move_class: int) -> int:
         """The move score of a class in hundredths of a point (an integer)."""
@@ -148,13 +275,112 @@ class PerceivedModel:
         s = centi_sum / (100.0 * moves)
         b = self.bin_for(moves)
         rating = b.intercept + b.slope * s
+        low, high = rating + b.q_low, rating + b.q_high
+        ev = self.evidence(moves, centi_sum)
+        if ev is not None:
+            low, high = ev.belt
+            rating = min(high, max(low, rating))
         return CalibratedRating(
             rating=rating,
-            low=rating + b.q_low,
-            high=rating + b.q_high,
+            low=low,
+            high=high,
             moves=moves,
             early=moves < self.min_moves,
             score=s,
+            model=self.name,
+        )
+
+    def evidence(self, moves: int, centi_sum: int, at: float | None = None) -> Evidence | None:
+        """What ``moves`` moves with this sum of move scores say about a level
+        (None before any move or without forward lines): ``u`` read off the
+        forward curve, linearised at the rating ``at`` when given (``form``:
+        the curve's slope and spread there), else at ``u`` itself."""
+        if moves <= 0 or not self.forward:
+            return None
+        s = centi_sum / (100.0 * moves)
+        f = self.forward[max(0, bisect_right(self._forward_froms, moves) - 1)]
+        if at is None:
+            u = f.level(s)
+            return Evidence(u, (f.sigma(u) / f.slope(u)) ** 2, f.belt(s))
+        slope = f.slope(at)
+        return Evidence(at + (s - f.mean(at)) / slope, (f.sigma(at) / slope) ** 2, f.belt(s))
+
+    def range_label(self, rating: float | None) -> str | None:
+        """``extrapolated`` above the fitted range, the model's below-label
+        under it, None inside it (or when unknown)."""
+        if rating is None or self.rating_low is None or self.rating_high is None:
+            return None
+        if rating > self.rating_high:
+            return EXTRAPOLATED
+        if rating < self.rating_low:
+            return self.below_label
+        return None
+
+    def _beyond(self, rating: float | None) -> float:
+        if rating is None or self.rating_low is None or self.rating_high is None:
+            return 0.0
+        return max(0.0, rating - self.rating_high, self.rating_low - rating)
+
+    def perceived(self, games: Sequence[tuple[int, int]]) -> CalibratedRating | None:
+        """The perceived rating over several games (``(moves, centi_sum)``
+        each; one game gives :meth:`estimate`): the games' evidence combined
+        by inverse variance, its point shrunk to the population
+        (``N(pop_mean, pop_sd^2)``), its interval the combined belt (normal).
+        None without forward lines or moves."""
+        played = [(m, c) for m, c in games if m > 0]
+        if len(played) == 1:
+            return self.estimate(*played[0])
+        evs = [e for e in (self.evidence(m, c) for m, c in played) if e is not None]
+        if not evs or self.pop_mean is None or self.pop_sd is None:
+            return None
+        precision = sum(1.0 / e.var for e in evs)
+        mean = sum(e.u / e.var for e in evs) / precision
+        half = Z95 / math.sqrt(precision)
+        prior_precision = 1.0 / self.pop_sd**2
+        point = (self.pop_mean * prior_precision + mean * precision) / (prior_precision + precision)
+        low, high = mean - half, mean + half
+        moves = sum(m for m, _c in played)
+        return CalibratedRating(
+            rating=min(high, max(low, point)),
+            low=low,
+            high=high,
+            moves=moves,
+            early=moves < self.min_moves,
+            score=sum(c for _m, c in played) / (100.0 * moves),
+            model=self.name,
+        )
+
+    def form(
+        self, games: Sequence[tuple[int, int]], rating: float | None
+    ) -> CalibratedRating | None:
+        """The official ``rating`` updated by the moves of one or more games
+        (``(moves, centi_sum)`` each): the posterior of the player's mean
+        performance over them, prior ``N(rating, tau^2 / G)`` for ``G``
+        games, with its 95 % interval; widened beyond the fitted range
+        (:meth:`range_label`). None without a rating or forward lines."""
+        if rating is None or not self.forward:
+            return None
+        played = [(m, c) for m, c in games if m > 0]
+        prior_var = self.tau**2 / max(1, len(played))
+        evs = [e for e in (self.evidence(m, c, rating) for m, c in played) if e is not None]
+        if evs:
+            precision = sum(1.0 / e.var for e in evs)
+            mean = sum(e.u / e.var for e in evs) / precision
+            total = 1.0 / precision
+            noise = max(total - prior_var, _MIN_NOISE_SHARE * total)
+            post_var = 1.0 / (1.0 / prior_var + 1.0 / noise)
+            point = post_var * (rating / prior_var + mean / noise)
+        else:
+            post_var, point = prior_var, rating
+        half = Z95 * math.sqrt(post_var) + self._beyond(rating)
+        moves = sum(m for m, _c in played)
+        return CalibratedRating(
+            rating=point,
+            low=point - half,
+            high=point + half,
+            moves=moves,
+            early=moves < self.min_moves,
+            score=sum(c for _m, c in played) / (100.0 * moves) if moves else None,
             model=self.name,
         )
 
@@ -226,6 +452,15 @@ class MoveProfile:
 
     def estimate(self) -> CalibratedRating:
         return self.model.estimate(len(self._classes), self._sum)
+
+    @property
+    def centi_sum(self) -> int:
+        """The sum of the move scores so far, in hundredths of a point."""
+        return self._sum
+
+    def form(self, rating: float | None) -> CalibratedRating | None:
+        """``form`` for this game so far (None without a rating)."""
+        return self.model.form([(len(self._classes), self._sum)], rating)
 
     def state(self) -> tuple[object, ...]:
         return (self.model.name, tuple(self._classes), self._sum)
