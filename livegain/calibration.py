@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from livegain.core.histogram import GainHistogram
-from livegain.core.perceived import MoveBin, MoveClasses, PerceivedModel
+from livegain.core.perceived import (
+    EXTRAPOLATED,
+    FORM_TAU,
+    ForwardBin,
+    MoveBin,
+    MoveClasses,
+    PerceivedModel,
+)
 from livegain.core.rating import PAPER_ENGINE_RATING
 
 #: Environment variable naming another calibration file.
@@ -364,6 +371,22 @@ def _model(path: Path, number: int, raw: Any) -> PerceivedModel:
             for b in raw["bins"]
         )
         provenance = {k: str(raw[k]) for k in PROVENANCE_KEYS if k in raw}
+        forward = tuple(
+            ForwardBin(
+                moves_from=int(b["moves_from"]),
+                alpha=float(b["alpha"]),
+                beta=float(b["beta"]),
+                gamma=float(b["gamma"]),
+                center=float(b["center"]),
+                low=float(b["low"]),
+                high=float(b["high"]),
+                sigma0=float(b["sigma0"]),
+                sigma1=float(b["sigma1"]),
+                q_low=float(b["q_low"]),
+                q_high=float(b["q_high"]),
+            )
+            for b in raw.get("forward", [])
+        )
         return PerceivedModel(
             name=str(raw["name"]),
             classes=classes,
@@ -376,6 +399,12 @@ def _model(path: Path, number: int, raw: Any) -> PerceivedModel:
             rating_low=None if raw.get("rating_low") is None else float(raw["rating_low"]),
             rating_high=None if raw.get("rating_high") is None else float(raw["rating_high"]),
             provenance=provenance,
+            forward=forward,
+            scale=str(raw.get("scale", "lichess")),
+            pop_mean=None if raw.get("pop_mean") is None else float(raw["pop_mean"]),
+            pop_sd=None if raw.get("pop_sd") is None else float(raw["pop_sd"]),
+            below_label=str(raw.get("below_label", EXTRAPOLATED)),
+            tau=float(raw.get("tau", FORM_TAU)),
         )
     except KeyError as exc:
         raise CalibrationError(f"{where}: missing {exc.args[0]!r}") from exc
@@ -455,17 +484,34 @@ def find_perceived_model(
     engine_name: str | None = None,
     limit: LimitLike = None,
     path: str | Path | None = None,
+    scale: str | None = None,
 ) -> tuple[PerceivedModel | None, str]:
     """The perceived-rating model for this evaluation source, and why
-    (:func:`choose_for_source`)."""
-    return choose_for_source(
-        load_perceived_models(path),
-        lambda m: m.provenance,
-        lambda m: m.name,
-        evals,
-        engine_name,
-        limit,
-    )
+    (:func:`choose_for_source`). With a ``scale`` ("fide" or "lichess"), the
+    models of that rating scale are preferred; with none for the source on
+    that scale, the other scale's model is taken and the line says so."""
+    models = load_perceived_models(path)
+    if scale is not None:
+        same = [m for m in models if m.scale == scale]
+        found = choose_for_source(same, _provenance, _name, evals, engine_name, limit)
+        if found[0] is not None and "not validated" not in found[1] and "no model" not in found[1]:
+            return found
+        anywhere = choose_for_source(models, _provenance, _name, evals, engine_name, limit)
+        other, why = anywhere
+        if other is not None and other.scale != scale:
+            return other, f"{why}; on the {other.scale} scale, no {scale}-scale model for it"
+        if other is not None:
+            return other, why
+        return found
+    return choose_for_source(models, _provenance, _name, evals, engine_name, limit)
+
+
+def _provenance(m: PerceivedModel) -> dict[str, str]:
+    return m.provenance
+
+
+def _name(m: PerceivedModel) -> str:
+    return m.name
 
 
 def pick_perceived_model(
@@ -473,6 +519,7 @@ def pick_perceived_model(
     engine_name: str | None = None,
     limit: LimitLike = None,
     path: str | Path | None = None,
+    scale: str | None = None,
 ) -> tuple[PerceivedModel | None, str]:
     """:func:`find_perceived_model` for those that must go on without a model
     (the service, ``analyze``, the demo): a named file that is missing or a
@@ -480,7 +527,7 @@ def pick_perceived_model(
     if path is not None and not Path(path).is_file():
         return None, f"no calibrated model ({path}: no such file)"
     try:
-        return find_perceived_model(evals, engine_name, limit, path)
+        return find_perceived_model(evals, engine_name, limit, path, scale)
     except CalibrationError as exc:
         return None, f"no calibrated model ({exc})"
 
@@ -503,6 +550,14 @@ def perceived_model_toml(model: PerceivedModel) -> dict[str, Any]:
                 if model.rating_low is not None and model.rating_high is not None
                 else {}
             ),
+            "scale": model.scale,
+            "below_label": model.below_label,
+            "tau": model.tau,
+            **(
+                {"pop_mean": model.pop_mean, "pop_sd": model.pop_sd}
+                if model.pop_mean is not None and model.pop_sd is not None
+                else {}
+            ),
             "clip_cp": c.clip_cp,
             "phase_edges": list(c.phase_edges),
             "eval_edges": list(c.eval_edges),
@@ -517,6 +572,22 @@ def perceived_model_toml(model: PerceivedModel) -> dict[str, Any]:
                     "q_high": b.q_high,
                 }
                 for b in model.bins
+            ],
+            "forward": [
+                {
+                    "moves_from": f.moves_from,
+                    "alpha": f.alpha,
+                    "beta": f.beta,
+                    "gamma": f.gamma,
+                    "center": f.center,
+                    "low": f.low,
+                    "high": f.high,
+                    "sigma0": f.sigma0,
+                    "sigma1": f.sigma1,
+                    "q_low": f.q_low,
+                    "q_high": f.q_high,
+                }
+                for f in model.forward
             ],
         }
     )
