@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
 from livegain.annotated import AnnotatedGame as AnnotatedGame
+from livegain.core.evaluation import CLIP_CP, Evaluation
 from livegain.core.histogram import GainHistogram
+from livegain.core.human_wdl import CLASSICAL_OTB, HumanWdlModel
 from livegain.core.ledger import GameLedger
 from livegain.core.perceived import CalibratedRating, MoveClasses, PerceivedModel
 from livegain.core.rating import (
@@ -41,9 +43,15 @@ from livegain.core.tournament import (
     perceived_tournament,
     tournament_estimates,
 )
+from livegain.core.wdl import Wdl, position_wdl
 
 PairMethod = Literal["aggregate", "pair"]
 IntervalMethod = Literal["cluster", "bootstrap"]
+
+#: The W/D/L model of a game from its PGN tags: (kind of game, the human
+#: model of that kind, None to show today's W/D/L: the engine's, else the
+#: win-chance curve of ``core.wdl``).
+WdlChooser = Callable[[Mapping[str, str]], tuple[str, HumanWdlModel | None]]
 
 
 # ---------------------------------------------------------------------------
@@ -77,15 +85,27 @@ class PlayerGame:
     effective_moves: float
     calibrated: CalibratedRating | None = None
     move_classes: list[int] = field(default_factory=list)
+    #: the sum of his moves' scores, hundredths of a point (0 without a model)
+    centi_sum: int = 0
+    #: his official rating updated by his moves of this game (None without a
+    #: rating or a model with forward lines)
+    form: CalibratedRating | None = None
 
 
 @dataclass
 class PlyRow:
+    """One ply: ``wdl`` is the W/D/L shown after it (the human model's when
+    there is one, else the engine's, else the win-chance curve's),
+    ``engine_wdl`` the engine's own (None when it gave none); both per mille,
+    White's view."""
+
     ply: int
     move: str
     mover: Literal["white", "black"]
     score: int
     gain: int | None
+    wdl: Wdl = (0, 1000, 0)
+    engine_wdl: Wdl | None = None
 
 
 @dataclass
@@ -97,6 +117,10 @@ class GameReport:
     head_to_head: HeadToHead
     plies: list[PlyRow]
     start_score: int | None
+    #: the kind of game its W/D/L is read as, and the human model's name
+    #: (None: no human model, today's W/D/L)
+    kind: str = CLASSICAL_OTB
+    wdl_model: str | None = None
 
 
 @dataclass
@@ -115,6 +139,7 @@ class PlayerReport:
     tournament_low: float | None = None
     tournament_high: float | None = None
     calibrated: CalibratedRating | None = None
+    form: CalibratedRating | None = None
 
 
 @dataclass(frozen=True)
@@ -153,8 +178,8 @@ class AnalysisReport:
                 "name": self.engine_name,
             },
             "calibration": model_json(self.model),
-            "games": [_game_json(g) for g in self.games],
-            "players": [_player_json(p) for p in self.players],
+            "games": [_game_json(g, self.model) for g in self.games],
+            "players": [_player_json(p, self.model) for p in self.players],
             "tournament": _tournament_json(self.tournament) if self.tournament else None,
             "skipped": list(self.skipped),
         }
@@ -184,15 +209,28 @@ def game_move_classes(game: AnnotatedGame, classes: MoveClasses) -> dict[str, li
     return out
 
 
+def _pgn_evaluation(score: int) -> Evaluation:
+    """A ``[%eval]`` score as an evaluation: +/-39.00 (a mate, or more than all
+    the material) is decisive, as an engine's mate score is."""
+    if abs(score) >= CLIP_CP:
+        return Evaluation(cp=score, mate=1 if score > 0 else -1)
+    return Evaluation(cp=score)
+
+
 def analyze_game(
     game: AnnotatedGame,
     engine_rating: float,
     engine: GainHistogram | None = None,
     number: int = 1,
     model: PerceivedModel | None = None,
+    wdl_model: HumanWdlModel | None = None,
+    kind: str = CLASSICAL_OTB,
 ) -> GameReport:
-    """Algorithms 1 and 4 for one game, with the move-by-move traces, and the
-    calibrated estimate when a ``model`` is given."""
+    """Algorithms 1 and 4 for one game, with the move-by-move traces, the
+    calibrated estimate and form when a ``model`` is given, and the W/D/L
+    after every ply: ``wdl_model``'s (the human model, from the evaluation,
+    the ply and the players' Elo tags) when given, else the engine's, else
+    the win-chance curve's (:func:`~livegain.core.wdl.position_wdl`)."""
     if len(game.scores) != len(game.sans) + 1:
         raise ValueError(
             f"game {number}: {len(game.scores)} scores for {len(game.sans)} moves "
@@ -212,6 +250,8 @@ def analyze_game(
     traces: dict[str, list[TraceEntry]] = {"white": [], "black": []}
     plies: list[PlyRow] = []
     white = game.first_mover_is_white
+    evaluations = game.evaluations
+    white_elo, black_elo = game.white_elo, game.black_elo
     for ply in range(1, len(game.sans) + 1):
         mover: Literal["white", "black"] = "white" if white else "black"
         g: int | None = None
@@ -221,16 +261,26 @@ def analyze_game(
             traces[mover].append(
                 TraceEntry(ply, game.move_label(ply), g, step.perceived, step.calibrated)
             )
-        plies.append(PlyRow(ply, game.move_label(ply), mover, game.scores[ply], g))
+        # the position after this ply: the other side is to move
+        ev = evaluations[ply] if evaluations is not None else _pgn_evaluation(game.scores[ply])
+        shown = (
+            wdl_model.wdl(ev, ply, white_elo, black_elo, white_to_move=not white)
+            if wdl_model is not None
+            else position_wdl(ev)
+        )
+        plies.append(PlyRow(ply, game.move_label(ply), mover, game.scores[ply], g, shown, ev.wdl))
         white = not white
 
     def side(color: Literal["white", "black"]) -> PlayerGame:
         hist = ledger.histogram(color).copy()
         s1, denom = ledger.score_sum(color)
+        classes = ledger.move_classes(color)
+        elo = game.white_elo if color == "white" else game.black_elo
+        centi = sum(model.centi_score(c) for c in classes) if model is not None else 0
         return PlayerGame(
             name=game.white if color == "white" else game.black,
             color=color,
-            elo=game.white_elo if color == "white" else game.black_elo,
+            elo=elo,
             perceived=ledger.perceived(color),
             mean_gain=hist.mean() if hist.n else None,
             trace=traces[color],
@@ -238,7 +288,9 @@ def analyze_game(
             score_sum=s1 / denom,
             effective_moves=ledger.effective_moves(color),
             calibrated=ledger.calibrated(color),
-            move_classes=ledger.move_classes(color),
+            move_classes=classes,
+            centi_sum=centi,
+            form=model.form([(len(classes), centi)], elo) if model is not None else None,
         )
 
     return GameReport(
@@ -249,6 +301,8 @@ def analyze_game(
         head_to_head=ledger.head_to_head(),
         plies=plies,
         start_score=game.scores[0] if skip == 0 else None,
+        kind=kind,
+        wdl_model=None if wdl_model is None else wdl_model.name,
     )
 
 
@@ -263,11 +317,15 @@ def analyze(
     seed: int = 0,
     engine_name: str | None = None,
     model: PerceivedModel | None = None,
+    wdl: WdlChooser | None = None,
 ) -> AnalysisReport:
     """Per game, per player (all games pooled) and per tournament.
 
     With a ``model``, every player-game and player also gets the calibrated
-    perceived rating (a player's over all his moves pooled).
+    perceived rating and form (a player's over all his games:
+    :meth:`PerceivedModel.perceived` and :meth:`PerceivedModel.form`).
+    ``wdl`` picks each game's kind and human W/D/L model from its tags
+    (None: classical over the board, today's W/D/L).
 
     ``pairing`` chooses the d_ij fed to Algorithm 2: ``"aggregate"`` (seed 002
     Table 1: Algorithm 1 between the two players' whole-event histograms, for
@@ -280,12 +338,20 @@ def analyze(
     ``"bootstrap"`` (percentile bootstrap over games, ``seed``; from 5 games).
     A single game always uses the Wilson interval. docs/maths.md compares them.
     """
-    reports = [
-        analyze_game(
-            g, engine_rating, engine, number=int(g.extra.get("game_number", k)), model=model
+    reports = []
+    for k, g in enumerate(games, start=1):
+        kind, wdl_model = wdl(g.headers) if wdl is not None else (CLASSICAL_OTB, None)
+        reports.append(
+            analyze_game(
+                g,
+                engine_rating,
+                engine,
+                number=int(g.extra.get("game_number", k)),
+                model=model,
+                wdl_model=wdl_model,
+                kind=kind,
+            )
         )
-        for k, g in enumerate(games, start=1)
-    ]
 
     # pool by player name
     per_player: dict[str, list[PlayerGame]] = defaultdict(list)
@@ -353,16 +419,20 @@ def analyze(
 def _pool_calibrated(
     reports: Sequence[GameReport], players: list[PlayerReport], model: PerceivedModel
 ) -> None:
-    """Each player's calibrated estimate over all his moves of the file."""
-    moves: dict[str, tuple[int, int]] = {}
+    """Each player's perceived rating and form over all his games of the
+    file (:meth:`PerceivedModel.perceived`, :meth:`PerceivedModel.form`; a
+    model without forward lines: the estimate over all his moves pooled)."""
+    games: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for rep in reports:
         for pg in (rep.white, rep.black):
-            n, total = moves.get(pg.name, (0, 0))
-            centi = sum(model.centi_score(c) for c in pg.move_classes)
-            moves[pg.name] = (n + len(pg.move_classes), total + centi)
+            games[pg.name].append((len(pg.move_classes), pg.centi_sum))
     for p in players:
-        n, total = moves.get(p.name, (0, 0))
-        p.calibrated = model.estimate(n, total)
+        mine = games.get(p.name, [])
+        pooled = model.perceived(mine)
+        if pooled is None:
+            pooled = model.estimate(sum(n for n, _ in mine), sum(c for _, c in mine))
+        p.calibrated = pooled
+        p.form = model.form(mine, p.elo)
 
 
 def _tournament(
@@ -670,6 +740,35 @@ def calibrated_json(c: CalibratedRating | None) -> dict[str, Any] | None:
     }
 
 
+def estimate_json(
+    c: CalibratedRating | None, model: PerceivedModel | None, rating: float | None
+) -> dict[str, Any] | None:
+    """:func:`calibrated_json` with ``label`` (the model's
+    :meth:`~PerceivedModel.range_label` of ``rating``: None inside the range
+    it was fitted on, ``extrapolated`` above, its below-label under it) and
+    ``scale`` (the model's rating scale, ``fide`` or ``lichess``)."""
+    out = calibrated_json(c)
+    if out is None or model is None:
+        return out
+    out["label"] = model.range_label(rating)
+    out["scale"] = model.scale
+    return out
+
+
+def perceived_label_json(
+    c: CalibratedRating | None, model: PerceivedModel | None
+) -> dict[str, Any] | None:
+    """The perceived rating, labelled by where its own value lies."""
+    return estimate_json(c, model, None if c is None else c.rating)
+
+
+def wdl_json(w: Wdl | None) -> dict[str, int] | None:
+    """W/D/L in the wire's shape: per mille, White's view."""
+    if w is None:
+        return None
+    return {"win": w[0], "draw": w[1], "loss": w[2]}
+
+
 def model_json(m: PerceivedModel | None) -> dict[str, Any] | None:
     """Which calibrated model the report used, and where it came from."""
     if m is None:
@@ -679,6 +778,7 @@ def model_json(m: PerceivedModel | None) -> dict[str, Any] | None:
         "min_moves": m.min_moves,
         "rating_low": m.rating_low,
         "rating_high": m.rating_high,
+        "scale": m.scale,
         **dict(m.provenance),
     }
 
@@ -694,11 +794,12 @@ def head_to_head_json(h: HeadToHead) -> dict[str, Any]:
     }
 
 
-def _player_game_json(p: PlayerGame) -> dict[str, Any]:
+def _player_game_json(p: PlayerGame, model: PerceivedModel | None) -> dict[str, Any]:
     return {
         "name": p.name,
         "elo": p.elo,
-        "perceived": calibrated_json(p.calibrated),
+        "perceived": perceived_label_json(p.calibrated, model),
+        "form": estimate_json(p.form, model, p.elo),
         "algorithm4": perceived_json(p.perceived),
         "mean_gain": _r(p.mean_gain, 2),
         "effective_moves": _r(p.effective_moves, 2),
@@ -715,7 +816,7 @@ def _player_game_json(p: PlayerGame) -> dict[str, Any]:
     }
 
 
-def _game_json(g: GameReport) -> dict[str, Any]:
+def _game_json(g: GameReport, model: PerceivedModel | None = None) -> dict[str, Any]:
     h = g.headers
     return {
         "number": g.number,
@@ -725,22 +826,33 @@ def _game_json(g: GameReport) -> dict[str, Any]:
         "round": h.get("Round"),
         "result": h.get("Result"),
         "start_score": g.start_score,
-        "white": _player_game_json(g.white),
-        "black": _player_game_json(g.black),
+        "kind": g.kind,
+        "wdl_model": g.wdl_model,
+        "white": _player_game_json(g.white, model),
+        "black": _player_game_json(g.black, model),
         "head_to_head": head_to_head_json(g.head_to_head),
         "plies": [
-            {"ply": r.ply, "move": r.move, "mover": r.mover, "score": r.score, "gain": r.gain}
+            {
+                "ply": r.ply,
+                "move": r.move,
+                "mover": r.mover,
+                "score": r.score,
+                "gain": r.gain,
+                "wdl": {"win": r.wdl[0], "draw": r.wdl[1], "loss": r.wdl[2]},
+                "engine_wdl": wdl_json(r.engine_wdl),
+            }
             for r in g.plies
         ],
     }
 
 
-def _player_json(p: PlayerReport) -> dict[str, Any]:
+def _player_json(p: PlayerReport, model: PerceivedModel | None = None) -> dict[str, Any]:
     return {
         "name": p.name,
         "elo": _r(p.elo),
         "games": p.games,
-        "perceived": calibrated_json(p.calibrated),
+        "perceived": perceived_label_json(p.calibrated, model),
+        "form": estimate_json(p.form, model, p.elo),
         "algorithm4": perceived_json(p.perceived),
         "interval_method": p.interval_method,
         "mean_gain": _r(p.mean_gain, 2),
@@ -805,6 +917,12 @@ CSV_COLUMNS = (
     "tournament",
     "tournament_low",
     "tournament_high",
+    "form",
+    "form_low",
+    "form_high",
+    "perceived_label",
+    "form_label",
+    "scale",
 )
 
 
@@ -814,11 +932,22 @@ def _opt(x: float | None) -> str:
 
 def csv_rows(report: AnalysisReport) -> list[list[str]]:
     """One row per player (header first): the calibrated perceived rating,
-    then Algorithm 4's."""
+    then Algorithm 4's, the tournament estimate, then form and the labels."""
     rows: list[list[str]] = [list(CSV_COLUMNS)]
+    model = report.model
     for p in report.players:
         pr = p.perceived
         c = p.calibrated
+        f = p.form
+        labels = (
+            ("", "", "")
+            if model is None
+            else (
+                (model.range_label(c.rating) if c else None) or "",
+                (model.range_label(p.elo) if f else None) or "",
+                model.scale,
+            )
+        )
         rows.append(
             [
                 p.name,
@@ -840,6 +969,10 @@ def csv_rows(report: AnalysisReport) -> list[list[str]]:
                 _opt(p.tournament),
                 _opt(p.tournament_low),
                 _opt(p.tournament_high),
+                _opt(f.rating if f else None),
+                _opt(f.low if f else None),
+                _opt(f.high if f else None),
+                *labels,
             ]
         )
     return rows

@@ -8,6 +8,8 @@ maths (``livegain.analysis``).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from livegain.core.evaluation import Evaluation
@@ -75,3 +77,25 @@ def _elo(value: str | None) -> int | None:
     except ValueError:
         return None
     return elo if elo > 0 else None
+
+
+#: ``Stockfish 15.1 depth 10``, ``Stockfish 16 nodes 100000``, ``Komodo 14 depth 12 nodes 5000``:
+#: an engine's name, then its search limit as ``SearchLimit.describe()`` writes it.
+_ANNOTATOR = re.compile(
+    r"^\s*(?P<name>\S.*?)\s+(?P<limit>depth\s+\d+(?:\s+nodes\s+\d+)?|nodes\s+\d+)\s*$",
+    re.IGNORECASE,
+)
+
+
+def annotator_engine(headers: Mapping[str, str]) -> tuple[str, str] | None:
+    """(engine name, search limit) from a game's ``Annotator`` tag when it
+    names an engine and a limit (``[Annotator "Stockfish 15.1 depth 10"]`` ->
+    ``("Stockfish 15.1", "depth 10")``: the file's ``[%eval]`` comments are that
+    engine's at that limit); None for any other annotator (a person, a site)
+    or none. The limit is normalised as ``SearchLimit.describe()`` writes it
+    (lower case, single spaces), so it compares with the calibration files'."""
+    match = _ANNOTATOR.match(headers.get("Annotator", ""))
+    if match is None:
+        return None
+    limit = " ".join(match["limit"].lower().split())
+    return " ".join(match["name"].split()), limit

@@ -1,7 +1,9 @@
 """`livegain analyze`: perceived ratings of every player of a PGN file.
 
 Evaluations come from a pooled engine (``--evals engine``, the default) or from
-the file's own ``[%eval ...]`` comments (``--evals pgn``). Readable tables for
+the file's own ``[%eval ...]`` comments (``--evals pgn``; an ``Annotator`` tag
+naming an engine and a limit, ``Stockfish 15.1 depth 10``, says whose they are,
+and the models of that engine and limit read them). Readable tables for
 people, ``--json`` / ``--csv`` for machines, ``--output-pgn`` writes the games
 back with evaluations and gains. docs/analyze.md documents the output.
 """
@@ -15,8 +17,8 @@ import gc
 import json
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from livegain.cli._common import CliError, add_engine_options, console, table
 from livegain.core.elo import PAPER_ENGINE_RATING
@@ -26,6 +28,7 @@ from livegain.core.elo import PAPER_ENGINE_RATING
 if TYPE_CHECKING:
     from livegain.analysis import AnalysisReport, GameReport, PlayerReport
     from livegain.annotated import AnnotatedGame
+    from livegain.core.human_wdl import HumanWdlModel
     from livegain.core.perceived import CalibratedRating, PerceivedModel
     from livegain.core.rating import PerceivedRating
     from livegain.engine.launch import Launched
@@ -117,6 +120,20 @@ def register(sub: Any) -> None:
         "games joined with Wilson (default), or a percentile bootstrap over games",
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument(
+        "--kind",
+        choices=("online-rapid", "classical-otb"),
+        default=None,
+        help="kind of game of the human W/D/L model (default: each game's TimeControl tag, "
+        "else classical-otb)",
+    )
+    p.add_argument(
+        "--scale",
+        choices=("fide", "lichess"),
+        default=None,
+        help="rating scale of the perceived-rating model (default: lichess when the first "
+        "game's Site is a lichess.org address, else fide)",
+    )
     p.add_argument("--trace", action="store_true", help="print the move-by-move traces")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="JSON on stdout")
@@ -306,20 +323,66 @@ def _remote_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[Anno
     return annotated, engine_name
 
 
+class EvalSource(NamedTuple):
+    """Whose evaluations the games carry, as the model files name sources:
+    ``evals`` "engine" (with the engine's name and limit) or "pgn"
+    (lichess's ``[%eval]`` comments, engine unknown)."""
+
+    evals: str
+    engine: str | None
+    limit: str | None
+    #: where the engine and limit came from ("" in engine mode, else the tag)
+    via: str = ""
+
+
+def eval_source(
+    args: argparse.Namespace, engine_name: str | None, headers: Mapping[str, str]
+) -> EvalSource:
+    """The evaluation source of this run: the engine that ran and its limit;
+    with ``--evals pgn``, the engine and limit the first game's ``Annotator``
+    tag names (:func:`~livegain.annotated.annotator_engine`), else lichess's
+    evaluations."""
+    if args.evals == "engine":
+        from livegain.engine.pool import SearchLimit
+
+        return EvalSource("engine", engine_name, SearchLimit.of(args.depth, args.nodes).describe())
+    from livegain.annotated import annotator_engine
+
+    named = annotator_engine(headers)
+    if named is None:
+        return EvalSource("pgn", None, None)
+    return EvalSource("engine", named[0], named[1], " (the file's Annotator tag)")
+
+
+def default_scale(headers: Mapping[str, str]) -> tuple[str, str]:
+    """(rating scale, why) for the perceived-rating model when ``--scale`` is
+    not given: ``lichess`` for a game played on lichess (its Site tag is a
+    lichess.org address), else ``fide`` (over-the-board PGN)."""
+    site = headers.get("Site", "").casefold()
+    if "lichess.org" in site:
+        return "lichess", "default: the Site tag is a lichess.org address"
+    return "fide", "default: over-the-board games (no lichess.org Site tag)"
+
+
 def default_engine_rating(
-    args: argparse.Namespace, engine_name: str | None = None
+    args: argparse.Namespace, engine_name: str | None = None, source: EvalSource | None = None
 ) -> tuple[float, str]:
     """(r_e, where it came from): the calibration of this engine at this limit,
-    as ``livegain serve`` picks it."""
+    as ``livegain serve`` picks it (in pgn mode, of the engine and limit of
+    the file's Annotator tag; the paper's without one)."""
     if args.engine_rating is not None:
         return float(args.engine_rating), "--engine-rating"
-    if args.evals == "pgn":
+    if args.evals == "pgn" and (source is None or source.evals == "pgn"):
         return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20"
     from livegain.calibration import find_calibration
     from livegain.engine.pool import SearchLimit
 
+    via = ""
     try:
-        limit = SearchLimit.of(args.depth, args.nodes)
+        if source is not None and source.evals == "engine" and source.limit is not None:
+            engine_name, limit, via = source.engine, source.limit, source.via
+        else:
+            limit = SearchLimit.of(args.depth, args.nodes).describe()
         entry = find_calibration(engine_name, limit)
     except Exception:  # a broken calibration file must not stop an analysis
         return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20 (calibration unreadable)"
@@ -327,25 +390,80 @@ def default_engine_rating(
         return (
             PAPER_ENGINE_RATING,
             "the paper's Houdini 1.5a depth 20 (no calibration for "
-            f"{engine_name or 'this engine'} at {limit.describe()})",
+            f"{engine_name or 'this engine'} at {limit}{via})",
         )
-    return float(entry.rating), f"calibration: {entry.name} {entry.limit}"
+    return float(entry.rating), f"calibration: {entry.name} {entry.limit}{via}"
 
 
 def perceived_model(
-    args: argparse.Namespace, engine_name: str | None = None, path: str | None = None
+    args: argparse.Namespace,
+    engine_name: str | None = None,
+    path: str | None = None,
+    source: EvalSource | None = None,
+    scale: str | None = None,
 ) -> tuple[PerceivedModel | None, str]:
     """The calibrated model for these evaluations (as ``livegain serve`` picks
-    it for its engine) from the shipped file or ``path``, and a line saying
-    which and why (or why there is none)."""
+    it for its engine) on the rating ``scale``, from the shipped file or
+    ``path``, and a line saying which and why (or why there is none)."""
     from livegain.calibration import pick_perceived_model
 
-    limit = None
-    if args.evals == "engine":
-        from livegain.engine.pool import SearchLimit
+    if source is None:
+        source = eval_source(args, engine_name, {})
+    return pick_perceived_model(source.evals, source.engine, source.limit, path, scale)
 
-        limit = SearchLimit.of(args.depth, args.nodes)
-    return pick_perceived_model(args.evals, engine_name, limit, path)
+
+class WdlModels:
+    """The human W/D/L model of each game (:data:`livegain.analysis.WdlChooser`):
+    its kind from ``--kind``, else from its TimeControl tag
+    (:func:`~livegain.core.human_wdl.kind_of_time_control`), else classical over
+    the board; the model of this evaluation source and kind, picked once per
+    kind. ``used`` keeps each kind's (model, why, games)."""
+
+    def __init__(self, source: EvalSource, kind: str | None, path: str | None = None) -> None:
+        self.source = source
+        self.kind = kind
+        self.path = path
+        self.used: dict[str, tuple[HumanWdlModel | None, str, int]] = {}
+
+    def __call__(self, headers: Mapping[str, str]) -> tuple[str, HumanWdlModel | None]:
+        from livegain.core.human_wdl import CLASSICAL_OTB, kind_of_time_control
+
+        kind = self.kind or kind_of_time_control(headers.get("TimeControl"))[0] or CLASSICAL_OTB
+        kept = self.used.get(kind)
+        if kept is None:
+            from livegain.wdl_models import pick_wdl_model
+
+            s = self.source
+            model, why = pick_wdl_model(s.evals, kind, s.engine, s.limit, self.path)
+            kept = (model, why, 0)
+        self.used[kind] = (kept[0], kept[1], kept[2] + 1)
+        return kind, kept[0]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """One entry per kind of game met: the model's name (null: none, the
+        engine's or the win-chance curve's W/D/L is shown), why, and how many
+        games."""
+        return [
+            {
+                "kind": kind,
+                "model": None if model is None else model.name,
+                "choice": why,
+                "games": games,
+            }
+            for kind, (model, why, games) in sorted(self.used.items())
+        ]
+
+    def describe(self) -> str:
+        """One line for the readable report."""
+        parts = []
+        for kind, (model, why, games) in sorted(self.used.items()):
+            what = (
+                f"human model {model.name}"
+                if model is not None
+                else "the engine's, else the win-chance curve's"
+            )
+            parts.append(f"{kind} ({games} game{'s' if games != 1 else ''}): {what}; {why}")
+        return "W/D/L: " + " | ".join(parts) if parts else "W/D/L: no game"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -376,12 +494,25 @@ def _run(args: argparse.Namespace) -> int:
             stream = _stream(args, progress)
             games: Sequence[AnnotatedGame] = stream
             engine_name: str | None = None
+            try:  # the first game (read now, kept for the analysis) names the source
+                first = next(iter(stream), None)
+            except ValueError as exc:
+                raise CliError(str(exc)) from exc
+            headers: Mapping[str, str] = {} if first is None else first.headers
         else:
             games, skipped, engine_name = _engine_read(args)
+            headers = games[0].headers if games else {}
         from livegain.analysis import analyze
 
-        engine_rating, source = default_engine_rating(args, engine_name)
-        model, model_why = perceived_model(args, engine_name)
+        evals = eval_source(args, engine_name, headers)
+        if evals.via:
+            engine_name = evals.engine
+        scale, scale_why = (
+            (args.scale, "--scale") if args.scale is not None else default_scale(headers)
+        )
+        engine_rating, source = default_engine_rating(args, engine_name, evals)
+        model, model_why = perceived_model(args, engine_name, source=evals, scale=scale)
+        wdl = WdlModels(evals, args.kind)
         try:
             report = analyze(
                 games,
@@ -391,6 +522,7 @@ def _run(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 engine_name=engine_name,
                 model=model,
+                wdl=wdl,
             )
             if stream is not None:
                 # a game that cannot be read or analysed is skipped with its
@@ -410,6 +542,13 @@ def _run(args: argparse.Namespace) -> int:
         print(f"livegain analyze: skipped {message}", file=sys.stderr)
     for message in truncated:
         print(f"livegain analyze: truncated {message}", file=sys.stderr)
+    others = _other_annotators(annotated, evals) if evals.via else 0
+    if others:
+        print(
+            f"livegain analyze: {others} game(s) name another Annotator than the first game's; "
+            f"all are read as {evals.engine} {evals.limit}'s evaluations",
+            file=sys.stderr,
+        )
     if args.output_pgn:
         from livegain.pgnio import write_annotated_pgn
 
@@ -420,8 +559,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         data = report.to_json()
         data["engine"]["source"] = source
+        data["engine"]["limit"] = evals.limit
         if data.get("calibration") is not None:
             data["calibration"]["choice"] = model_why
+        data["scale"] = {"wanted": scale, "choice": scale_why}
+        data["wdl"] = wdl.to_json()
         data["truncated"] = truncated
         _print_json(data, compact=len(report.games) > COMPACT_JSON_GAMES)
     elif args.csv:
@@ -430,8 +572,18 @@ def _run(args: argparse.Namespace) -> int:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerows(csv_rows(report))
     else:
-        print_report(report, source, trace=args.trace, model_why=model_why)
+        print_report(report, source, trace=args.trace, model_why=model_why, wdl=wdl.describe())
     return 0
+
+
+def _other_annotators(games: Sequence[AnnotatedGame], evals: EvalSource) -> int:
+    """How many games name another engine or limit in their Annotator tag
+    than the one the file is read with."""
+    from livegain.annotated import annotator_engine
+
+    return sum(
+        annotator_engine(g.headers) not in (None, (evals.engine, evals.limit)) for g in games
+    )
 
 
 def _interval(p: PerceivedRating | CalibratedRating) -> str:
@@ -458,13 +610,28 @@ def _perceived(p: PerceivedRating) -> str:
     return f"{text}*" if p.bounded else text
 
 
-def _calibrated(c: CalibratedRating | None) -> str:
-    """The number the audience sees: "too early" under the model's minimum."""
+#: The marks of a rating outside the range a model was fitted on.
+_LABEL_MARKS = {"extrapolated": "^"}
+_BELOW_MARK = "~"
+
+
+def _mark(label: str | None) -> str:
+    if label is None:
+        return ""
+    return _LABEL_MARKS.get(label, _BELOW_MARK)
+
+
+def _calibrated(
+    c: CalibratedRating | None, model: PerceivedModel | None = None, rating: float | None = None
+) -> str:
+    """The number the audience sees: "too early" under the model's minimum;
+    marked when ``rating`` (default: its own) is outside the model's range."""
     if c is None:
         return "-"
     if c.early:
         return f"too early ({c.moves})"
-    return f"{c.rating:.0f}"
+    label = None if model is None else model.range_label(c.rating if rating is None else rating)
+    return f"{c.rating:.0f}{_mark(label)}"
 
 
 def _calibrated_interval(c: CalibratedRating | None) -> str | None:
@@ -473,19 +640,66 @@ def _calibrated_interval(c: CalibratedRating | None) -> str | None:
     return _interval(c)
 
 
+def _form(c: CalibratedRating | None, model: PerceivedModel | None, elo: float | None) -> str:
+    """Form: the official rating moved by the moves (marked as its rating is)."""
+    if c is None:
+        return "-"
+    label = None if model is None else model.range_label(elo)
+    return f"{c.rating:.0f}{_mark(label)}"
+
+
+def _wdl_text(w: tuple[int, int, int] | None) -> str:
+    """W/D/L in percent, White's view."""
+    if w is None:
+        return "-"
+    return f"{w[0] / 10:.0f}/{w[1] / 10:.0f}/{w[2] / 10:.0f}"
+
+
+def _labels_used(report: AnalysisReport) -> set[str]:
+    model = report.model
+    if model is None:
+        return set()
+    found: set[str] = set()
+    pairs: list[tuple[CalibratedRating | None, float | None]] = []
+    for p in report.players:
+        pairs.append((p.calibrated, None))
+        pairs.append((p.form, p.elo))
+    for g in report.games:
+        for pg in (g.white, g.black):
+            pairs.append((pg.calibrated, None))
+            pairs.append((pg.form, pg.elo))
+    for c, elo in pairs:
+        if c is None:
+            continue
+        label = model.range_label(c.rating if elo is None else elo)
+        if label is not None:
+            found.add(label)
+    return found
+
+
 def print_report(
-    report: AnalysisReport, source: str, trace: bool = False, model_why: str | None = None
+    report: AnalysisReport,
+    source: str,
+    trace: bool = False,
+    model_why: str | None = None,
+    wdl: str | None = None,
 ) -> None:
     """Readable tables."""
     out = _console()
+    model = report.model
     out.print(f"Engine rating r_e = {report.engine_rating:.0f} ({source}), for Algorithm 4")
-    if report.model is not None:
-        out.print(f"Perceived rating: calibrated, {model_why or report.model.name}")
+    if model is not None:
+        out.print(
+            f"Perceived rating and form: calibrated, {model_why or model.name} "
+            f"({model.scale} rating scale)"
+        )
     elif model_why:
         out.print(f"Perceived rating: {model_why}; Algorithm 4 only")
+    if wdl:
+        out.print(wdl)
     if len(report.games) <= DETAIL_GAMES:
         for g in report.games:
-            print_game(g, out)
+            print_game(g, out, model)
     else:
         rows = []
         for g in report.games:
@@ -496,18 +710,21 @@ def print_report(
                     g.white.name,
                     g.black.name,
                     g.headers.get("Result", "*"),
-                    _calibrated(g.white.calibrated),
-                    _calibrated(g.black.calibrated),
+                    _calibrated(g.white.calibrated, model),
+                    _calibrated(g.black.calibrated, model),
+                    _form(g.white.form, model, g.white.elo),
+                    _form(g.black.form, model, g.black.elo),
                     _perceived(g.white.perceived),
                     _perceived(g.black.perceived),
                     f"{h.expected:.3f}",
                     f"{h.difference:+.0f}",
+                    _wdl_text(g.plies[-1].wdl if g.plies else None),
                 ]
             )
         out.print(
             table(
-                "Games (perceived ratings: calibrated and Algorithm 4; White's expected score, "
-                "Algorithm 1)",
+                "Games (perceived ratings: calibrated, form and Algorithm 4; White's expected "
+                "score, Algorithm 1; W/D/L % after the last move, White's view)",
                 [
                     "#",
                     "White",
@@ -515,17 +732,20 @@ def print_report(
                     "Result",
                     "White",
                     "Black",
+                    "White form",
+                    "Black form",
                     "White Alg. 4",
                     "Black Alg. 4",
                     "p(W)",
                     "d(W)",
+                    "W/D/L",
                 ],
                 rows,
             )
         )
     if trace:
         for g in report.games:
-            print_trace(g, out)
+            print_trace(g, out, model)
     rows = []
     for p in report.players:
         pr = p.perceived
@@ -535,8 +755,10 @@ def print_report(
                 None if p.elo is None else f"{p.elo:.0f}",
                 p.games,
                 pr.moves,
-                _calibrated(p.calibrated),
+                _calibrated(p.calibrated, model),
                 _calibrated_interval(p.calibrated),
+                _form(p.form, model, p.elo),
+                None if p.form is None else _interval(p.form),
                 f"{pr.expected:.3f}",
                 f"{pr.difference:+.0f}",
                 _perceived(pr),
@@ -546,8 +768,8 @@ def print_report(
         )
     out.print(
         table(
-            "Players, all games pooled (perceived: calibrated; Algorithm 4; "
-            "Alg. 2 = tournament estimate, 95% jackknife)",
+            "Players, all games pooled (perceived: calibrated; form: Elo updated by the moves; "
+            "Algorithm 4; Alg. 2 = tournament estimate, 95% jackknife)",
             [
                 "Player",
                 "Elo",
@@ -555,6 +777,8 @@ def print_report(
                 "Moves",
                 "Perceived",
                 "95% interval",
+                "Form",
+                "Form 95%",
                 "p vs engine",
                 "d",
                 "Alg. 4",
@@ -581,9 +805,15 @@ def print_report(
         g.white.perceived.bounded or g.black.perceived.bounded for g in report.games
     ):
         out.print("* Algorithm 4: p was 0 or 1 (or nearly): the difference is clamped at +/-800")
+    for label in sorted(_labels_used(report)):
+        out.print(
+            f"{_mark(label)} {label}: the rating (the estimate's own; the Elo for form) lies "
+            "outside the range the model was fitted on",
+            markup=False,
+        )
 
 
-def print_game(g: GameReport, out: Any) -> None:
+def print_game(g: GameReport, out: Any, model: PerceivedModel | None = None) -> None:
     rows = []
     for pg in (g.white, g.black):
         pr = pg.perceived
@@ -592,8 +822,10 @@ def print_game(g: GameReport, out: Any) -> None:
                 pg.name,
                 pg.elo,
                 pr.moves,
-                _calibrated(pg.calibrated),
+                _calibrated(pg.calibrated, model),
                 _calibrated_interval(pg.calibrated),
+                _form(pg.form, model, pg.elo),
+                None if pg.form is None else _interval(pg.form),
                 None if pg.mean_gain is None else f"{pg.mean_gain / 100:+.2f}",
                 f"{pr.expected:.3f}",
                 f"{pr.difference:+.0f}",
@@ -612,6 +844,8 @@ def print_game(g: GameReport, out: Any) -> None:
                 "Moves",
                 "Perceived",
                 "95% interval",
+                "Form",
+                "Form 95%",
                 "Mean gain",
                 "p vs engine",
                 "d",
@@ -632,13 +866,23 @@ def print_game(g: GameReport, out: Any) -> None:
             f"{g.black.name} {hh.expected_other:.3f}: {favour} {d:+.0f} "
             f"(95% {lo:+.0f} to {hi:+.0f})"
         )
+    if g.plies:
+        last = g.plies[-1]
+        engine = "" if last.engine_wdl is None else f"; engine's {_wdl_text(last.engine_wdl)}"
+        what = f"human ({g.wdl_model}, {g.kind})" if g.wdl_model else "engine or win-chance curve"
+        out.print(
+            f"W/D/L after {last.move} (White's view, %): {_wdl_text(last.wdl)} {what}{engine}",
+            markup=False,
+        )
 
 
-def print_trace(g: GameReport, out: Any) -> None:
+def print_trace(g: GameReport, out: Any, model: PerceivedModel | None = None) -> None:
+    wdl_by_ply = {r.ply: r for r in g.plies}
     keyed: list[tuple[int, list[Any]]] = []
     for pg in (g.white, g.black):
         for t in pg.trace:
             pr = t.perceived
+            row = wdl_by_ply.get(t.ply)
             keyed.append(
                 (
                     t.ply,
@@ -646,8 +890,9 @@ def print_trace(g: GameReport, out: Any) -> None:
                         t.move,
                         pg.name,
                         f"{t.gain / 100:+.2f}",
+                        _wdl_text(None if row is None else row.wdl),
                         pr.moves,
-                        _calibrated(t.calibrated),
+                        _calibrated(t.calibrated, model),
                         _calibrated_interval(t.calibrated),
                         f"{pr.expected:.3f}",
                         f"{pr.difference:+.0f}",
@@ -657,13 +902,16 @@ def print_trace(g: GameReport, out: Any) -> None:
                 )
             )
     rows = [row for _, row in sorted(keyed, key=lambda item: item[0])]
+    wdl_title = "human W/D/L %" if g.wdl_model else "W/D/L %"
     out.print(
         table(
-            f"Game {g.number}: move by move (perceived: calibrated; Algorithm 4)",
+            f"Game {g.number}: move by move (perceived: calibrated; Algorithm 4; "
+            f"{wdl_title} after the move, White's view)",
             [
                 "Move",
                 "Player",
                 "Gain",
+                "W/D/L",
                 "Moves",
                 "Perceived",
                 "95% interval",

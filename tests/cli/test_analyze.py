@@ -87,13 +87,17 @@ def test_json_game_of_the_century(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["engine"]["rating"] == 2860.0
     game = data["games"][0]
     assert game["start_score"] == 13
-    assert game["plies"][0] == {
+    first = dict(game["plies"][0])
+    wdl = first.pop("wdl")
+    assert first == {
         "ply": 1,
         "move": "1.Nf3",
         "mover": "white",
         "score": 12,
         "gain": -1,
+        "engine_wdl": None,  # [%eval] comments carry no engine W/D/L
     }
+    assert set(wdl) == {"win", "draw", "loss"} and sum(wdl.values()) == 1000
     assert game["plies"][-1]["move"] == "41...Rc2#"
     names = [p["name"] for p in data["players"]]
     assert names == ["Fischer, Robert James", "Byrne, Donald"]
@@ -338,6 +342,9 @@ def test_engine_mode(stockfish: str, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert len(g["plies"]) == 12
     assert g["white"]["perceived"]["moves"] == 6 == g["black"]["perceived"]["moves"]
     assert all(abs(p["score"]) < 300 for p in g["plies"])  # a quiet opening, engine's own scores
+    # the engine's own W/D/L (UCI_ShowWDL) beside the one shown
+    for p in g["plies"]:
+        assert sum(p["engine_wdl"].values()) == 1000 == sum(p["wdl"].values())
     # r_e: the calibration entry of the engine that ran, at this limit (as
     # ``serve`` picks it), not the first entry at the limit.
     cal = tmp_path / "cal.toml"
@@ -522,13 +529,323 @@ def test_calibrated_perceived_beside_algorithm4(capsys: pytest.CaptureFixture[st
         line = model.bin_for(len(moves))
         pr = game[color]["perceived"]
         assert pr["moves"] == 41 and not pr["early"]
-        assert pr["rating"] == pytest.approx(line.intercept + line.slope * s, abs=0.06)
-        assert pr["low"] == pytest.approx(pr["rating"] + line.q_low, abs=0.1)
-        assert pr["high"] == pytest.approx(pr["rating"] + line.q_high, abs=0.1)
+        est = model.estimate(len(moves), sum(model.centi_score(c) for c in moves))
+        if not model.forward:  # the line and its residual quantiles
+            assert pr["rating"] == pytest.approx(line.intercept + line.slope * s, abs=0.06)
+            assert pr["low"] == pytest.approx(pr["rating"] + line.q_low, abs=0.1)
+            assert pr["high"] == pytest.approx(pr["rating"] + line.q_high, abs=0.1)
+        assert (pr["rating"], pr["low"], pr["high"]) == pytest.approx(
+            (est.rating, est.low, est.high), abs=0.06
+        )
+        assert pr["scale"] == model.scale
         trace = game[color]["trace"]
         assert [t["perceived"]["early"] for t in trace[:6]] == [True] * 4 + [False] * 2
-        assert trace[-1]["perceived"] == pr
+        assert trace[-1]["perceived"] == {
+            k: v for k, v in pr.items() if k not in ("label", "scale")
+        }
     # Fischer, who won brilliantly, reads above Byrne; Algorithm 4 keeps the paper's -185/-43
     assert game["black"]["perceived"]["rating"] > game["white"]["perceived"]["rating"]
     assert round(game["white"]["algorithm4"]["difference"]) == -185
     assert round(game["black"]["algorithm4"]["difference"]) == -43
+
+
+# ---------------------------------------------------------------------------
+# W/D/L, perceived rating and form, evaluations named by an Annotator tag
+
+ANNOTATOR = "Stockfish 15.1 depth 10"
+
+
+def _perceived_model(name: str, evals: str, limit: str | None = None) -> Any:
+    """A perceived-rating model with forward lines on the FIDE scale: a move
+    losing more centipawns scores lower (the mean move score reads as a
+    rating), validated from 2000 to 2400."""
+    from livegain.core.perceived import ForwardBin, MoveBin, MoveClasses, PerceivedModel
+
+    classes = MoveClasses()
+    provenance = {"evals": evals}
+    if limit is not None:
+        provenance.update({"engine": "Stockfish 15.1", "limit": limit})
+    return PerceivedModel(
+        name=name,
+        classes=classes,
+        move_scores=tuple(2700.0 - 60.0 * (c % 8) for c in range(classes.count)),
+        bins=(MoveBin(1, 0.0, 1.0, -300.0, 300.0),),
+        prior=2300.0,
+        prior_low=2000.0,
+        prior_high=2600.0,
+        rating_low=2000.0,
+        rating_high=2400.0,
+        provenance=provenance,
+        forward=(
+            ForwardBin(1, 2400.0, 1.0, 0.0, 2400.0, 2000.0, 2800.0, 400.0, 0.0, -1.96, 1.96),
+            ForwardBin(10, 2400.0, 1.0, 0.0, 2400.0, 2000.0, 2800.0, 150.0, 0.0, -1.96, 1.96),
+        ),
+        scale="fide",
+        pop_mean=2300.0,
+        pop_sd=200.0,
+        below_label="not validated on FIDE games",
+    )
+
+
+def _wdl_model(name: str, kind: str, evals: str, limit: str | None = None, b: float = 1.5) -> Any:
+    from livegain.core.human_wdl import IDENTITY_KNOT, HumanWdlModel, Knot, RatingsPrior
+
+    prior = RatingsPrior(kind, 30.0, 400.0, 0.2, 0.3, -0.5, 0.5)
+    knots = (
+        IDENTITY_KNOT,
+        Knot(20, 1.0, b, 1.0, 1.0, 0.0, 0.3, 0.3, 0.05),
+        Knot(80, 0.8, b + 0.5, 1.5, 1.0, -0.2, 0.5, 0.5, 0.1),
+    )
+    provenance = {"evals": evals}
+    if limit is not None:
+        provenance.update({"engine": "Stockfish 15.1", "limit": limit})
+    return HumanWdlModel(name, evals, prior, knots, knots, provenance)
+
+
+@pytest.fixture
+def model_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Model files of their own (the shipped ones are not assumed): perceived
+    and W/D/L models for lichess's evaluations and for Stockfish 15.1 at depths
+    10 and 12, and engine ratings at both depths."""
+    from livegain.calibration import store_perceived_model
+    from livegain.wdl_models import store_wdl
+
+    perceived = tmp_path / "perceived.toml"
+    models = {
+        "pgn": _perceived_model("test/pgn", "pgn"),
+        "d10": _perceived_model("test/sf-d10", "engine", "depth 10"),
+        "d12": _perceived_model("test/sf-d12", "engine", "depth 12"),
+    }
+    for m in models.values():
+        store_perceived_model(m, perceived)
+    wdl = tmp_path / "wdl.toml"
+    wdls = {
+        "pgn": _wdl_model("wdl/pgn", "classical-otb", "pgn", b=1.0),
+        "d10": _wdl_model("wdl/sf-d10", "classical-otb", "engine", "depth 10", b=2.0),
+        "d12": _wdl_model("wdl/sf-d12", "classical-otb", "engine", "depth 12", b=3.0),
+        "rapid": _wdl_model("wdl/pgn-rapid", "online-rapid", "pgn", b=0.5),
+    }
+    for w in wdls.values():
+        store_wdl(w.prior, w, wdl)
+    cal = tmp_path / "cal.toml"
+    cal.write_text(
+        '[[engine]]\nname = "Stockfish 15.1"\nlimit = "depth 12"\nrating = 2999.0\n\n'
+        '[[engine]]\nname = "Stockfish 15.1"\nlimit = "depth 10"\nrating = 2777.0\n'
+    )
+    monkeypatch.setenv("LIVEGAIN_PERCEIVED_MODELS", str(perceived))
+    monkeypatch.setenv("LIVEGAIN_WDL_MODELS", str(wdl))
+    monkeypatch.setenv("LIVEGAIN_CALIBRATION", str(cal))
+    return {"perceived": models, "wdl": wdls}
+
+
+def _annotated_pgn(path: Path, annotator: str | None) -> Path:
+    """Two games of A (2450) and B (2350) with [%eval] comments, each colour
+    once, and an Annotator tag when given."""
+    rng = random.Random(11)
+    games = [
+        random_game(rng, "A", "B", (2450, 2350), 40),
+        random_game(rng, "B", "A", (2350, 2450), 40),
+    ]
+    if annotator is not None:
+        tag = f'[Event "Test Open"]\n[Annotator "{annotator}"]'
+        games = [g.replace('[Event "Test Open"]', tag) for g in games]
+    path.write_text("\n\n".join(games) + "\n")
+    return path
+
+
+def _side_moves(game: dict[str, Any], color: str, model: Any) -> tuple[int, int]:
+    """(moves, sum of move scores in hundredths) of one side, from the plies."""
+    scores = [game["start_score"]] + [p["score"] for p in game["plies"]]
+    sign = 1 if color == "white" else -1
+    classes = [
+        model.classes.of(p["ply"], sign * scores[p["ply"] - 1], sign * scores[p["ply"]])
+        for p in game["plies"]
+        if p["mover"] == color
+    ]
+    return len(classes), sum(model.centi_score(c) for c in classes)
+
+
+def test_annotator_engine() -> None:
+    from livegain.annotated import annotator_engine
+
+    assert annotator_engine({"Annotator": "Stockfish 15.1 depth 10"}) == (
+        "Stockfish 15.1",
+        "depth 10",
+    )
+    assert annotator_engine({"Annotator": " Stockfish  16  Depth 12 nodes 5000 "}) == (
+        "Stockfish 16",
+        "depth 12 nodes 5000",
+    )
+    assert annotator_engine({"Annotator": "Komodo 14 nodes 100000"}) == (
+        "Komodo 14",
+        "nodes 100000",
+    )
+    for other in ("arbiter", "lichess.org", "depth 10", "Stockfish 15.1", ""):
+        assert annotator_engine({"Annotator": other}) is None
+    assert annotator_engine({}) is None
+
+
+def test_default_scale() -> None:
+    from livegain.cli.analyze import default_scale
+
+    assert default_scale({"Site": "https://lichess.org/AbCdEf12"})[0] == "lichess"
+    assert default_scale({"Site": "Wijk aan Zee NED"})[0] == "fide"
+    assert default_scale({})[0] == "fide"
+
+
+def test_pgn_evals_named_by_the_annotator(
+    tmp_path: Path, model_files: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file annotated by "Stockfish 15.1 depth 10" is read by that engine's
+    models at that limit (perceived rating, W/D/L and Algorithm 4's r_e), not
+    by those of lichess's evaluations nor of another depth; every ply carries
+    the human W/D/L of that model, and no engine W/D/L (the file has none)."""
+    from livegain.core.evaluation import Evaluation
+
+    path = _annotated_pgn(tmp_path / "annotated.pgn", ANNOTATOR)
+    code, out, err = run_cli(["analyze", str(path), "--evals", "pgn", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["engine"]["rating"] == 2777.0
+    assert data["engine"]["name"] == "Stockfish 15.1" and data["engine"]["limit"] == "depth 10"
+    assert "Annotator" in data["engine"]["source"]
+    assert data["calibration"]["model"] == "test/sf-d10"
+    assert data["calibration"]["scale"] == "fide" and data["scale"]["wanted"] == "fide"
+    assert [w["model"] for w in data["wdl"]] == ["wdl/sf-d10"]
+    wdl = model_files["wdl"]["d10"]
+    for game in data["games"]:
+        assert game["kind"] == "classical-otb" and game["wdl_model"] == "wdl/sf-d10"
+        white, black = game["white"]["elo"], game["black"]["elo"]
+        for p in game["plies"]:
+            ev = Evaluation(cp=p["score"])
+            w, d, lo = wdl.wdl(ev, p["ply"], white, black, white_to_move=p["mover"] == "black")
+            assert p["wdl"] == {"win": w, "draw": d, "loss": lo}
+            assert sum(p["wdl"].values()) == 1000
+            assert p["engine_wdl"] is None
+
+    # Without the tag, the same evaluations are lichess's: the PGN models and the paper's r_e.
+    plain = _annotated_pgn(tmp_path / "plain.pgn", None)
+    code, out, err = run_cli(["analyze", str(plain), "--evals", "pgn", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["engine"]["rating"] == 2860.0 and data["engine"]["name"] is None
+    assert data["calibration"]["model"] == "test/pgn"
+    assert [w["model"] for w in data["wdl"]] == ["wdl/pgn"]
+
+
+def test_perceived_form_and_algorithm4_per_game_and_player(
+    tmp_path: Path, model_files: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each player-game and player row carries perceived, form and algorithm4
+    (rating, low, high), perceived and form with the model's range label and
+    scale: one game's are the model's estimate and form of that game's moves,
+    a player's combine all his games (PerceivedModel.perceived and .form)."""
+    model = model_files["perceived"]["d10"]
+    path = _annotated_pgn(tmp_path / "annotated.pgn", ANNOTATOR)
+    code, out, err = run_cli(["analyze", str(path), "--evals", "pgn", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    per_player: dict[str, list[tuple[int, int]]] = {"A": [], "B": []}
+    for game in data["games"]:
+        for color in ("white", "black"):
+            pg = game[color]
+            moves, centi = _side_moves(game, color, model)
+            per_player[pg["name"]].append((moves, centi))
+            est = model.estimate(moves, centi)
+            form = model.form([(moves, centi)], pg["elo"])
+            assert pg["perceived"]["rating"] == pytest.approx(est.rating, abs=0.051)
+            assert pg["perceived"]["low"] == pytest.approx(est.low, abs=0.051)
+            assert pg["perceived"]["high"] == pytest.approx(est.high, abs=0.051)
+            assert pg["form"]["rating"] == pytest.approx(form.rating, abs=0.051)
+            assert pg["form"]["low"] < pg["form"]["rating"] < pg["form"]["high"]
+            assert pg["perceived"]["scale"] == pg["form"]["scale"] == "fide"
+            assert pg["algorithm4"]["low"] < pg["algorithm4"]["rating"] < pg["algorithm4"]["high"]
+            # A (2450) is above the range the model was fitted on (2000-2400), B is inside it
+            assert pg["form"]["label"] == ("extrapolated" if pg["name"] == "A" else None)
+    rows = {p["name"]: p for p in data["players"]}
+    for name, games in per_player.items():
+        assert len(games) == 2
+        pooled = model.perceived(games)
+        form = model.form(games, rows[name]["elo"])
+        assert rows[name]["perceived"]["rating"] == pytest.approx(pooled.rating, abs=0.051)
+        assert rows[name]["perceived"]["high"] == pytest.approx(pooled.high, abs=0.051)
+        assert rows[name]["form"]["rating"] == pytest.approx(form.rating, abs=0.051)
+        assert rows[name]["form"]["low"] == pytest.approx(form.low, abs=0.051)
+        assert set(rows[name]["algorithm4"]) >= {"rating", "low", "high"}
+        label = model.range_label(pooled.rating)
+        assert rows[name]["perceived"]["label"] == label
+    # two games say more than one: the pooled interval is narrower than each game's
+    a_games = [g[c]["perceived"] for g in data["games"] for c in ("white", "black")]
+    a_widths = [p["high"] - p["low"] for p in a_games]
+    assert rows["A"]["perceived"]["high"] - rows["A"]["perceived"]["low"] < min(a_widths)
+
+    # without a rating there is no form; the CSV has the same numbers
+    code, out, err = run_cli(["analyze", GOTC, "--evals", "pgn", "--json"], capsys)
+    assert code == 0, err
+    gotc = json.loads(out)
+    assert gotc["games"][0]["white"]["form"] is None and gotc["players"][0]["form"] is None
+    code, out, _ = run_cli(["analyze", str(path), "--evals", "pgn", "--csv"], capsys)
+    csv_rows = {r["player"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert float(csv_rows["A"]["form"]) == pytest.approx(rows["A"]["form"]["rating"], abs=0.051)
+    assert csv_rows["A"]["form_label"] == "extrapolated" and csv_rows["A"]["scale"] == "fide"
+
+
+def test_wdl_of_every_ply(
+    tmp_path: Path,
+    model_files: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kind of game picks the human model (--kind, else TimeControl, else
+    classical over the board); with no model file the W/D/L is today's: the
+    win-chance curve of the evaluation, decisive at a mate."""
+    from livegain.core.evaluation import Evaluation
+    from livegain.core.wdl import position_wdl
+
+    code, out, err = run_cli(["analyze", GOTC, "--evals", "pgn", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["wdl"] == [
+        {"kind": "classical-otb", "model": "wdl/pgn", "choice": "model wdl/pgn", "games": 1}
+    ]
+    first = data["games"][0]["plies"][0]
+    w, d, lo = model_files["wdl"]["pgn"].wdl(Evaluation(cp=12), 1, None, None, False)
+    assert first["wdl"] == {"win": w, "draw": d, "loss": lo}
+
+    code, out, err = run_cli(
+        ["analyze", GOTC, "--evals", "pgn", "--json", "--kind", "online-rapid"], capsys
+    )
+    assert code == 0, err
+    assert json.loads(out)["wdl"][0]["model"] == "wdl/pgn-rapid"
+
+    rapid = tmp_path / "rapid.pgn"
+    rapid.write_text(GOTC_PATH.read_text().replace('[Round "8"]', '[TimeControl "600+5"]'))
+    code, out, err = run_cli(["analyze", str(rapid), "--evals", "pgn", "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["games"][0]["kind"] == "online-rapid"
+
+    monkeypatch.setenv("LIVEGAIN_WDL_MODELS", str(tmp_path / "none.toml"))
+    code, out, err = run_cli(["analyze", GOTC, "--evals", "pgn", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["wdl"][0]["model"] is None
+    plies = data["games"][0]["plies"]
+    for p in plies:
+        if abs(p["score"]) < 3900:
+            w, d, lo = position_wdl(Evaluation(cp=p["score"]))
+            assert p["wdl"] == {"win": w, "draw": d, "loss": lo}
+        else:  # a mate ([%eval #-3]) is decisive, as an engine's mate score
+            assert p["wdl"] == {"win": 0, "draw": 0, "loss": 1000}
+    assert plies[-1]["move"] == "41...Rc2#" and plies[-1]["wdl"]["loss"] == 1000
+
+
+def test_readable_output_labels_wdl_and_form(
+    tmp_path: Path, model_files: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _annotated_pgn(tmp_path / "annotated.pgn", ANNOTATOR)
+    code, out, err = run_cli(["analyze", str(path), "--evals", "pgn", "--trace"], capsys)
+    assert code == 0, err
+    assert "calibration: Stockfish 15.1 depth 10 (the file's Annotator tag)" in out
+    assert "human model wdl/sf-d10" in out and "human W/D/L %" in out
+    assert "Form" in out and "Form 95%" in out
+    assert "^ extrapolated" in out  # A's form: his Elo is above the model's range
