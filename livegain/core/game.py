@@ -33,8 +33,11 @@ The whole API::
     g.white, g.black, g.event, g.round, g.board, g.result, g.status, g.clocks
     g.start_fen, g.fen, g.plies, g.moves()      # list[PlyInfo]: san, uci, clock, eval, wdl, gain
     g.current_eval, g.current_wdl, g.start_eval, g.evaluated_plies
-    g.perceived("white"), g.calibrated("white"), g.trace("black"), g.head_to_head()
-    g.rating_range, g.in_range("white")         # the model's validated ratings; official in it?
+    g.wdl_at(ply), g.engine_wdl_at(ply)         # shown W/D/L (human model), the engine's own
+    g.wdl_model, g.wdl_fallback, g.models       # the models the board uses (BoardModels)
+    g.perceived("white"), g.calibrated("white"), g.form("white"), g.trace("black")
+    g.head_to_head(), g.profile_sum("white")    # Algorithm 1; (moves, centi_sum) of a player
+    g.rating_range, g.label("white"), g.scale   # the model's validated ratings, a player's label
     g.seq, g.errors, g.last_errors
     g.source_active, g.source_status(), g.takeovers, g.conflicts   # sources (below)
     g.illegal_plies, g.irregular                # illegal moves that stood / stop the board
@@ -42,8 +45,21 @@ The whole API::
 ``perceived`` is Algorithm 4 (:mod:`livegain.core.rating`); ``calibrated``
 the calibrated estimate (:mod:`livegain.core.perceived`), present when the
 tournament was given a :class:`~livegain.core.perceived.PerceivedModel`
-(``Tournament(engine_rating, model=model)``). Both come with every update,
-and each trace point carries both.
+(``Tournament(engine_rating, model=model)``), and ``form`` the player's
+official rating (from the feed) updated by his moves (None without a rating).
+All three come with every update, and each trace point carries them.
+
+**Win/draw/loss.** With a human W/D/L model
+(:class:`~livegain.core.human_wdl.HumanWdlModel`, ``Tournament(...,
+wdl_model=m)``) the W/D/L shown for a position (``current_wdl``,
+``start_wdl``, each ``PlyInfo.wdl``) is the model's, from the evaluation, the
+ply, the side to move and the players' official ratings; the engine's own
+W/D/L stays beside it (``engine_wdl``, None when the engine gives none).
+Without one the engine's W/D/L is shown, else the win-chance curve
+(:mod:`livegain.core.wdl`). ``Tournament(..., choose_models=f)`` picks the
+models per board instead: ``f(snapshot) -> BoardModels``, called when the
+board is made and whenever its players, event or tags change (a pure
+lookup: the caller loads the models beforehand).
 
 A :class:`BoardUpdate` has a ``kind``: ``truncate`` (drop plies after
 ``truncate_to``), ``move`` (a new, unevaluated move), ``eval`` (an evaluation
@@ -108,7 +124,8 @@ from livegain.core.events import (
     player_key,
 )
 from livegain.core.histogram import GainHistogram
-from livegain.core.ledger import GameLedger, TracePoint
+from livegain.core.human_wdl import HumanWdlModel
+from livegain.core.ledger import GameLedger, TracePoint, official_rating
 from livegain.core.perceived import CalibratedRating, PerceivedModel
 from livegain.core.rating import HeadToHead, PerceivedRating
 from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, position_wdl
@@ -121,6 +138,7 @@ __all__ = [
     "Applied",
     "BoardError",
     "BoardGame",
+    "BoardModels",
     "BoardUpdate",
     "Clocks",
     "EvalRequest",
@@ -131,6 +149,7 @@ __all__ = [
     "board_slug",
     "describe_snapshot",
     "dgt_signal_result",
+    "engine_wdl",
     "player_key",
 ]
 
@@ -183,9 +202,25 @@ class Clocks:
 
 
 @dataclass(frozen=True)
+class BoardModels:
+    """The models one board uses: ``perceived`` (the calibrated perceived
+    rating, None: Algorithm 4 only), ``wdl`` (the human W/D/L shown, None: the
+    engine's), ``wdl_fallback`` (the W/D/L model is not one fitted for this
+    game's kind and evaluations: the nearest one) and ``wdl_why`` (a line
+    saying which model and why)."""
+
+    perceived: PerceivedModel | None = None
+    wdl: HumanWdlModel | None = None
+    wdl_fallback: bool = False
+    wdl_why: str = ""
+
+
+@dataclass(frozen=True)
 class PlyInfo:
     """One move on a board as it stands: ``eval`` of the position after it,
-    ``gain`` once every position up to it is evaluated (the contiguous prefix)."""
+    ``wdl`` the W/D/L shown for it (the human model's when there is one),
+    ``engine_wdl`` the engine's own (None when it gave none), ``gain`` once
+    every position up to it is evaluated (the contiguous prefix)."""
 
     ply: int
     san: str
@@ -196,6 +231,7 @@ class PlyInfo:
     eval: Evaluation | None = None
     wdl: Wdl | None = None
     gain: int | None = None
+    engine_wdl: Wdl | None = None
 
 
 @dataclass(frozen=True)
@@ -208,11 +244,13 @@ class BoardUpdate:
     its eval, no gain; for ply 0 ``ply`` is None), ``ply`` (the contiguous
     prefix grew to ``ply.ply``: gain, perceived ratings and trace points),
     ``result`` / ``clock`` (nothing else changed). Every update carries the
-    board's values at that moment: current position, its eval, result, clocks,
-    both ratings of each player: ``*_perceived`` (Algorithm 4) and
-    ``*_calibrated`` (the calibrated estimate; None without a model), the
-    model's validated ``rating_range`` and whether each player's official
-    rating lies in it (``*_in_range``; see :meth:`BoardGame.in_range`).
+    board's values at that moment: current position, its eval, its shown
+    ``wdl`` (made by ``wdl_model``, None: the engine's) and ``engine_wdl``,
+    result, clocks, the ratings of each player: ``*_perceived`` (Algorithm 4),
+    ``*_calibrated`` (the calibrated estimate; None without a model) and
+    ``*_form`` (the official rating updated by the moves; None without a
+    rating), the model's validated ``rating_range``, its rating ``scale`` and
+    each player's ``*_label`` (:meth:`BoardGame.label`).
     """
 
     board_id: str
@@ -231,12 +269,18 @@ class BoardUpdate:
     white_calibrated: CalibratedRating | None = None
     black_calibrated: CalibratedRating | None = None
     rating_range: tuple[float, float] | None = None
-    white_in_range: bool | None = None
-    black_in_range: bool | None = None
+    white_label: str | None = None
+    black_label: str | None = None
     white_points: tuple[TracePoint, ...] = ()
     black_points: tuple[TracePoint, ...] = ()
     head_to_head: HeadToHead | None = None
     chess960: bool = False
+    engine_wdl: Wdl | None = None
+    wdl_model: str | None = None
+    wdl_fallback: bool = False
+    white_form: CalibratedRating | None = None
+    black_form: CalibratedRating | None = None
+    scale: str | None = None
 
 
 @dataclass(frozen=True)
@@ -396,6 +440,22 @@ def _round_board(snap: GameSnapshot) -> tuple[str | None, int | None]:
     return rnd, board
 
 
+def engine_wdl(ev: Evaluation) -> Wdl | None:
+    """The engine's own W/D/L of an evaluation, per mille summing to 1000 (as
+    :func:`livegain.core.wdl.position_wdl` rescales it); None when it gave none."""
+    if ev.wdl is None:
+        return None
+    w, d, lo = ev.wdl
+    total = w + d + lo
+    if total <= 0 or min(w, d, lo) < 0:
+        return None
+    if total == 1000:
+        return (w, d, lo)
+    wn = round(1000 * w / total)
+    ln = round(1000 * lo / total)
+    return (wn, 1000 - wn - ln, ln)
+
+
 def _is_standard_start(fen: str) -> bool:
     return fen.split()[:4] == chess.STARTING_FEN.split()[:4]
 
@@ -477,6 +537,8 @@ class _Ratings:
     head_to_head: HeadToHead | None
     white_calibrated: CalibratedRating | None
     black_calibrated: CalibratedRating | None
+    white_form: CalibratedRating | None
+    black_form: CalibratedRating | None
 
 
 @dataclass
@@ -525,7 +587,9 @@ class BoardGame:
     """One board's game: moves, clocks, result, evaluations and the ledger.
 
     Read it through its properties; change it only through :class:`Tournament`.
-    With a ``model`` every ledger it keeps also gives the calibrated estimate.
+    With a ``model`` every ledger it keeps also gives the calibrated estimate;
+    with a ``wdl_model`` the W/D/L shown is the human model's;
+    ``choose_models`` picks both from the board's snapshots instead.
     """
 
     def __init__(
@@ -538,6 +602,8 @@ class BoardGame:
         max_errors_kept: int = 20,
         model: PerceivedModel | None = None,
         group: str | None = None,
+        wdl_model: HumanWdlModel | None = None,
+        choose_models: Callable[[GameSnapshot], BoardModels] | None = None,
     ) -> None:
         self.board_id = board_id
         self.source = source  # the source that first showed the board
@@ -552,6 +618,8 @@ class BoardGame:
         self.engine_rating = float(engine_rating)
         self._engine = engine
         self.model = model
+        self.models = BoardModels(model, wdl_model)
+        self._choose_models = choose_models
         self._draw_share = draw_share
         self.white = PlayerInfo(name="?")
         self.black = PlayerInfo(name="?")
@@ -583,6 +651,7 @@ class BoardGame:
         self._board_result = "*"  # checkmate / stalemate of the current position
         self._tip: chess.Board | None = None  # the current position, once parsed
         self._last_snap: GameSnapshot | None = None
+        self._models_snap: GameSnapshot | None = None  # the snapshot models were chosen on
         self._input_problems: set[str] = set()
         self._ledger_version = 0
         self._ratings_cache: tuple[int, _Ratings] | None = None
@@ -654,14 +723,49 @@ class BoardGame:
         return self._evals.get(len(self._plies))
 
     @property
+    def wdl_model(self) -> HumanWdlModel | None:
+        """The human W/D/L model shown (None: the engine's W/D/L)."""
+        return self.models.wdl
+
+    @property
+    def wdl_fallback(self) -> bool:
+        """True when the W/D/L model is not one fitted for this game's kind."""
+        return self.models.wdl is not None and self.models.wdl_fallback
+
+    def official_rating(self, color: Color) -> float | None:
+        """The player's official rating from the feed (None: unknown or 0)."""
+        return official_rating((self.white if color == "white" else self.black).rating)
+
+    def _shown_wdl(self, ply: int, ev: Evaluation) -> Wdl:
+        m = self.models.wdl
+        if m is None:
+            return position_wdl(ev, self._draw_share)
+        white_to_move = self.fen_at(ply).split()[1] == "w"
+        return m.wdl(
+            ev,
+            ply,
+            self.official_rating("white"),
+            self.official_rating("black"),
+            white_to_move,
+        )
+
+    def wdl_at(self, ply: int) -> Wdl | None:
+        """The W/D/L shown for the position after ``ply`` plies (None: not evaluated)."""
+        ev = self._evals.get(ply)
+        return None if ev is None else self._shown_wdl(ply, ev)
+
+    def engine_wdl_at(self, ply: int) -> Wdl | None:
+        """The engine's own W/D/L of that position (None: none given)."""
+        ev = self._evals.get(ply)
+        return None if ev is None else engine_wdl(ev)
+
+    @property
     def start_wdl(self) -> Wdl | None:
-        ev = self.start_eval
-        return None if ev is None else position_wdl(ev, self._draw_share)
+        return self.wdl_at(0)
 
     @property
     def current_wdl(self) -> Wdl | None:
-        ev = self.current_eval
-        return None if ev is None else position_wdl(ev, self._draw_share)
+        return self.wdl_at(len(self._plies))
 
     @property
     def evaluated_plies(self) -> int:
@@ -686,8 +790,9 @@ class BoardGame:
             fen=p.fen,
             clock=p.clock,
             eval=ev,
-            wdl=None if ev is None else position_wdl(ev, self._draw_share),
+            wdl=None if ev is None else self._shown_wdl(ply, ev),
             gain=gains[ply - 1] if ply <= len(gains) and ply not in self._uncounted else None,
+            engine_wdl=None if ev is None else engine_wdl(ev),
         )
 
     def moves(self) -> list[PlyInfo]:
@@ -714,14 +819,36 @@ class BoardGame:
             return None
         return (m.rating_low, m.rating_high)
 
-    def in_range(self, color: Color) -> bool | None:
-        """Whether the player's official rating (from the feed) lies in
-        :attr:`rating_range`: outside it the calibrated estimate is not valid.
-        None when the player has no rating or there is no model or range."""
-        rating = (self.white if color == "white" else self.black).rating
-        if self.model is None or rating is None or rating <= 0:  # 0: a feed's "unrated"
+    def form(self, color: Color) -> CalibratedRating | None:
+        """The player's official rating updated by his moves over the
+        contiguous evaluated prefix; None without a rating, without a model
+        with forward curves, or before his first move."""
+        r = self._ratings()
+        return r.white_form if color == "white" else r.black_form
+
+    def profile_sum(self, color: Color) -> tuple[int, int]:
+        """(moves, sum of move scores in hundredths) of the player's calibrated
+        profile in this game: what a model combines over several games."""
+        return self._ledger.profile_sum(color)
+
+    @property
+    def scale(self) -> str | None:
+        """The calibrated model's rating scale ("fide", "lichess"); None without one."""
+        return self.model.scale if self.model is not None else None
+
+    def label(self, color: Color) -> str | None:
+        """What to show beside the player's calibrated numbers: the model's
+        :meth:`~livegain.core.perceived.PerceivedModel.range_label` of his
+        official rating (of his estimate when he has none): None inside the
+        fitted range, ``extrapolated`` above it, the model's below-label under it."""
+        m = self.model
+        if m is None:
             return None
-        return self.model.covers(rating)
+        rating = self.official_rating(color)
+        if rating is None:
+            c = self.calibrated(color)
+            rating = None if c is None else c.rating
+        return m.range_label(rating)
 
     def trace(self, color: Color) -> list[TracePoint]:
         return self._ledger.trace(color)
@@ -886,12 +1013,18 @@ class BoardGame:
             white_calibrated=self.calibrated("white"),
             black_calibrated=self.calibrated("black"),
             rating_range=self.rating_range,
-            white_in_range=self.in_range("white"),
-            black_in_range=self.in_range("black"),
+            white_label=self.label("white"),
+            black_label=self.label("black"),
             white_points=white_points,
             black_points=black_points,
             head_to_head=self.head_to_head(),
             chess960=self.chess960,
+            engine_wdl=self.engine_wdl_at(len(self._plies)),
+            wdl_model=None if self.models.wdl is None else self.models.wdl.name,
+            wdl_fallback=self.wdl_fallback,
+            white_form=self.form("white"),
+            black_form=self.form("black"),
+            scale=self.scale,
         )
 
     def _parse(
@@ -1014,6 +1147,8 @@ class BoardGame:
                 led.head_to_head() if white and black else None,
                 led.calibrated("white") if white else None,
                 led.calibrated("black") if black else None,
+                led.form("white") if white else None,
+                led.form("black") if black else None,
             )
             self._ratings_cache = (self._ledger_version, value)
         return self._ratings_cache[1]
@@ -1059,10 +1194,31 @@ class BoardGame:
             first_mover_is_white=first_mover_is_white,
             model=self.model,
             first_ply=1,
+            white_rating=self.official_rating("white"),
+            black_rating=self.official_rating("black"),
         )
 
-    def _advance(self) -> list[BoardUpdate]:
-        """Push every newly contiguous evaluation into the ledger."""
+    def _set_models(self, models: BoardModels) -> bool:
+        """Use other models (True: they changed). A new perceived model
+        rebuilds the ledger from the evaluations (no updates: the caller
+        publishes the whole board, as for any change of its players or tags)."""
+        if models == self.models:
+            return False
+        rebuild = models.perceived is not self.model
+        self.models = models
+        self.model = models.perceived
+        if rebuild:
+            self._ledger = self._new_ledger(first_mover_is_white=self._start_fen.split()[1] == "w")
+            self._gains = []
+            self._uncounted = set()
+            self._ledger_plies = -1
+            self._ledger_version += 1
+            self._advance(emit=False)
+        return True
+
+    def _advance(self, emit: bool = True) -> list[BoardUpdate]:
+        """Push every newly contiguous evaluation into the ledger (``emit``
+        False: make no updates, as when the ledger is rebuilt)."""
         out: list[BoardUpdate] = []
         if self._ledger_plies < 0:
             start = self._evals.get(0)
@@ -1090,7 +1246,9 @@ class BoardGame:
                 self._uncounted.add(k)
             self._ledger_plies = k
             self._ledger_version += 1
-            point = TracePoint(k, lp.perceived, lp.calibrated)
+            if not emit:
+                continue
+            point = TracePoint(k, lp.perceived, lp.calibrated, lp.form)
             out.append(
                 self._update(
                     "ply",
@@ -1243,6 +1401,9 @@ class BoardGame:
         errors: list[BoardError] = []
         updates: list[BoardUpdate] = []
         info_changed = self._apply_info(snap)
+        if self._choose_models is not None and (info_changed or self._models_snap is None):
+            self._models_snap = snap
+            info_changed = self._set_models(self._choose_models(snap)) or info_changed
         seen, self._input_problems = self._input_problems, set()
 
         def problem(message: str) -> None:
@@ -1451,6 +1612,10 @@ class BoardGame:
         if (self.white, self.black) != (snap.white, snap.black):
             self.white, self.black = snap.white, snap.black
             self.white_key, self.black_key = _player_key(snap.white), _player_key(snap.black)
+            if self._ledger.set_ratings(
+                self.official_rating("white"), self.official_rating("black")
+            ):
+                self._ledger_version += 1
         if snap.game_id:
             self.game_id = snap.game_id
         self.event = snap.event or self.event
@@ -1680,7 +1845,10 @@ class Tournament:
     ``engine_rating`` is r_e for Algorithm 4; ``engine`` the engine's gain
     histogram (None: a single peak at 0); ``draw_share`` the draw split of the
     win-chance model (:mod:`livegain.core.wdl`); ``model`` the calibrated
-    perceived-rating model every board uses (None: Algorithm 4 only).
+    perceived-rating model every board uses (None: Algorithm 4 only);
+    ``wdl_model`` the human W/D/L model every board shows (None: the
+    engine's); ``choose_models`` picks both per board from its snapshots
+    instead (:class:`BoardModels`).
     """
 
     def __init__(
@@ -1693,10 +1861,14 @@ class Tournament:
         model: PerceivedModel | None = None,
         max_plies: int | None = DEFAULT_MAX_PLIES,
         max_boards: int | None = DEFAULT_MAX_BOARDS,
+        wdl_model: HumanWdlModel | None = None,
+        choose_models: Callable[[GameSnapshot], BoardModels] | None = None,
     ) -> None:
         self.engine_rating = float(engine_rating)
         self.engine = engine
         self.model = model
+        self.wdl_model = wdl_model
+        self.choose_models = choose_models
         self.draw_share = draw_share
         self.max_errors_kept = max_errors_kept
         self.max_plies = max_plies
@@ -1924,6 +2096,8 @@ class Tournament:
                 self.max_errors_kept,
                 model=self.model,
                 group=snap.group,
+                wdl_model=self.wdl_model,
+                choose_models=self.choose_models,
             )
             self._order[bid] = self._created
             self._created += 1

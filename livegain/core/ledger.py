@@ -8,13 +8,19 @@ paper's Figure 6). :meth:`GameLedger.pop` and :meth:`GameLedger.truncate`
 roll back exactly: after ``truncate(k)`` the ledger equals a fresh ledger fed
 ``s_0 .. s_k``. All state is integer, so rollback is exact, not approximate.
 
+With a calibrated model each side also has its ``form``: the player's official
+rating (:meth:`GameLedger.set_ratings`, from the feed) updated by this game's
+moves (:meth:`livegain.core.perceived.MoveProfile.form`), read off the
+profile's running integer sum, so it too is O(1) per move and rolls back
+exactly. A rating that changes mid-game recomputes the forms of the trace.
+
 Per update the cost is O(1) for the engine's single peak (O(k_e) for a general
 engine histogram with k_e bins), independent of the length of the game.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from livegain.core.evaluation import clip
@@ -44,14 +50,22 @@ def color_name(color: bool | str) -> Color:
     raise ValueError(f"unknown colour {color!r}")
 
 
+def official_rating(rating: float | None) -> float | None:
+    """An official rating as ``form`` takes it: None when unknown (a feed's 0 too)."""
+    return float(rating) if rating is not None and rating > 0 else None
+
+
 @dataclass(frozen=True)
 class TracePoint:
     """The mover's ratings right after ``ply`` (1-based): ``perceived`` is
-    Algorithm 4's, ``calibrated`` the calibrated estimate (None without a model)."""
+    Algorithm 4's, ``calibrated`` the calibrated estimate (None without a model)
+    and ``form`` his official rating updated by his moves so far (None without
+    a model with forward curves or without an official rating)."""
 
     ply: int
     perceived: PerceivedRating
     calibrated: CalibratedRating | None = None
+    form: CalibratedRating | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +79,7 @@ class LedgerPly:
     gain: int
     perceived: PerceivedRating
     calibrated: CalibratedRating | None = None
+    form: CalibratedRating | None = None
 
     @property
     def white(self) -> bool:
@@ -74,9 +89,10 @@ class LedgerPly:
 class _Side:
     """One player's histogram, per-move scores (scaled to integers) and trace."""
 
-    __slots__ = ("hist", "lag", "profile", "s1", "s2", "scores", "trace")
+    __slots__ = ("hist", "lag", "profile", "rating", "s1", "s2", "scores", "trace")
 
     def __init__(self, model: PerceivedModel | None) -> None:
+        self.rating: float | None = None  # the official rating (None: unknown)
         self.hist = GainHistogram()
         self.profile = MoveProfile(model) if model is not None else None
         self.scores: list[int] = []
@@ -104,9 +120,27 @@ class _Side:
         if self.profile is not None:
             self.profile.pop()
 
+    def form(self) -> CalibratedRating | None:
+        return self.profile.form(self.rating) if self.profile is not None else None
+
+    def set_rating(self, rating: float | None) -> bool:
+        """Set the official rating; the trace's forms follow (True: it changed)."""
+        if rating == self.rating:
+            return False
+        self.rating = rating
+        profile = self.profile
+        if profile is not None:
+            model, total = profile.model, 0
+            for i, c in enumerate(profile.classes):
+                total += model.centi_score(c)
+                form = model.form([(i + 1, total)], rating)
+                self.trace[i] = replace(self.trace[i], form=form)
+        return True
+
     def state(self) -> tuple[object, ...]:
         profile = self.profile.state() if self.profile is not None else None
         return (
+            self.rating,
             self.hist.counts(),
             tuple(self.scores),
             self.s1,
@@ -124,7 +158,9 @@ class GameLedger:
     side also gets the calibrated perceived rating, move by move.
     ``first_ply`` is the game's ply number of the ledger's first ply (a
     ledger started after an unevaluated first move starts at 2); the
-    calibrated model classes moves by the game's ply.
+    calibrated model classes moves by the game's ply. ``white_rating`` and
+    ``black_rating``: the players' official ratings, for ``form``
+    (:meth:`set_ratings` changes them).
     """
 
     def __init__(
@@ -134,6 +170,8 @@ class GameLedger:
         first_mover_is_white: bool = True,
         model: PerceivedModel | None = None,
         first_ply: int = 1,
+        white_rating: float | None = None,
+        black_rating: float | None = None,
     ) -> None:
         if engine is not None and engine.n == 0:
             raise ValueError("engine histogram is empty")
@@ -148,6 +186,8 @@ class GameLedger:
         self._gains: list[int] = []
         self._uncounted: set[int] = set()  # plies pushed with counted=False
         self._sides: dict[Color, _Side] = {"white": _Side(model), "black": _Side(model)}
+        self._sides["white"].rating = official_rating(white_rating)
+        self._sides["black"].rating = official_rating(black_rating)
         # per-move score x against the engine is x/denom
         self._denom = 2 if self.engine is None else 2 * self.engine.n
 
@@ -190,16 +230,17 @@ class GameLedger:
             self._gains.append(0)
             return LedgerPly(ply, mover, before, after, 0, self._perceived(side), None)
         side.add(g, self._score2(g))
-        calibrated = None
+        calibrated = form = None
         if side.profile is not None:
             sign = 1 if mover == "white" else -1
             side.profile.push(self.first_ply + ply - 1, sign * before, sign * after)
             calibrated = side.profile.estimate()
+            form = side.form()
         self._scores.append(after)
         self._gains.append(g)
         perceived = self._perceived(side)
-        side.trace.append(TracePoint(ply, perceived, calibrated))
-        return LedgerPly(ply, mover, before, after, g, perceived, calibrated)
+        side.trace.append(TracePoint(ply, perceived, calibrated, form))
+        return LedgerPly(ply, mover, before, after, g, perceived, calibrated, form)
 
     def pop(self) -> LedgerPly:
         """Undo the last ply; returns what it had been."""
@@ -217,7 +258,9 @@ class GameLedger:
         g = self._gains.pop()
         after = self._scores.pop()
         side.remove(g)
-        return LedgerPly(ply, mover, self._scores[-1], after, g, last.perceived, last.calibrated)
+        return LedgerPly(
+            ply, mover, self._scores[-1], after, g, last.perceived, last.calibrated, last.form
+        )
 
     def truncate(self, plies: int) -> None:
         """Keep the first ``plies`` plies (0 keeps only the start score)."""
@@ -274,6 +317,29 @@ class GameLedger:
         """The player's calibrated perceived rating (None without a model)."""
         profile = self._sides[color_name(color)].profile
         return profile.estimate() if profile is not None else None
+
+    def form(self, color: bool | str) -> CalibratedRating | None:
+        """The player's official rating updated by his moves so far (None
+        without a model with forward curves or without a rating)."""
+        return self._sides[color_name(color)].form()
+
+    def rating(self, color: bool | str) -> float | None:
+        """The official rating ``form`` starts from (None: unknown)."""
+        return self._sides[color_name(color)].rating
+
+    def set_ratings(self, white: float | None, black: float | None) -> bool:
+        """The players' official ratings (None or 0: unknown); the forms of the
+        traces follow. True when either changed."""
+        w = self._sides["white"].set_rating(official_rating(white))
+        b = self._sides["black"].set_rating(official_rating(black))
+        return w or b
+
+    def profile_sum(self, color: bool | str) -> tuple[int, int]:
+        """(moves, sum of move scores in hundredths of a point) of the
+        player's calibrated profile: what the perceived model combines over
+        several games; (0, 0) without a model."""
+        profile = self._sides[color_name(color)].profile
+        return (profile.moves, profile.centi_sum) if profile is not None else (0, 0)
 
     def move_classes(self, color: bool | str) -> list[int]:
         """The classes of the player's moves (empty without a model)."""

@@ -15,12 +15,15 @@ SAN in the position it was searched from.
 
 Names: the core calls Algorithm 4 ``perceived`` and the calibrated estimate
 ``calibrated``; on the wire the calibrated estimate is ``*_perceived`` (what
-an audience is shown) and Algorithm 4 is ``*_algorithm4``.
+an audience is shown) and Algorithm 4 is ``*_algorithm4``; ``form`` keeps its
+name. ``EvalInfo.wdl`` is the W/D/L the board shows (the human model's when
+it has one), ``engine_wdl`` the engine's own.
 """
 
 from __future__ import annotations
 
 import functools
+from typing import Literal
 
 import chess
 
@@ -62,28 +65,49 @@ def _best_san(best: str, fen: str, chess960: bool) -> str | None:
         return None
 
 
+def wdl(w: Wdl | None) -> schema.Wdl | None:
+    return None if w is None else schema.Wdl(win=w[0], draw=w[1], loss=w[2])
+
+
 def eval_info(
-    ev: Evaluation | None, wdl: Wdl | None, fen: str, chess960: bool = False
+    ev: Evaluation | None,
+    shown: Wdl | None,
+    fen: str,
+    chess960: bool = False,
+    *,
+    engine_wdl: Wdl | None = None,
+    wdl_model: str | None = None,
+    wdl_fallback: bool = False,
 ) -> schema.EvalInfo | None:
+    """An evaluation with the W/D/L shown (``shown``, made by ``wdl_model``;
+    None: no human model) and the engine's own (``engine_wdl``)."""
     if ev is None:
         return None
     return schema.EvalInfo(
         cp=ev.cp,
         mate=ev.mate,
-        wdl=None if wdl is None else schema.Wdl(win=wdl[0], draw=wdl[1], loss=wdl[2]),
+        wdl=wdl(shown),
+        engine_wdl=wdl(engine_wdl),
+        wdl_model=wdl_model,
+        wdl_fallback=wdl_fallback if wdl_model is not None else False,
         depth=ev.depth,
         best=best_san(ev.best, fen, chess960),
     )
 
 
+def _scale(scale: str | None) -> Literal["fide", "lichess"]:
+    return "fide" if scale == "fide" else "lichess"
+
+
 def perceived(
     c: CalibratedRating | None,
     rating_range: tuple[float, float] | None = None,
-    in_range: bool | None = None,
+    scale: str | None = None,
+    label: str | None = None,
 ) -> schema.Perceived | None:
-    """The calibrated estimate (the wire's ``*_perceived``), with the model's
-    validated ``rating_range`` and whether the player's official rating lies
-    in it (``in_range``; :meth:`BoardGame.in_range`)."""
+    """A calibrated rating (the wire's ``*_perceived`` or ``*_form``), with
+    the model's validated ``rating_range``, its rating ``scale`` and the
+    player's ``label`` (:meth:`BoardGame.label`)."""
     if c is None:
         return None
     return schema.Perceived(
@@ -93,14 +117,19 @@ def perceived(
         moves=c.moves,
         early=c.early,
         model=c.model,
+        scale=_scale(scale),
+        label=label,
         range_low=None if rating_range is None else rating_range[0],
         range_high=None if rating_range is None else rating_range[1],
-        in_range=in_range,
     )
 
 
 def _perceived_of(game: BoardGame, color: Color) -> schema.Perceived | None:
-    return perceived(game.calibrated(color), game.rating_range, game.in_range(color))
+    return perceived(game.calibrated(color), game.rating_range, game.scale, game.label(color))
+
+
+def _form_of(game: BoardGame, color: Color) -> schema.Perceived | None:
+    return perceived(game.form(color), game.rating_range, game.scale, game.label(color))
 
 
 def algorithm4(pr: PerceivedRating | None) -> schema.Algorithm4 | None:
@@ -121,13 +150,14 @@ def algorithm4(pr: PerceivedRating | None) -> schema.Algorithm4 | None:
 def trace_point(tp: TracePoint) -> schema.TracePoint:
     """Both ratings after one move: the calibrated estimate at the top level
     (null, and ``early``, without a model), Algorithm 4 nested."""
-    pr, c = tp.perceived, tp.calibrated
+    pr, c, f = tp.perceived, tp.calibrated, tp.form
     return schema.TracePoint(
         ply=tp.ply,
         rating=None if c is None else c.rating,
         low=None if c is None else c.low,
         high=None if c is None else c.high,
         early=True if c is None else c.early,
+        form=None if f is None else schema.TraceForm(rating=f.rating, low=f.low, high=f.high),
         algorithm4=schema.TraceAlgorithm4(
             rating=pr.rating,
             low=pr.low,
@@ -156,16 +186,34 @@ def clocks(c: Clocks) -> schema.Clocks:
     return schema.Clocks(white=c.white, black=c.black, running=c.running)
 
 
-def ply(p: PlyInfo, chess960: bool = False) -> schema.Ply:
+def ply(
+    p: PlyInfo,
+    chess960: bool = False,
+    wdl_model: str | None = None,
+    wdl_fallback: bool = False,
+) -> schema.Ply:
     return schema.Ply(
         ply=p.ply,
         san=p.san,
         uci=p.uci,
         color=p.color,
         clock=p.clock,
-        eval=eval_info(p.eval, p.wdl, p.fen, chess960),
+        eval=eval_info(
+            p.eval,
+            p.wdl,
+            p.fen,
+            chess960,
+            engine_wdl=p.engine_wdl,
+            wdl_model=wdl_model,
+            wdl_fallback=wdl_fallback,
+        ),
         gain=p.gain,
     )
+
+
+def _wdl_source(game: BoardGame) -> tuple[str | None, bool]:
+    m = game.wdl_model
+    return (None, False) if m is None else (m.name, game.wdl_fallback)
 
 
 def board_state(
@@ -176,6 +224,7 @@ def board_state(
 ) -> schema.BoardState:
     """Everything an overlay needs about one board (the ``snapshot`` message body)."""
     c960 = game.chess960
+    name, fallback = _wdl_source(game)
     return schema.BoardState(
         board_id=game.board_id,
         tournament=game.event,
@@ -187,16 +236,29 @@ def board_state(
         status=game.status,
         start_fen=game.start_fen if game.custom_start or c960 else None,
         fen=game.fen,
-        moves=[ply(p, c960) for p in game.moves()],
-        eval=eval_info(game.current_eval, game.current_wdl, game.fen, c960),
+        moves=[ply(p, c960, name, fallback) for p in game.moves()],
+        eval=eval_info(
+            game.current_eval,
+            game.current_wdl,
+            game.fen,
+            c960,
+            engine_wdl=game.engine_wdl_at(game.plies),
+            wdl_model=name,
+            wdl_fallback=fallback,
+        ),
         start_eval=eval_info(
             game.start_eval,
             game.start_wdl,
             game.start_fen,
             c960,
+            engine_wdl=game.engine_wdl_at(0),
+            wdl_model=name,
+            wdl_fallback=fallback,
         ),
         white_perceived=_perceived_of(game, "white"),
         black_perceived=_perceived_of(game, "black"),
+        white_form=_form_of(game, "white"),
+        black_form=_form_of(game, "black"),
         white_algorithm4=algorithm4(game.perceived("white")),
         black_algorithm4=algorithm4(game.perceived("black")),
         white_trace=[trace_point(tp) for tp in game.trace("white")],
@@ -213,6 +275,7 @@ def board_state(
 
 def board_summary(game: BoardGame) -> schema.BoardSummary:
     """One line of the board list (``hello`` / ``boards`` messages, ``/api/boards``)."""
+    name, fallback = _wdl_source(game)
     return schema.BoardSummary(
         board_id=game.board_id,
         tournament=game.event,
@@ -222,9 +285,19 @@ def board_summary(game: BoardGame) -> schema.BoardSummary:
         black=player(game.black),
         result=game.result,
         plies=game.plies,
-        eval=eval_info(game.current_eval, game.current_wdl, game.fen, game.chess960),
+        eval=eval_info(
+            game.current_eval,
+            game.current_wdl,
+            game.fen,
+            game.chess960,
+            engine_wdl=game.engine_wdl_at(game.plies),
+            wdl_model=name,
+            wdl_fallback=fallback,
+        ),
         white_perceived=_perceived_of(game, "white"),
         black_perceived=_perceived_of(game, "black"),
+        white_form=_form_of(game, "white"),
+        black_form=_form_of(game, "black"),
         white_algorithm4=algorithm4(game.perceived("white")),
         black_algorithm4=algorithm4(game.perceived("black")),
     )
@@ -237,11 +310,21 @@ def update(u: BoardUpdate, *, match: schema.MatchOdds | None = None) -> schema.U
         board_id=u.board_id,
         seq=u.seq,
         truncate_to=u.truncate_to,
-        ply=None if u.ply is None else ply(u.ply, chess960),
+        ply=None if u.ply is None else ply(u.ply, chess960, u.wdl_model, u.wdl_fallback),
         fen=u.fen,
-        eval=eval_info(u.eval, u.wdl, u.fen, chess960),
-        white_perceived=perceived(u.white_calibrated, u.rating_range, u.white_in_range),
-        black_perceived=perceived(u.black_calibrated, u.rating_range, u.black_in_range),
+        eval=eval_info(
+            u.eval,
+            u.wdl,
+            u.fen,
+            chess960,
+            engine_wdl=u.engine_wdl,
+            wdl_model=u.wdl_model,
+            wdl_fallback=u.wdl_fallback,
+        ),
+        white_perceived=perceived(u.white_calibrated, u.rating_range, u.scale, u.white_label),
+        black_perceived=perceived(u.black_calibrated, u.rating_range, u.scale, u.black_label),
+        white_form=perceived(u.white_form, u.rating_range, u.scale, u.white_label),
+        black_form=perceived(u.black_form, u.rating_range, u.scale, u.black_label),
         white_algorithm4=algorithm4(u.white_perceived),
         black_algorithm4=algorithm4(u.black_perceived),
         white_points=[trace_point(tp) for tp in u.white_points],

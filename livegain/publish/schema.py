@@ -14,11 +14,18 @@ Conventions: scores are centipawns from White's point of view, clipped to
 times are seconds (clocks) or epoch milliseconds (``*_ms``); plies count from 1
 (ply 1 is the first move of the game).
 
-Each player has two ratings: ``*_perceived`` is the calibrated estimate
-(:class:`Perceived`, what an audience is shown; null without a calibrated
-model) and ``*_algorithm4`` the paper's Algorithm 4 (:class:`Algorithm4`),
-kept beside it. Protocol 2 introduced this split (protocol 1's ``Perceived``
-was Algorithm 4's).
+Each player has three ratings: ``*_perceived`` is the calibrated estimate
+from this game's moves alone (:class:`Perceived`, what an audience is shown;
+null without a calibrated model), ``*_form`` his official rating updated by
+those moves (the same shape; null without an official rating) and
+``*_algorithm4`` the paper's Algorithm 4 (:class:`Algorithm4`), kept beside
+them. Protocol 2 introduced the calibrated/Algorithm 4 split (protocol 1's
+``Perceived`` was Algorithm 4's).
+
+Protocol 3: ``EvalInfo.wdl`` is the human win/draw/loss model's (fitted on
+real results, named by ``wdl_model``), the engine's own W/D/L is
+``engine_wdl``; ``*_form``; ``Perceived`` names its rating ``scale`` and
+carries a ``label`` instead of ``in_range`` (every player gets a number).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 Color = Literal["white", "black"]
 
@@ -58,30 +65,57 @@ class EvalInfo(_Model):
     cp: int = Field(description="centipawns, White's view, clipped to +/-3900")
     mate: int | None = Field(default=None, description="mate in N from White's view")
     wdl: Wdl | None = Field(
-        default=None, description="engine WDL if reported, else the win-chance model"
+        default=None,
+        description="the chances shown: the human W/D/L model's (``wdl_model``), from the "
+        "evaluation, the move number, the side to move and the players' official ratings; "
+        "without a model (``wdl_model`` null) the engine's own W/D/L, else the win-chance "
+        "curve",
+    )
+    engine_wdl: Wdl | None = Field(
+        default=None,
+        description="the engine's own W/D/L (Stockfish playing itself), null when the "
+        "engine gives none; show it, if at all, labelled as the engine's",
+    )
+    wdl_model: str | None = Field(
+        default=None,
+        description="name of the human W/D/L model that made ``wdl``; null: no model",
+    )
+    wdl_fallback: bool = Field(
+        default=False,
+        description="the model is not one fitted for this game's kind (classical over the "
+        "board, online rapid) and evaluation source: the nearest one was taken",
     )
     depth: int
     best: str | None = Field(default=None, description="best move in SAN, if known")
 
 
 class Perceived(_Model):
-    """The calibrated perceived rating: the strength a player is showing in
-    this game, with its 95 % interval (docs/maths.md). It is valid only for
-    players rated within the ratings the model was fitted to (``range_low``
-    to ``range_high``): ``in_range`` false means it is not."""
+    """A calibrated rating with its 95 % interval (docs/maths.md): as
+    ``*_perceived`` the strength a player is showing in this game from his
+    moves alone; as ``*_form`` his official rating updated by those moves.
+    Every player gets a number; ``label`` says when it lies outside the
+    ratings the model was validated on (show it beside the number)."""
 
-    rating: float = Field(description="the estimate, Elo points")
-    low: float = Field(
-        description="lower end of the 95 % interval (from the model's held-out residuals)"
-    )
-    high: float = Field(
-        description="upper end of the 95 % interval (from the model's held-out residuals)"
-    )
+    rating: float = Field(description="the estimate, Elo points on the model's ``scale``")
+    low: float = Field(description="lower end of the 95 % interval")
+    high: float = Field(description="upper end of the 95 % interval")
     moves: int = Field(description="moves of this player counted so far")
     early: bool = Field(
         description="fewer moves than the model's minimum: show 'too early', not the number"
     )
     model: str = Field(description="name of the calibrated model that made the estimate")
+    scale: Literal["fide", "lichess"] = Field(
+        default="lichess",
+        description="the rating scale the model is fitted on: FIDE (over the board) or "
+        "lichess (online)",
+    )
+    label: str | None = Field(
+        default=None,
+        description="null: the player's official rating (the estimate's, for an unrated "
+        "player) lies in the model's validated range; 'extrapolated' above it; the "
+        "model's own words below it ('not validated on FIDE games' for a FIDE-scale "
+        "model, else 'extrapolated'); show it beside the number",
+    )
     range_low: float | None = Field(
         default=None,
         description="lower end of the model's validated rating range (the 1 % quantile "
@@ -91,13 +125,6 @@ class Perceived(_Model):
         default=None,
         description="upper end of the model's validated rating range (the 99 % quantile "
         "of the ratings it was fitted to); null when the model gives no range",
-    )
-    in_range: bool | None = Field(
-        default=None,
-        description="whether the player's official rating (Player.rating) lies in "
-        "[range_low, range_high]; false: the estimate is not valid for this player, show "
-        "'beyond calibrated range', not the number (after 'too early' while early); null "
-        "when the player has no rating or the model no range",
     )
 
 
@@ -124,16 +151,28 @@ class TraceAlgorithm4(_Model):
     bounded: bool = Field(description="p was 0 or 1: the difference is clamped at +/-800")
 
 
+class TraceForm(_Model):
+    """``form`` at one point of a trace: the official rating updated by the
+    moves so far, with its 95 % interval."""
+
+    rating: float
+    low: float
+    high: float
+
+
 class TracePoint(_Model):
     """One point of a player's rating trace (the paper's Figure 6), right after
     his move ``ply``: the calibrated estimate (null rating, low and high, and
-    ``early`` true, without a calibrated model) and Algorithm 4's."""
+    ``early`` true, without a calibrated model), his ``form`` and Algorithm 4's."""
 
     ply: int
     rating: float | None = Field(description="calibrated estimate (null without a model)")
     low: float | None = Field(description="lower end of its 95 % interval")
     high: float | None = Field(description="upper end of its 95 % interval")
     early: bool = Field(description="too few moves yet: not a measurement")
+    form: TraceForm | None = Field(
+        default=None, description="form after this move (null without an official rating)"
+    )
     algorithm4: TraceAlgorithm4
 
 
@@ -193,6 +232,8 @@ class BoardSummary(_Model):
     eval: EvalInfo | None = None
     white_perceived: Perceived | None = None
     black_perceived: Perceived | None = None
+    white_form: Perceived | None = None
+    black_form: Perceived | None = None
     white_algorithm4: Algorithm4 | None = None
     black_algorithm4: Algorithm4 | None = None
     delay: int = Field(
@@ -224,6 +265,12 @@ class BoardState(_Model):
     black_perceived: Perceived | None = Field(
         default=None, description="calibrated perceived rating of Black"
     )
+    white_form: Perceived | None = Field(
+        default=None,
+        description="White's official rating updated by his moves in this game (null "
+        "without an official rating, a calibrated model with forward curves, or a move)",
+    )
+    black_form: Perceived | None = Field(default=None, description="form of Black")
     white_algorithm4: Algorithm4 | None = Field(
         default=None, description="Algorithm 4 (null before White's first counted move)"
     )
@@ -315,6 +362,8 @@ class Update(_Model):
     eval: EvalInfo | None = None
     white_perceived: Perceived | None = None
     black_perceived: Perceived | None = None
+    white_form: Perceived | None = None
+    black_form: Perceived | None = None
     white_algorithm4: Algorithm4 | None = None
     black_algorithm4: Algorithm4 | None = None
     white_points: list[TracePoint] = Field(
@@ -354,6 +403,16 @@ class StandingsRow(_Model):
     )
     win_se: float | None = Field(description="Monte Carlo standard error of ``win``")
     live: bool = Field(description="the player is playing a game now")
+    perceived: Perceived | None = Field(
+        default=None,
+        description="the calibrated perceived rating over all his games of the event "
+        "(their evidence combined); null without a model or a counted move",
+    )
+    form: Perceived | None = Field(
+        default=None,
+        description="his official rating updated by his moves over all his games of the "
+        "event; null without an official rating or a model with forward curves",
+    )
 
 
 class Standings(_Model):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import zlib
 
 import chess
 import pytest
+from toy_human import BELOW, forward_model, toy_wdl_model
 
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
@@ -242,9 +242,10 @@ def test_wire_json_of_both_ratings() -> None:
         "moves",
         "early",
         "model",
+        "scale",
+        "label",
         "range_low",
         "range_high",
-        "in_range",
     }
     assert set(state["white_algorithm4"]) == {
         "rating",
@@ -256,7 +257,7 @@ def test_wire_json_of_both_ratings() -> None:
         "bounded",
     }
     point = state["white_trace"][-1]
-    assert set(point) == {"ply", "rating", "low", "high", "early", "algorithm4"}
+    assert set(point) == {"ply", "rating", "low", "high", "early", "form", "algorithm4"}
     assert set(point["algorithm4"]) == {"rating", "low", "high", "difference", "bounded"}
     a4 = game.perceived("white")
     assert a4 is not None and point["algorithm4"]["rating"] == a4.rating
@@ -279,25 +280,23 @@ def test_error_count_reaches_the_wire() -> None:
 
 
 @pytest.mark.parametrize(
-    ("ranged", "white_rating", "black_rating", "expected"),
+    ("white_rating", "black_rating", "expected"),
     [
-        (True, 1800, 2440, (True, True)),  # both inside (the ends count as inside)
-        (True, 2812, 839, (False, False)),  # above and below the range
-        (True, None, 2100, (None, True)),  # White unrated
-        (False, 2812, 1800, (None, None)),  # a model without a range (an old file)
+        (2400, 2800, (None, None)),  # both inside (the ends count as inside)
+        (2900, 1800, ("extrapolated", BELOW)),  # above and below the range
+        (None, 2100, (None, None)),  # White unrated: his estimate's own label
     ],
-    ids=["inside", "outside", "unrated", "no-range"],
+    ids=["inside", "outside", "unrated"],
 )
-def test_in_range_from_the_official_rating(
-    ranged: bool,
+def test_label_beside_every_number(
     white_rating: int | None,
     black_rating: int | None,
-    expected: tuple[bool | None, bool | None],
+    expected: tuple[str | None, str | None],
 ) -> None:
-    """``in_range`` says whether the player's official rating lies in the model's
-    validated range; the snapshot, the summary and the updates agree on it."""
-    model = dataclasses.replace(toy_model(), rating_low=840.0, rating_high=2440.0)
-    t = Tournament(PAPER_ENGINE_RATING, model=model if ranged else toy_model())
+    """Every player gets a number; ``label`` says when his official rating
+    lies outside the model's validated range; the snapshot, the summary and
+    the updates agree, and ``form`` carries the same label."""
+    t = Tournament(PAPER_ENGINE_RATING, model=forward_model())
     players = {
         "white": PlayerInfo("White, Player", rating=white_rating),
         "black": PlayerInfo("Black, Player", rating=black_rating),
@@ -314,13 +313,86 @@ def test_in_range_from_the_official_rating(
     for color, want in zip(("white", "black"), expected, strict=True):
         p = getattr(state, f"{color}_perceived")
         assert p is not None
-        assert p.in_range is want
-        if ranged:
-            assert (p.range_low, p.range_high) == (840.0, 2440.0)
-        else:
-            assert p.range_low is None and p.range_high is None
+        assert p.label == want and p.scale == "fide"
+        assert (p.range_low, p.range_high) == (2000.0, 2800.0)
         assert getattr(summary, f"{color}_perceived") == p
         assert getattr(upd, f"{color}_perceived") == p
-        # the estimate itself is still sent: the overlay decides what to show
         c = game.calibrated(color)
         assert c is not None and p.rating == c.rating and not p.early
+        form = getattr(state, f"{color}_form")
+        if getattr(game, color).rating is None:
+            assert form is None  # no official rating: no form
+        else:
+            assert form is not None and form.label == want
+            assert getattr(upd, f"{color}_form") == form
+            assert getattr(summary, f"{color}_form") == form
+
+
+def test_form_on_the_wire_follows_the_moves() -> None:
+    """``white_form``/``black_form``: the official rating moved by this game's
+    moves, in snapshots, updates and trace points; null without a rating."""
+    t = Tournament(PAPER_ENGINE_RATING, model=forward_model())
+    players = {
+        "white": PlayerInfo("White, Player", rating=2500),
+        "black": PlayerInfo("Black, Player"),
+    }
+    bid = t.apply(snap(MOVES[:12], **players)).board_id
+    assert bid is not None
+    ups: list[schema.Update] = []
+    for r in t.pending():
+        ups.extend(convert.update(u) for u in t.record_eval(r.board_id, r.ply, r.fen, ev_of(r.fen)))
+    game = t.board(bid)
+    state = convert.board_state(game, engine=ENGINE)
+    form = game.form("white")
+    assert form is not None and state.white_form is not None
+    assert state.white_form.rating == form.rating != 2500.0
+    assert state.white_form.low < form.rating < state.white_form.high
+    assert state.black_form is None and state.black_perceived is not None
+    assert ups[-1].white_form == state.white_form and ups[-1].black_form is None
+    last = state.white_trace[-1]
+    assert last.form is not None and last.form.rating == form.rating
+    assert all(p.form is None for p in state.black_trace)
+    # the updates' trace points are the snapshot's
+    points = [p for u in ups for p in u.white_points]
+    assert points == state.white_trace
+
+
+def test_eval_carries_the_human_wdl_beside_the_engine_s() -> None:
+    """With a human W/D/L model, ``wdl`` is the model's (from the evaluation,
+    the ply, the side to move and the official ratings), ``engine_wdl`` the
+    engine's own, ``wdl_model`` names the model; without one ``wdl`` stays the
+    engine's and ``wdl_model`` is null."""
+    wdl_model = toy_wdl_model()
+    t = Tournament(PAPER_ENGINE_RATING, wdl_model=wdl_model)
+    bid = t.apply(snap(MOVES[:6])).board_id
+    assert bid is not None
+    ups: list[schema.Update] = []
+    for r in t.pending():
+        ev = ev_of(r.fen, wdl=True)
+        ups.extend(convert.update(u) for u in t.record_eval(r.board_id, r.ply, r.fen, ev))
+    game = t.board(bid)
+    state = convert.board_state(game, engine=ENGINE)
+    assert state.eval is not None and state.eval.wdl is not None
+    ev = ev_of(game.fen, wdl=True)
+    want = wdl_model.wdl(ev, 6, 2812.0, 2725.0, True)
+    assert (state.eval.wdl.win, state.eval.wdl.draw, state.eval.wdl.loss) == want
+    assert state.eval.engine_wdl == schema.Wdl(win=300, draw=500, loss=200)
+    assert state.eval.wdl_model == "toy-human" and state.eval.wdl_fallback is False
+    m3 = state.moves[2].eval
+    assert m3 is not None and m3.wdl is not None and m3.wdl_model == "toy-human"
+    ev3 = ev_of(game.fen_at(3), wdl=True)
+    assert (m3.wdl.win, m3.wdl.draw, m3.wdl.loss) == wdl_model.wdl(ev3, 3, 2812.0, 2725.0, False)
+    assert state.start_eval is not None and state.start_eval.wdl is not None
+    prior = wdl_model.prior.wdl(2812.0, 2725.0)  # before any move: the ratings alone
+    assert (state.start_eval.wdl.win, state.start_eval.wdl.draw) == prior[:2]
+    assert ups[-1].eval == state.eval
+    assert convert.board_summary(game).eval == state.eval
+    # without a model: the engine's own W/D/L is shown, and named as no model
+    plain = Tournament(PAPER_ENGINE_RATING)
+    pid = plain.apply(snap(MOVES[:6])).board_id
+    assert pid is not None
+    for r in plain.pending():
+        plain.record_eval(r.board_id, r.ply, r.fen, ev_of(r.fen, wdl=True))
+    other = convert.board_state(plain.board(pid), engine=ENGINE).eval
+    assert other is not None and other.wdl_model is None
+    assert other.wdl == other.engine_wdl == schema.Wdl(win=300, draw=500, loss=200)
