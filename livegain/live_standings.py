@@ -27,6 +27,12 @@ spaces) gives the format, tie-breaks, play-off rule, pairings and the points
 carried in; an event without one gets standings without odds. Boards without
 an event name are not part of any standings.
 
+Games not started are simulated with the ratings-only layer of the human
+W/D/L model (``prior(event)``: the event's kind of game, as the service
+chooses it; else the one of its boards' model), the same model the boards'
+live chances start from. Each row carries the player's ``perceived`` rating
+and ``form`` over his games of the event.
+
 Each new ``standings`` message goes to ``publish(event, data)``: the service
 hands it to its WebSocket server (``/api/standings``, ``subscribe_standings``)
 and its MQTT publisher.
@@ -43,9 +49,18 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from livegain.core.event_table import EventRules, EventTable, GameEntry, entry_of, event_table
+from livegain.core.event_table import (
+    EventRules,
+    EventTable,
+    GameEntry,
+    TableRow,
+    entry_of,
+    event_table,
+)
 from livegain.core.game import BoardGame
-from livegain.publish import schema
+from livegain.core.human_wdl import RatingsPrior
+from livegain.core.perceived import CalibratedRating
+from livegain.publish import convert, schema
 
 if TYPE_CHECKING:
     from livegain.config import EventConfig
@@ -65,6 +80,15 @@ def event_of(game: BoardGame) -> str | None:
     """The board's event name, or None when it has none."""
     name = (game.event or "").strip()
     return name if name and name != "?" else None
+
+
+def _rated(row: TableRow, c: CalibratedRating | None) -> schema.Perceived | None:
+    m = row.model
+    if m is None or c is None:
+        return None
+    ranged = (m.rating_low, m.rating_high)
+    rating_range = None if ranged[0] is None or ranged[1] is None else (ranged[0], ranged[1])
+    return convert.perceived(c, rating_range, m.scale, row.label)
 
 
 def standings_message(table: EventTable, version: int) -> schema.Standings:
@@ -91,6 +115,8 @@ def standings_message(table: EventTable, version: int) -> schema.Standings:
                 win=r.win,
                 win_se=r.win_se,
                 live=r.live,
+                perceived=_rated(r, r.perceived),
+                form=_rated(r, r.form),
             )
             for r in table.rows
         ],
@@ -108,6 +134,7 @@ def standings_message(table: EventTable, version: int) -> schema.Standings:
 class _Event:
     name: str
     rules: EventRules
+    prior: RatingsPrior | None = None
     dirty: asyncio.Event = field(default_factory=asyncio.Event)
     version: int = 0
     last: schema.Standings | None = None
@@ -131,7 +158,9 @@ class LiveStandings:
     """Standings and odds of every event on the boards; see the module docstring.
 
     ``boards`` gives the service's boards (id -> game) when called;
-    ``publish(event, data)`` sends a new serialised ``standings`` message.
+    ``publish(event, data)`` sends a new serialised ``standings`` message;
+    ``prior(event)`` the ratings-only W/D/L model of the event's games not
+    started (None: the one of its boards' human model, else the draw rate).
     """
 
     def __init__(
@@ -141,12 +170,14 @@ class LiveStandings:
         publish: Callable[[str, bytes], None],
         *,
         interval: float = INTERVAL,
+        prior: Callable[[str], RatingsPrior | None] | None = None,
     ) -> None:
         self._configured: dict[str, tuple[str, EventRules]] = {
             event_key(e.name): (e.name, e.rules()) for e in events
         }
         self._boards = boards
         self._publish = publish
+        self._prior = prior
         self.interval = interval
         self.stats = StandingsStats()
         self._events: dict[str, _Event] = {}  # by event name as the boards carry it
@@ -203,7 +234,8 @@ class LiveStandings:
         if ev is None:
             configured = self._configured.get(event_key(name))
             rules = configured[1] if configured is not None else EventRules()
-            ev = self._events[name] = _Event(name, rules)
+            prior = self._prior(name) if self._prior is not None else None
+            ev = self._events[name] = _Event(name, rules, prior)
             if self._tg is not None:
                 self._tg.create_task(self._follow(ev), name=f"standings-{name[:40]}")
             else:
@@ -275,7 +307,7 @@ class LiveStandings:
     def _make(ev: _Event, games: list[GameEntry]) -> tuple[schema.Standings, bytes] | None:
         """(message, its bytes) for the event's table, or None when a viewer
         would see nothing new (in a worker thread)."""
-        table = event_table(ev.name, games, ev.rules)
+        table = event_table(ev.name, games, ev.rules, ev.prior)
         msg = standings_message(table, ev.version + 1)
         same = {"version": msg.version, "plies": msg.plies}
         if ev.last is not None and msg == ev.last.model_copy(update=same):

@@ -19,10 +19,14 @@ Games:
 
 * finished boards are results (``1-0``, ``0-1``, ``1/2-1/2``);
 * boards with moves and no result are games in progress, simulated from their
-  live W/D/L (the last evaluated position's; from the ratings while none is
-  known yet);
-* boards without a move are games not started, simulated from the ratings
-  with the draw model of :func:`livegain.core.odds.game_probabilities`;
+  live W/D/L: the chances the board shows for its last evaluated position
+  (the human W/D/L model's, :meth:`BoardGame.wdl_at`; from the ratings while
+  none is known yet);
+* boards without a move are games not started, simulated from the ratings:
+  with the ratings-only layer of the boards' human W/D/L model (``prior``,
+  :class:`livegain.core.human_wdl.RatingsPrior`: the same model their live
+  chances start from), else with the draw model of
+  :func:`livegain.core.odds.game_probabilities`;
 * ``pairings`` of the rules not yet on a board are games not started too (a
   pairing with a round is on a board of that round; without one, on any board
   of the same two players);
@@ -41,6 +45,12 @@ points and rounds are right; their tie-breaks then treat those rounds as
 :mod:`livegain.core.standings` treats unplayed rounds (a dummy opponent with
 the player's own points): only the rounds in the feed have real opponents.
 
+Each row also gives the player's calibrated ``perceived`` rating and his
+``form`` (official rating updated by his moves) over all his games of the
+event: each game's (moves, sum of move scores) combined by the boards'
+perceived-rating model (:meth:`PerceivedModel.perceived`,
+:meth:`PerceivedModel.form`), with the model's label of his rating.
+
 Pure: no I/O, no clock; the simulation's randomness comes from ``seed``.
 """
 
@@ -55,8 +65,10 @@ from typing import TYPE_CHECKING, Literal
 
 from livegain.core.events import PlayerInfo, normalise_name, player_key
 from livegain.core.game import BoardGame
+from livegain.core.human_wdl import RatingsPrior
+from livegain.core.ledger import official_rating
+from livegain.core.perceived import CalibratedRating, PerceivedModel
 from livegain.core.standings import ALIASES, Result, Standings, tiebreak_names
-from livegain.core.wdl import position_wdl
 
 if TYPE_CHECKING:  # the simulation (NumPy, SciPy) is imported when first used
     from livegain.core.tournament_odds import InProgress, Playoff
@@ -134,6 +146,13 @@ class GameEntry:
     plies: int
     wdl: tuple[float, float, float] | None = None
     """W/D/L of the last evaluated position, White's view (any positive scale)."""
+    white_moves: tuple[int, int] = (0, 0)
+    """White's (moves, sum of move scores in hundredths) for the perceived model."""
+    black_moves: tuple[int, int] = (0, 0)
+    model: PerceivedModel | None = None
+    """The board's perceived-rating model (None: none)."""
+    prior: RatingsPrior | None = None
+    """The ratings-only layer of the board's human W/D/L model (None: none)."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +171,14 @@ class TableRow:
     win: float | None
     win_se: float | None
     live: bool
+    perceived: CalibratedRating | None = None
+    """The calibrated perceived rating over his games of the event."""
+    form: CalibratedRating | None = None
+    """His official rating updated by his moves over his games of the event."""
+    model: PerceivedModel | None = None
+    """The model of both (its scale, range and label)."""
+    label: str | None = None
+    """The model's label of his official rating (of his estimate when unrated)."""
 
 
 @dataclass(frozen=True)
@@ -180,21 +207,19 @@ class EventTable:
 
 
 def entry_of(game: BoardGame) -> GameEntry:
-    """What :func:`event_table` needs of a board: the W/D/L is the current
-    position's, else the last evaluated one's within :data:`WDL_LOOKBACK`
-    plies (a move that just arrived is not evaluated yet)."""
+    """What :func:`event_table` needs of a board: the W/D/L is the one the
+    board shows for the current position, else for the last evaluated one
+    within :data:`WDL_LOOKBACK` plies (a move that just arrived is not
+    evaluated yet); each player's moves for the perceived model; the board's
+    models."""
     wdl: tuple[float, float, float] | None = None
     if game.result == "*":
-        current = game.current_wdl
-        if current is not None:
-            wdl = (float(current[0]), float(current[1]), float(current[2]))
-        else:
-            for ply in range(game.plies - 1, max(-1, game.plies - 1 - WDL_LOOKBACK), -1):
-                ev = game.eval_at(ply)
-                if ev is not None:
-                    w, d, lo = position_wdl(ev)
-                    wdl = (float(w), float(d), float(lo))
-                    break
+        for ply in range(game.plies, max(-1, game.plies - 1 - WDL_LOOKBACK), -1):
+            shown = game.wdl_at(ply)
+            if shown is not None:
+                wdl = (float(shown[0]), float(shown[1]), float(shown[2]))
+                break
+    human = game.wdl_model
     return GameEntry(
         board_id=game.board_id,
         white=game.white,
@@ -203,6 +228,10 @@ def entry_of(game: BoardGame) -> GameEntry:
         result=game.result,
         plies=game.plies,
         wdl=wdl,
+        white_moves=game.profile_sum("white"),
+        black_moves=game.profile_sum("black"),
+        model=game.model,
+        prior=None if human is None else human.prior,
     )
 
 
@@ -261,10 +290,36 @@ def _byes(key: str, points: float, rounds: int) -> list[Result]:
     return out
 
 
-def event_table(event: str, games: Iterable[GameEntry], rules: EventRules) -> EventTable:
+def _ratings_of(
+    key: str, info: PlayerInfo, played: dict[str, list[tuple[PerceivedModel, tuple[int, int]]]]
+) -> tuple[CalibratedRating | None, CalibratedRating | None, PerceivedModel | None, str | None]:
+    """(perceived, form, model, label) of a player over his games: those of
+    the model of his first game with one (a model combines only its own)."""
+    games = played.get(key, [])
+    if not games:
+        return None, None, None, None
+    model = games[0][0]
+    sums = [g for m, g in games if m.name == model.name]
+    rating = official_rating(info.rating)
+    perceived = model.perceived(sums)
+    form = model.form(sums, rating)
+    shown = rating if rating is not None else (None if perceived is None else perceived.rating)
+    return perceived, form, model, model.range_label(shown)
+
+
+def event_table(
+    event: str,
+    games: Iterable[GameEntry],
+    rules: EventRules,
+    prior: RatingsPrior | None = None,
+) -> EventTable:
     """The standings of ``event`` from its boards ``games``, with the odds of
-    finishing first when ``rules`` has a format (see the module docstring)."""
+    finishing first when ``rules`` has a format (see the module docstring).
+    ``prior``: the ratings-only W/D/L of games not started (None: the first
+    board's human W/D/L model's, else ``rules.draw_rate``)."""
     boards = [g for g in games if _known(g.white) and _known(g.black)]
+    if prior is None:
+        prior = next((g.prior for g in boards if g.prior is not None), None)
     rounds_seen = [num for g in boards if (num := round_number(g.round)) is not None]
     people = _Field()
     keyed: list[tuple[GameEntry, str, str, int | None]] = []
@@ -284,8 +339,13 @@ def event_table(event: str, games: Iterable[GameEntry], rules: EventRules) -> Ev
     on_board: Counter[tuple[frozenset[str], int | None]] = Counter()
     plies = 0
     n_live = 0
+    played: dict[str, list[tuple[PerceivedModel, tuple[int, int]]]] = {}
     for g, wk, bk, rnd in keyed:
         plies += g.plies
+        if g.model is not None:
+            for key, moves in ((wk, g.white_moves), (bk, g.black_moves)):
+                if moves[0] > 0:
+                    played.setdefault(key, []).append((g.model, moves))
         pair = frozenset((wk, bk))
         met[pair] += 1
         on_board[(pair, rnd)] += 1
@@ -370,6 +430,7 @@ def event_table(event: str, games: Iterable[GameEntry], rules: EventRules) -> Ev
             tiebreaks=order,
             playoff=rules.playoff,
             draw_rate=rules.draw_rate,
+            prior=prior,
         )
         odds = {k: (c.p, c.stderr) for k, c in chances.items()}
         sims = rules.sims
@@ -388,6 +449,7 @@ def event_table(event: str, games: Iterable[GameEntry], rules: EventRules) -> Ev
     for r in table.rows:
         info = people.info[r.player]
         chance = odds.get(r.player)
+        perceived, form, model, label = _ratings_of(r.player, info, played)
         rows.append(
             TableRow(
                 rank=r.rank,
@@ -403,6 +465,10 @@ def event_table(event: str, games: Iterable[GameEntry], rules: EventRules) -> Ev
                 win=None if chance is None else chance[0],
                 win_se=None if chance is None else chance[1],
                 live=r.player in playing,
+                perceived=perceived,
+                form=form,
+                model=model,
+                label=label,
             )
         )
     return EventTable(

@@ -18,13 +18,19 @@ still level after the last tie-break, the ``playoff`` rule:
 
 Per game:
 
-* a game not started: W/D/L from the rating difference with the draw model of
-  seed 000 (:func:`livegain.core.odds.game_probabilities`): expected score
-  ``E`` from the Elo curve, draw probability ``D`` (``draw_rate``, lowered to
-  ``2*min(E, 1-E)`` when it does not fit), ``W = E - D/2``. The expected score
-  is never used as a win probability.
+* a game not started: W/D/L from the two ratings. With a ``prior`` (the
+  ratings-only layer of the human W/D/L model,
+  :class:`livegain.core.human_wdl.RatingsPrior`, fitted on real results:
+  White's advantage and a draw rate that depends on the level and the gap)
+  that model's ``probabilities(white, black)``, the same model the boards'
+  live chances start from; without one the draw model of seed 000
+  (:func:`livegain.core.odds.game_probabilities`): expected score ``E`` from
+  the Elo curve, draw probability ``D`` (``draw_rate``, lowered to
+  ``2*min(E, 1-E)`` when it does not fit), ``W = E - D/2``. The expected
+  score is never used as a win probability.
 * a game in progress: drawn from the live W/D/L the caller passes (per mille or
-  probabilities, White's view; normalised by its sum), e.g. the engine's.
+  probabilities, White's view; normalised by its sum): the chances the board
+  shows (the human model's).
 
 Each probability comes with its Monte Carlo standard error
 ``sd(x) / sqrt(sims)``, ``x`` being a player's share of first place in one
@@ -50,7 +56,7 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, get_args
+from typing import Literal, NamedTuple, Protocol, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -86,6 +92,14 @@ Sparse = csr_matrix
 
 InProgress = tuple[str, str, Sequence[float]]
 """(white, black, live W/D/L from White's view, per mille or probabilities)."""
+
+
+class RatingsWdl(Protocol):
+    """A ratings-only W/D/L model (:class:`livegain.core.human_wdl.RatingsPrior`)."""
+
+    def probabilities(
+        self, white: float | None, black: float | None
+    ) -> tuple[float, float, float]: ...
 
 
 class WinChance(NamedTuple):
@@ -136,21 +150,33 @@ def _normalise_wdl(wdl: Sequence[float], where: str) -> tuple[float, float, floa
 
 
 def _rating_wdl(
-    ratings: Mapping[str, float], white: str, black: str, draw_rate: float, model: Model
+    ratings: Mapping[str, float],
+    white: str,
+    black: str,
+    draw_rate: float,
+    model: Model,
+    prior: RatingsWdl | None = None,
 ) -> tuple[float, float, float]:
+    if prior is not None:
+        w, d, lo = prior.probabilities(ratings[white], ratings[black])
+        return _normalise_wdl((max(0.0, w), max(0.0, d), max(0.0, lo)), f"{white} - {black}")
     g = game_probabilities(ratings[white] - ratings[black], draw_rate, model)
     return g.win, g.draw, g.loss
 
 
 def _decisive(
-    players: Sequence[str], ratings: Mapping[str, float], draw_rate: float, model: Model
+    players: Sequence[str],
+    ratings: Mapping[str, float],
+    draw_rate: float,
+    model: Model,
+    prior: RatingsWdl | None = None,
 ) -> Float:
     n = len(players)
     out = np.full((n, n), 0.5)
     for i, a in enumerate(players):
         for j, b in enumerate(players):
             if i != j:
-                w, _, lo = _rating_wdl(ratings, a, b, draw_rate, model)
+                w, _, lo = _rating_wdl(ratings, a, b, draw_rate, model, prior)
                 out[i, j] = w / (w + lo) if w + lo > 0 else 0.5
     return out
 
@@ -199,6 +225,7 @@ def _setup(
     playoff: Playoff,
     draw_rate: float,
     model: Model,
+    prior: RatingsWdl | None = None,
 ) -> _Setup:
     n = len(players)
     idx = {p: k for k, p in enumerate(players)}
@@ -240,7 +267,7 @@ def _setup(
     for white, black, wdl in in_progress:
         left.append((idx[white], idx[black], _normalise_wdl(wdl, f"{white} - {black}")))
     for white, black in upcoming:
-        wdl = _rating_wdl(ratings, white, black, draw_rate, model)
+        wdl = _rating_wdl(ratings, white, black, draw_rate, model, prior)
         left.append((idx[white], idx[black], wdl))
     g = len(left)
     wi = np.array([x[0] for x in left], dtype=np.int64)
@@ -252,7 +279,7 @@ def _setup(
     of_white = csr_matrix((np.ones(g), (wi, np.arange(g))), shape=(n, g))
     of_black = csr_matrix((np.ones(g), (bi, np.arange(g))), shape=(n, g))
     decisive = (
-        _decisive(players, ratings, draw_rate, model)
+        _decisive(players, ratings, draw_rate, model, prior)
         if playoff == "rating"
         else np.full((n, n), 0.5)
     )
@@ -417,6 +444,7 @@ def win_odds(
     playoff: Playoff = "share",
     draw_rate: float = DEFAULT_DRAW_RATE,
     model: Model = "logistic",
+    prior: RatingsWdl | None = None,
 ) -> dict[str, WinChance]:
     """Probability that each player finishes first, with its Monte Carlo standard error.
 
@@ -427,6 +455,8 @@ def win_odds(
     black)`` not started. Round robin: all games left; Swiss: only the current
     round (the odds are then of leading after that round). ``seed`` makes the
     result reproducible (same ``sims`` and ``seed``, same numbers).
+    ``prior``: the ratings-only W/D/L of games not started and of play-off
+    games (None: ``draw_rate`` and the Elo ``model``).
     """
     if sims < 2:
         raise ValueError(f"need at least 2 simulations, got {sims}")
@@ -435,7 +465,7 @@ def win_odds(
     later = list(upcoming)
     order = tiebreak_names(tiebreaks)
     _check(players, ratings, done, live, later, playoff, draw_rate)
-    st = _setup(players, ratings, done, live, later, playoff, draw_rate, model)
+    st = _setup(players, ratings, done, live, later, playoff, draw_rate, model, prior)
     rng = np.random.default_rng(seed)
     total = np.zeros(len(players))
     squares = np.zeros(len(players))
@@ -483,6 +513,7 @@ def exact_win_odds(
     playoff: Playoff = "share",
     draw_rate: float = DEFAULT_DRAW_RATE,
     model: Model = "logistic",
+    prior: RatingsWdl | None = None,
 ) -> dict[str, float]:
     """The probabilities of :func:`win_odds`, exactly, by enumerating all 3^k
     outcomes of the k games left (at most :data:`EXACT_MAX_GAMES`) and ranking
@@ -495,14 +526,14 @@ def exact_win_odds(
     games: list[tuple[str, str, tuple[float, float, float]]] = [
         (w, b, _normalise_wdl(wdl, f"{w} - {b}")) for w, b, wdl in live
     ]
-    games += [(w, b, _rating_wdl(ratings, w, b, draw_rate, model)) for w, b in later]
+    games += [(w, b, _rating_wdl(ratings, w, b, draw_rate, model, prior)) for w, b in later]
     if len(games) > EXACT_MAX_GAMES:
         raise ValueError(
             f"{len(games)} games left: exact enumeration takes at most {EXACT_MAX_GAMES}"
         )
     decisive: dict[tuple[str, str], float] = {}
     if playoff == "rating":
-        matrix = _decisive(players, ratings, draw_rate, model)
+        matrix = _decisive(players, ratings, draw_rate, model, prior)
         for i, a in enumerate(players):
             for j, b in enumerate(players):
                 decisive[(a, b)] = float(matrix[i, j])

@@ -4,9 +4,11 @@ rules matched to players; points carried in; the odds against exact enumeration.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
+from toy_human import forward_model, toy_prior, toy_wdl_model
 
 from livegain.core import tournament_odds
 from livegain.core.evaluation import Evaluation
@@ -259,3 +261,112 @@ def test_entry_of_a_board_takes_the_last_evaluated_position() -> None:
     assert entry_of(g).wdl == (400.0, 550.0, 50.0)
     t.apply(GameSnapshot(**{**snap.__dict__, "result": "1-0"}))
     assert entry_of(g).result == "1-0" and entry_of(g).wdl is None
+
+
+def test_games_not_started_use_the_human_models_ratings_only_layer() -> None:
+    """With a human W/D/L model, games not started are simulated from its
+    ratings-only layer (White's advantage, its draw rate by level and gap),
+    the same model the boards' live chances start from: the odds are the
+    exact enumeration's with those W/D/L."""
+    prior = toy_prior()
+    games = [
+        board("Alpha, Ann", "Beta, Bob", "1-0", rnd="1"),
+        board("Gamma, Gil", "Delta, Dan", "1/2-1/2", rnd="1"),
+        board("Alpha, Ann", "Gamma, Gil", rnd="2", plies=0),
+        board("Beta, Bob", "Delta, Dan", rnd="2", plies=0),
+    ]
+    rules = EventRules(format="round-robin", sims=40_000, seed=5)
+    t = event_table("RR", games, rules, prior)
+    A, B, C, D = (normalise_name(n) for n in RATINGS)
+    ratings = {normalise_name(n): float(r) for n, r in RATINGS.items()}
+    left = [(A, C), (B, D), (A, D), (B, C)]
+    exact = exact_win_odds(
+        [A, B, C, D],
+        ratings,
+        [Result.game(A, B, "1-0"), Result.game(C, D, "1/2-1/2")],
+        [(w, b, prior.probabilities(ratings[w], ratings[b])) for w, b in left],
+        tiebreaks=("DE", "SB", "WIN"),
+    )
+    assert_near_exact(t, exact)
+    assert exact == exact_win_odds(
+        [A, B, C, D],
+        ratings,
+        [Result.game(A, B, "1-0"), Result.game(C, D, "1/2-1/2")],
+        [],
+        left,
+        tiebreaks=("DE", "SB", "WIN"),
+        prior=prior,
+    )
+    # the boards' own model is taken when the event names none
+    with_board_prior = [dataclasses.replace(g, prior=prior) for g in games]
+    again = event_table("RR", with_board_prior, rules)
+    assert [win(r) for r in again.rows] == [win(r) for r in t.rows]
+    # and it differs from the draw-rate default
+    default = event_table("RR", games, rules)
+    assert [win(r) for r in default.rows] != [win(r) for r in t.rows]
+
+
+def test_entry_of_takes_the_chances_the_board_shows() -> None:
+    """A board with a human W/D/L model hands the table the model's chances,
+    not the engine's, and its ratings-only layer for games not started."""
+    human = toy_wdl_model()
+    t = Tournament(engine_rating=2860.0, wdl_model=human)
+    snap = GameSnapshot(
+        source="t",
+        white=PlayerInfo("Alpha, Ann", rating=2700),
+        black=PlayerInfo("Beta, Bob", rating=2650),
+        moves=("e4", "e5", "Nf3"),
+        event="Open",
+        round="3",
+    )
+    bid = t.apply(snap).board_id
+    assert bid is not None
+    g = t.board(bid)
+    ev = Evaluation(cp=40, wdl=(200, 700, 100))
+    t.record_eval(bid, 2, g.fen_at(2), ev)
+    e = entry_of(g)
+    want = human.wdl(ev, 2, 2700.0, 2650.0, True)
+    assert e.wdl == tuple(float(x) for x in want) != (200.0, 700.0, 100.0)
+    assert e.prior is human.prior
+
+
+def test_rows_carry_perceived_and_form_over_the_players_games() -> None:
+    """Each row: the calibrated perceived rating and the form over all the
+    player's games of the event, combined by the model; null form without
+    a rating; labels of the model's range."""
+    model = forward_model()
+    alpha, beta = (30, 150_000), (28, 110_000)  # (moves, centi_sum) per game
+    games = [
+        dataclasses.replace(
+            board("Alpha, Ann", "Beta, Bob", "1-0", rnd="1"),
+            white_moves=alpha,
+            black_moves=beta,
+            model=model,
+        ),
+        dataclasses.replace(
+            board("Gamma, Gil", "Alpha, Ann", rnd="2"),
+            white_moves=(20, 90_000),
+            black_moves=(21, 100_000),
+            model=model,
+        ),
+    ]
+    rows = keyed(event_table("E", games, EventRules()))
+    a = rows["Alpha, Ann"]
+    assert a.perceived == model.perceived([alpha, (21, 100_000)])
+    assert a.form == model.form([alpha, (21, 100_000)], 2700.0)
+    assert a.form is not None and a.form.moves == 51
+    assert rows["Beta, Bob"].form == model.form([beta], 2650.0)
+    assert rows["Beta, Bob"].perceived == model.estimate(*beta)
+    assert a.label is None and a.model is model
+    # an unrated player: a perceived rating, no form
+    unrated = [
+        dataclasses.replace(
+            GameEntry("x", p("Alpha, Ann"), PlayerInfo("New, Ned"), "1", "*", 20),
+            white_moves=alpha,
+            black_moves=(10, 20_000),
+            model=model,
+        )
+    ]
+    ned = keyed(event_table("E", unrated, EventRules()))["New, Ned"]
+    assert ned.form is None and ned.perceived == model.estimate(10, 20_000)
+    assert ned.label == model.range_label(ned.perceived.rating)
