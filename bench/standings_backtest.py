@@ -12,8 +12,14 @@ then: its result counts), its position evaluated by Stockfish (``--depth``,
 W/D/L from the engine), and the odds with those live W/D/L are scored against
 the rating-only odds at the same moment.
 
+With ``--human``, the same forecasts again with the human W/D/L model
+(``livegain.core.human_wdl``, classical over the board, the model of the
+engine at ``--depth``): games not started (and rating play-offs) from its
+ratings-only prior, games in progress from its live W/D/L of the same
+evaluation, beside the engine's W/D/L and seed 000's draw rate.
+
 Run: .venv/bin/python bench/standings_backtest.py [--pgn FILE] [--draw-rates 0.5,0.6]
-        [--live-ply 60 --depth 12]
+        [--live-ply 60 --depth 12 [--cache /tmp/evals.sqlite]] [--human [--wdl-models PATH]]
 """
 
 from __future__ import annotations
@@ -21,8 +27,11 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
-from livegain.backtest import backtest_mid_round, backtest_win_odds, read_event
+from livegain.backtest import Backtest, Event, backtest_mid_round, backtest_win_odds, read_event
+from livegain.core.evaluation import Evaluation
+from livegain.core.human_wdl import CLASSICAL_OTB, HumanWdlModel, RatingsPrior
 from livegain.core.tournament_odds import DEFAULT_DRAW_RATE, PLAYOFFS, Playoff
 
 REPO = Path(__file__).resolve().parent.parent
@@ -40,6 +49,9 @@ def main() -> None:
     ap.add_argument("--live-ply", type=int, default=None, help="also mid-round, at this ply")
     ap.add_argument("--depth", type=int, default=12, help="engine depth of the live W/D/L")
     ap.add_argument("--engine", default="/usr/games/stockfish")
+    ap.add_argument("--cache", default=None, help="SQLite evaluation cache of the live positions")
+    ap.add_argument("--human", action="store_true", help="also with the human W/D/L model")
+    ap.add_argument("--wdl-models", default=None, help="W/D/L model file (default: shipped)")
     args = ap.parse_args()
     if not args.pgn.exists():
         print(f"skipped: {args.pgn} not present (the shared data beside the checkout)")
@@ -47,6 +59,7 @@ def main() -> None:
     event = read_event(args.pgn)
     tiebreaks = tuple(t for t in args.tiebreaks.split(",") if t)
     playoff: Playoff = args.playoff
+    human = human_model(args) if args.human else None
     for draw_rate in (float(x) for x in args.draw_rates.split(",")):
         start = time.perf_counter()
         bt = backtest_win_odds(
@@ -58,42 +71,103 @@ def main() -> None:
             playoff=playoff,
         )
         elapsed = time.perf_counter() - start
-        winner = event.names[bt.winner]
-        print(
-            f"{args.pgn.name}: {len(event.games)} games, {bt.players} players; winner {winner};"
-            f" draw rate {draw_rate}; tie-breaks {', '.join(tiebreaks) or 'none'};"
-            f" play-off {playoff}; {args.sims:,} simulations a round ({elapsed:.1f} s in all)"
-        )
-        print(
-            "| after round | games left | p(winner) | ± s.e. | log-loss | contenders"
-            " | log-loss, contenders alike | favourite (p) |"
-        )
-        print("|---:|---:|---:|---:|---:|---:|---:|---|")
-        for r in bt.rounds:
-            print(
-                f"| {r.after_round} | {r.games_left} | {r.p_winner:.4f} | {r.stderr:.4f}"
-                f" | {r.log_loss:.3f} | {r.contenders} | {r.contenders_log_loss:.3f}"
-                f" | {event.names[r.favourite]} ({r.p_favourite:.3f}) |"
-            )
-        print(
-            f"mean log-loss: rating odds {bt.mean_log_loss:.3f}, contenders alike"
-            f" {bt.mean_contenders_log_loss:.3f}, all alike (ln {bt.players})"
-            f" {bt.uniform_log_loss:.3f}"
-        )
-        print()
+        print_rounds(args, event, bt, f"draw rate {draw_rate}", tiebreaks, playoff, elapsed)
         if args.live_ply is not None:
-            mid_round(args, event, draw_rate, tiebreaks, playoff)
+            mid_round(args, event, draw_rate, tiebreaks, playoff, None)
+    if human is not None:
+        _model, prior, why = human
+        print(f"human W/D/L: {why}")
+        start = time.perf_counter()
+        bt = backtest_win_odds(
+            event.games,
+            sims=args.sims,
+            seed=args.seed,
+            tiebreaks=tiebreaks,
+            playoff=playoff,
+            prior=prior,
+        )
+        elapsed = time.perf_counter() - start
+        label = (
+            f"human prior ({prior.kind}, White +{prior.white_advantage:g}, spread {prior.scale:g})"
+        )
+        print_rounds(args, event, bt, label, tiebreaks, playoff, elapsed)
+        if args.live_ply is not None:
+            mid_round(args, event, DEFAULT_DRAW_RATE, tiebreaks, playoff, human)
 
 
-def live_wdl(
-    pgn: Path, ply: int, depth: int, engine: str
-) -> dict[int, tuple[float, float, float] | None]:
-    """Per game of the file (in order): the engine's W/D/L (White's view) after
-    ``ply``, or None for a game over by then."""
+def human_model(args: argparse.Namespace) -> tuple[HumanWdlModel | None, RatingsPrior, str] | None:
+    """(the live model of the engine at --depth, the classical prior, why), or
+    None (and a line) without a model file."""
+    from livegain.wdl_models import load_wdl_file, pick_wdl_model
+
+    engine = engine_name(args.engine)
+    model, why = pick_wdl_model(
+        "engine", CLASSICAL_OTB, engine, f"depth {args.depth}", args.wdl_models
+    )
+    priors = load_wdl_file(args.wdl_models)[0] if model is None else [model.prior]
+    prior = next((p for p in priors if p.kind == CLASSICAL_OTB), None)
+    if prior is None:
+        print(f"human W/D/L skipped: no {CLASSICAL_OTB} prior ({why})")
+        return None
+    return model, prior, f"{why}; prior {prior.kind} {dict(prior.provenance)}"
+
+
+def engine_name(path: str) -> str:
+    """The engine's UCI name (``id name``)."""
+    import chess.engine
+
+    engine = chess.engine.SimpleEngine.popen_uci(path)
+    try:
+        return str(engine.id.get("name", path))
+    finally:
+        engine.quit()
+
+
+def print_rounds(
+    args: argparse.Namespace,
+    event: Event,
+    bt: Backtest,
+    label: str,
+    tiebreaks: tuple[str, ...],
+    playoff: Playoff,
+    elapsed: float,
+) -> None:
+    winner = event.names[bt.winner]
+    print(
+        f"{args.pgn.name}: {len(event.games)} games, {bt.players} players; winner {winner};"
+        f" {label}; tie-breaks {', '.join(tiebreaks) or 'none'};"
+        f" play-off {playoff}; {args.sims:,} simulations a round ({elapsed:.1f} s in all)"
+    )
+    print(
+        "| after round | games left | p(winner) | ± s.e. | log-loss | contenders"
+        " | log-loss, contenders alike | favourite (p) |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in bt.rounds:
+        print(
+            f"| {r.after_round} | {r.games_left} | {r.p_winner:.4f} | {r.stderr:.4f}"
+            f" | {r.log_loss:.3f} | {r.contenders} | {r.contenders_log_loss:.3f}"
+            f" | {event.names[r.favourite]} ({r.p_favourite:.3f}) |"
+        )
+    print(
+        f"mean log-loss: rating odds {bt.mean_log_loss:.3f}, contenders alike"
+        f" {bt.mean_contenders_log_loss:.3f}, all alike (ln {bt.players})"
+        f" {bt.uniform_log_loss:.3f}"
+    )
+    print()
+
+
+def live_evaluations(
+    pgn: Path, ply: int, depth: int, engine: str, cache: str | None = None
+) -> dict[int, Evaluation | None]:
+    """Per game of the file (in order): the engine's evaluation (with its
+    W/D/L, White's view) of the position after ``ply``, or None for a game
+    over by then."""
     import asyncio
 
     import chess.pgn
 
+    from livegain.engine.cache import EvalCache
     from livegain.engine.pool import EnginePool, SearchLimit
 
     boards: dict[int, object] = {}
@@ -109,13 +183,18 @@ def live_wdl(
             i += 1
         count = i
 
-    async def run() -> dict[int, tuple[float, float, float] | None]:
-        out: dict[int, tuple[float, float, float] | None] = dict.fromkeys(range(count))
-        async with EnginePool(engine, limit=SearchLimit(depth=depth)) as pool:
-            evs = await asyncio.gather(*(pool.evaluate(b) for b in boards.values()))  # type: ignore[arg-type]
+    async def run() -> dict[int, Evaluation | None]:
+        out: dict[int, Evaluation | None] = dict.fromkeys(range(count))
+        store = EvalCache(cache) if cache is not None else None
+        try:
+            async with EnginePool(engine, limit=SearchLimit(depth=depth), cache=store) as pool:
+                evs = await asyncio.gather(*(pool.evaluate(b) for b in boards.values()))  # type: ignore[arg-type]
+        finally:
+            if store is not None:
+                store.close()
         for i, ev in zip(boards, evs, strict=True):
             assert ev.wdl is not None
-            out[i] = (float(ev.wdl[0]), float(ev.wdl[1]), float(ev.wdl[2]))
+            out[i] = ev
         return out
 
     return asyncio.run(run())
@@ -123,25 +202,49 @@ def live_wdl(
 
 def mid_round(
     args: argparse.Namespace,
-    event: object,
+    event: Event,
     draw_rate: float,
     tiebreaks: tuple[str, ...],
     playoff: Playoff,
+    human: tuple[HumanWdlModel | None, RatingsPrior, str] | None,
 ) -> None:
     start = time.perf_counter()
-    live = live_wdl(args.pgn, args.live_ply, args.depth, args.engine)
+    evs = live_evaluations(args.pgn, args.live_ply, args.depth, args.engine, args.cache)
+    ply = args.live_ply
+    live: dict[int, tuple[float, float, float] | None] = {}
+    for i, ev in evs.items():
+        if ev is None:
+            live[i] = None
+        elif human is None:
+            assert ev.wdl is not None
+            live[i] = (float(ev.wdl[0]), float(ev.wdl[1]), float(ev.wdl[2]))
+        else:
+            model, prior, _why = human
+            g = event.games[i]
+            if model is None:  # no live model for this engine: the prior alone
+                w, d, lo = prior.probabilities(g.white_elo, g.black_elo)
+            else:
+                w, d, lo = (x / 1000.0 for x in model.wdl(ev, ply, g.white_elo, g.black_elo))
+            live[i] = (w, d, lo)
+    extra: dict[str, Any] = {} if human is None else {"prior": human[1]}
     winner, rows = backtest_mid_round(
-        event.games,  # type: ignore[attr-defined]
+        event.games,
         live,
         sims=args.sims,
         seed=args.seed,
         draw_rate=draw_rate,
         tiebreaks=tiebreaks,
         playoff=playoff,
+        **extra,
+    )
+    what = (
+        f"engine's W/D/L, draw rate {draw_rate}"
+        if human is None
+        else f"human W/D/L ({'prior only' if human[0] is None else human[0].name}) and prior"
     )
     print(
-        f"mid-round, after ply {args.live_ply} of each game, Stockfish depth {args.depth}"
-        f" ({time.perf_counter() - start:.1f} s in all); winner {event.names[winner]}"  # type: ignore[attr-defined]
+        f"mid-round, after ply {ply} of each game, Stockfish depth {args.depth}, {what}"
+        f" ({time.perf_counter() - start:.1f} s in all); winner {event.names[winner]}"
     )
     print(
         "| round | in progress | finished | p(winner) live | p(winner) rating-only |"

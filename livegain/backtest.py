@@ -15,6 +15,12 @@ evaluates each game of the round at one ply with the engine) and scores the
 odds made with them against the rating-only odds at the same moment, when the
 games in progress are drawn from the ratings alone.
 
+Games not started are drawn from the two ratings: by seed 000's draw model
+(``draw_rate``) or, with a ``prior``, by the ratings-only layer of the human
+W/D/L model (:class:`livegain.core.human_wdl.RatingsPrior`, fitted on real
+results: White's advantage, a draw rate by level and gap), which also decides
+rating play-offs.
+
 :func:`backtest_win_odds` and :func:`backtest_mid_round` are pure;
 :func:`read_event` reads the PGN headers.
 """
@@ -28,7 +34,13 @@ from pathlib import Path
 
 from livegain.core.elo import Model
 from livegain.core.standings import Result, Standings
-from livegain.core.tournament_odds import DEFAULT_DRAW_RATE, Playoff, contenders, win_odds
+from livegain.core.tournament_odds import (
+    DEFAULT_DRAW_RATE,
+    Playoff,
+    RatingsWdl,
+    contenders,
+    win_odds,
+)
 
 
 @dataclass(frozen=True)
@@ -149,6 +161,7 @@ def backtest_win_odds(
     tiebreaks: Iterable[str] = (),
     playoff: Playoff = "rating",
     model: Model = "logistic",
+    prior: RatingsWdl | None = None,
 ) -> Backtest:
     """Rating-only odds after each round ``0..R-1`` of a finished round robin,
     scored by the log-loss of the actual winner (the only player ranked first
@@ -157,6 +170,8 @@ def backtest_win_odds(
     Defaults: no tie-break, a tie for first goes to a play-off (as at Wijk
     aan Zee), the project's default draw rate (0.5). A probability of 0
     would give an infinite log-loss; it is floored at ``0.5 / sims``.
+    ``prior``: the games not started (and play-offs) from this ratings-only
+    W/D/L model instead of ``draw_rate`` and ``model``.
     """
     order = tuple(tiebreaks)
     players, ratings, results, winner = _event_facts(games, order)
@@ -178,6 +193,7 @@ def backtest_win_odds(
             playoff=playoff,
             draw_rate=draw_rate,
             model=model,
+            prior=prior,
         )
         favourite = max(players, key=lambda p: odds[p].p)
         alive = contenders(players, finished, left)
@@ -229,13 +245,16 @@ def backtest_mid_round(
     tiebreaks: Iterable[str] = (),
     playoff: Playoff = "rating",
     model: Model = "logistic",
+    prior: RatingsWdl | None = None,
 ) -> tuple[str, tuple[MidRound, ...]]:
     """(winner, one :class:`MidRound` per round): in the middle of each round,
     the games of earlier rounds are finished, later rounds not started, and
     each game ``i`` of the round is in progress with ``live[i]`` (W/D/L, White's
     view, any positive scale), or already finished (``live[i]`` None: its
     result counts). Indexes are into ``games``. Probabilities are floored at
-    ``0.5 / sims``."""
+    ``0.5 / sims``. ``prior``: games not started (and, for the rating-only
+    odds, the games in progress) from this ratings-only W/D/L model instead
+    of ``draw_rate`` and ``model``."""
     order = tuple(tiebreaks)
     players, ratings, results, winner = _event_facts(games, order)
     floor = 0.5 / sims
@@ -264,6 +283,7 @@ def backtest_mid_round(
             playoff=playoff,
             draw_rate=draw_rate,
             model=model,
+            prior=prior,
         )
         rating_only = win_odds(
             players,
@@ -277,6 +297,7 @@ def backtest_mid_round(
             playoff=playoff,
             draw_rate=draw_rate,
             model=model,
+            prior=prior,
         )
         in_round = sum(1 for g in games if g.round == rnd)
         rows.append(

@@ -19,6 +19,7 @@ what the correct multinomial gives.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,6 +112,38 @@ def difference_distribution(
     return games_left, dist
 
 
+def match_odds_games(
+    games: Sequence[GameOdds], score_a: float = 0.0, score_b: float = 0.0
+) -> MatchOdds:
+    """Exact probabilities that A wins, the match is drawn, B wins, when each
+    game left has its own W/D/L (A's view), e.g. as the colours alternate
+    under a model with a White advantage. ``games`` are the games still to be
+    played, a game in progress first; ``score_a``/``score_b`` the points so
+    far. With every game the same this is :func:`match_odds`."""
+    if not games:
+        return _final(np.ones(1, dtype=np.float64), 0, score_a, score_b)
+    dist = np.ones(1, dtype=np.float64)
+    for g in games:
+        dist = _step(dist, g)
+    return _final(dist, len(games), score_a, score_b)
+
+
+def _final(dist: npt.NDArray[np.float64], offset: int, score_a: float, score_b: float) -> MatchOdds:
+    """The match's outcome from the distribution of (A's wins - B's wins) over
+    the games left (``dist[i]``: a difference of ``i - offset``) and the score."""
+    for name, s in (("score_a", score_a), ("score_b", score_b)):
+        if s < 0 or (2 * s) != math.floor(2 * s):
+            raise ValueError(f"{name} must be a non-negative multiple of 0.5, got {s}")
+    lead2 = round(2 * (score_a - score_b))  # current lead in half points
+    idx = np.arange(dist.size)
+    final2 = lead2 + 2 * (idx - offset)
+    a = float(dist[final2 > 0].sum())
+    d = float(dist[final2 == 0].sum())
+    b = float(dist[final2 < 0].sum())
+    total = a + d + b
+    return MatchOdds(a / total, d / total, b / total)
+
+
 def match_odds(
     game: GameOdds,
     games_left: int,
@@ -124,16 +157,5 @@ def match_odds(
     games still to be played, counting the in-progress game whose W/D/L is
     ``current`` (if any); every other game uses ``game``.
     """
-    for name, s in (("score_a", score_a), ("score_b", score_b)):
-        if s < 0 or (2 * s) != math.floor(2 * s):
-            raise ValueError(f"{name} must be a non-negative multiple of 0.5, got {s}")
-    lead2 = round(2 * (score_a - score_b))  # current lead in half points
     offset, dist = difference_distribution(game, games_left, current)
-    # Final lead in half points: lead2 + 2*(i - offset).
-    idx = np.arange(dist.size)
-    final2 = lead2 + 2 * (idx - offset)
-    a = float(dist[final2 > 0].sum())
-    d = float(dist[final2 == 0].sum())
-    b = float(dist[final2 < 0].sum())
-    total = a + d + b
-    return MatchOdds(a / total, d / total, b / total)
+    return _final(dist, offset, score_a, score_b)

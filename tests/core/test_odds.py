@@ -16,6 +16,7 @@ from livegain.core.odds import (
     difference_distribution,
     game_probabilities,
     match_odds,
+    match_odds_games,
 )
 
 
@@ -197,3 +198,51 @@ def test_difference_distribution_sums_to_one() -> None:
 def test_bad_input_raises(bad: object) -> None:
     with pytest.raises(ValueError):
         bad()  # type: ignore[operator]
+
+
+def brute_force_games(games: list[GameOdds], score_a: float, score_b: float) -> MatchOdds:
+    """Enumerate all 3^n outcome sequences of games with their own W/D/L."""
+    a = d = b = 0.0
+    for outcome in itertools.product((1.0, 0.5, 0.0), repeat=len(games)):
+        prob = 1.0
+        sa, sb = score_a, score_b
+        for g, o in zip(games, outcome, strict=True):
+            prob *= g.win if o == 1.0 else g.draw if o == 0.5 else g.loss
+            sa += o
+            sb += 1.0 - o
+        if sa > sb:
+            a += prob
+        elif sa == sb:
+            d += prob
+        else:
+            b += prob
+    return MatchOdds(a, d, b)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(game_odds(), max_size=6),
+    st.integers(0, 6).map(lambda x: x / 2),
+    st.integers(0, 6).map(lambda x: x / 2),
+)
+def test_match_odds_games_equal_brute_force(
+    games: list[GameOdds], score_a: float, score_b: float
+) -> None:
+    """Games with their own W/D/L (colours alternating under a White
+    advantage): the exact DP equals the enumeration of all outcomes."""
+    got = match_odds_games(games, score_a, score_b)
+    want = brute_force_games(games, score_a, score_b)
+    assert (got.a_wins, got.draw, got.b_wins) == pytest.approx(
+        (want.a_wins, want.draw, want.b_wins), abs=1e-12
+    )
+
+
+def test_match_odds_games_with_every_game_alike_is_match_odds() -> None:
+    g = game_probabilities(30.0, 0.55)
+    current = GameOdds(0.4, 0.5, 0.1)
+    got = match_odds_games([current] + [g] * 7, 2.5, 1.5)
+    ref = match_odds(g, 8, 2.5, 1.5, current)
+    assert (got.a_wins, got.draw, got.b_wins) == pytest.approx(
+        (ref.a_wins, ref.draw, ref.b_wins), abs=1e-15
+    )
+    assert match_odds_games([], 3, 2) == MatchOdds(1.0, 0.0, 0.0)

@@ -58,3 +58,23 @@ def test_mid_round_odds_use_the_live_games(tata_steel: Path) -> None:
     # no live W/D/L at all: the two forecasts are the same simulation
     _, same = backtest_mid_round(event.games, {}, sims=5_000, seed=1)
     assert all(r.in_progress == 0 and r.p_live == r.p_rating for r in same)
+
+
+def test_a_ratings_only_prior_draws_the_games_not_started(tata_steel: Path) -> None:
+    """With a prior (the human model's ratings-only layer), games not started
+    and play-offs come from it: a prior with no White advantage, Elo's 400
+    spread and a constant draw rate of 1/2 is seed 000's model at draw rate
+    0.5 (the same forecasts, to the Monte Carlo error), and one that draws
+    more leaves the leader's lead safer, as a higher draw rate does."""
+    from livegain.core.human_wdl import RatingsPrior
+
+    event = read_event(tata_steel)
+    same = RatingsPrior("classical-otb", 0.0, 400.0, 0.0, 0.0, 0.0, 0.5)
+    base = backtest_win_odds(event.games, sims=20_000, seed=0)
+    with_prior = backtest_win_odds(event.games, sims=20_000, seed=0, prior=same)
+    for a, b in zip(base.rounds, with_prior.rounds, strict=True):
+        assert abs(a.p_winner - b.p_winner) < 4 * max(a.stderr, 0.002)
+    drawish = RatingsPrior("classical-otb", 0.0, 400.0, math.log(0.7 / 0.3), 0.0, 0.0, 0.7)
+    more = backtest_win_odds(event.games, sims=20_000, seed=0, prior=drawish)
+    assert more.rounds[0].p_winner > base.rounds[0].p_winner + 0.05
+    assert more.mean_log_loss < base.mean_log_loss
