@@ -167,6 +167,20 @@ def _game_texts(stream: TextIO) -> Iterator[str]:
         yield recorder.take()
 
 
+def read_pgn_headers(path: str | Path) -> list[dict[str, str]]:
+    """The tags of every game of a PGN file (plain or gzip), without reading
+    any move (for figures that need only players, ratings and results)."""
+    p = _checked(path)
+    out: list[dict[str, str]] = []
+    try:
+        with _open_pgn(p) as (stream, _raw):
+            while (headers := chess.pgn.read_headers(stream)) is not None:
+                out.append(dict(headers))
+    except (OSError, EOFError, ValueError) as exc:
+        raise _unreadable(p, exc) from exc
+    return out
+
+
 # ---------------------------------------------------------------------------
 # many games, each on its own: a bad game is skipped with its reason
 

@@ -30,6 +30,7 @@ from livegain.analysis import AnnotatedGame, analyze_game, game_move_classes
 from livegain.core.perceived import (
     DEFAULT_MOVE_BINS,
     EXTRAPOLATED,
+    CalibratedRating,
     ForwardBin,
     MoveBin,
     MoveClasses,
@@ -288,14 +289,26 @@ class Estimate:
 
 @dataclass(frozen=True)
 class ValidityRow:
-    """One player-game: the truth and both estimators."""
+    """One player-game: the truth and the estimators (``perceived`` from the
+    moves alone, ``form`` the official rating updated by them, Algorithm 4);
+    ``live[n]``: the three after the player's first n moves. ``event``,
+    ``player``, ``centi``, ``opponent`` and ``score`` serve the per-event
+    figures."""
 
     rating: float
     moves: int
-    calibrated: Estimate
+    perceived: Estimate
     algorithm4: Estimate
     early: bool
-    live: dict[int, tuple[Estimate, Estimate]] = field(default_factory=dict, compare=False)
+    live: dict[int, tuple[Estimate, Estimate, Estimate]] = field(
+        default_factory=dict, compare=False
+    )
+    form: Estimate | None = None
+    event: str = ""
+    player: str = ""
+    centi: int = 0
+    opponent: float | None = None
+    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -356,13 +369,16 @@ class ValidityReport:
         }
 
 
-ESTIMATORS: tuple[str, ...] = ("calibrated", "algorithm4")
+ESTIMATORS: tuple[str, ...] = ("perceived", "form", "algorithm4")
 
 
 def figures(rows: Sequence[ValidityRow], which: str, baseline: float) -> Figures:
     """Error, bias, Spearman, coverage and median width of one estimator."""
+    rows = [r for r in rows if getattr(r, which) is not None]
     truth = np.array([r.rating for r in rows], dtype=float)
     est = [getattr(r, which) for r in rows]
+    if not rows:
+        return Figures(0, math.nan, math.nan, None, math.nan, math.nan, math.nan)
     value = np.array([e.rating for e in est], dtype=float)
     low = np.array([e.low for e in est], dtype=float)
     high = np.array([e.high for e in est], dtype=float)
@@ -399,35 +415,58 @@ def validity_rows(
     rows: list[ValidityRow] = []
     for game in games:
         report = analyze_game(game, engine_rating, model=model)
-        for pg in (report.white, report.black):
+        result = _SCORES.get(game.headers.get("Result", "*"))
+        event = game_key(game.headers)
+        for pg, opp, side in (
+            (report.white, game.black_elo, 0),
+            (report.black, game.white_elo, 1),
+        ):
             cal = pg.calibrated
             if pg.elo is None or cal is None or cal.moves == 0:
                 continue
             a4 = pg.perceived
-            live: dict[int, tuple[Estimate, Estimate]] = {}
+            live: dict[int, tuple[Estimate, Estimate, Estimate]] = {}
             for n in LIVE_CHECKPOINTS:
                 if n <= len(pg.trace):
                     point = pg.trace[n - 1]
                     c = point.calibrated
                     p = point.perceived
                     if c is not None:
+                        f = _form(model, c, float(pg.elo))
                         live[n] = (
                             Estimate(c.rating, c.low, c.high),
                             Estimate(p.rating, p.low, p.high),
+                            f or Estimate(math.nan, math.nan, math.nan),
                         )
             rows.append(
                 ValidityRow(
                     rating=float(pg.elo),
                     moves=cal.moves,
-                    calibrated=Estimate(cal.rating, cal.low, cal.high),
+                    perceived=Estimate(cal.rating, cal.low, cal.high),
                     algorithm4=Estimate(a4.rating, a4.low, a4.high),
                     early=cal.early,
                     live=live,
+                    form=_form(model, cal, float(pg.elo)),
+                    event=event,
+                    player=pg.name,
+                    centi=_centi(cal),
+                    opponent=None if opp is None else float(opp),
+                    score=None if result is None else result[side],
                 )
             )
         if on_game is not None:
             on_game()
     return rows
+
+
+def _centi(c: CalibratedRating) -> int:
+    """The sum of move scores (hundredths of a point) behind an estimate."""
+    return round((c.score or 0.0) * 100.0 * c.moves)
+
+
+def _form(model: PerceivedModel, c: CalibratedRating, rating: float) -> Estimate | None:
+    f = model.form([(c.moves, _centi(c))], rating)
+    return None if f is None else Estimate(f.rating, f.low, f.high)
 
 
 def validate(rows: list[ValidityRow], baseline: float) -> ValidityReport:
@@ -448,7 +487,16 @@ def validate(rows: list[ValidityRow], baseline: float) -> ValidityReport:
             report.by_moves.append((lo, {w: figures(sel, w, baseline) for w in ESTIMATORS}))
     for n in LIVE_CHECKPOINTS:
         at = [
-            ValidityRow(r.rating, n, r.live[n][0], r.live[n][1], n < 5) for r in rows if n in r.live
+            ValidityRow(
+                r.rating,
+                n,
+                r.live[n][0],
+                r.live[n][1],
+                n < 5,
+                form=None if math.isnan(r.live[n][2].rating) else r.live[n][2],
+            )
+            for r in rows
+            if n in r.live
         ]
         if at:
             report.live.append((n, {w: figures(at, w, baseline) for w in ESTIMATORS}))
@@ -477,12 +525,16 @@ def write_plots(report: ValidityReport, directory: str, title: str) -> list[str]
         plt.close(fig)
         paths.append(str(out / name))
 
-    colours = {"calibrated": "#1f77b4", "algorithm4": "#d62728"}
-    labels = {"calibrated": "calibrated (shown)", "algorithm4": "Algorithm 4 (paper)"}
+    colours = {"perceived": "#1f77b4", "form": "#2ca02c", "algorithm4": "#d62728"}
+    labels = {
+        "perceived": "perceived (moves alone)",
+        "form": "form (rating + moves)",
+        "algorithm4": "Algorithm 4 (paper)",
+    }
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharey=True)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 5), sharey=True)
     for ax, which in zip(axes, ESTIMATORS, strict=True):
-        est = np.array([getattr(r, which).rating for r in rows])
+        est = np.array([getattr(r, which).rating if getattr(r, which) else np.nan for r in rows])
         ax.scatter(truth, est, s=3, alpha=0.25, color=colours[which], linewidths=0)
         lo, hi = float(truth.min()), float(truth.max())
         ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="estimate = rating")
@@ -513,7 +565,7 @@ def write_plots(report: ValidityReport, directory: str, title: str) -> list[str]
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     moves = np.array([r.moves for r in rows])
-    for which in ESTIMATORS:
+    for which in ("perceived", "algorithm4"):
         width = np.array([getattr(r, which).high - getattr(r, which).low for r in rows])
         ax.scatter(moves, width, s=3, alpha=0.2, color=colours[which], linewidths=0)
         top = int(moves.max())
@@ -528,96 +580,148 @@ def write_plots(report: ValidityReport, directory: str, title: str) -> list[str]
     return paths
 
 
-# ---------------------------------------------------------------------------
-# per player, over a whole event (e.g. a round robin)
-
-
-@dataclass(frozen=True)
-class PlayerFigures:
-    """One player of an event: official rating, results-based performance,
-    and both estimators over all his moves."""
-
-    name: str
-    rating: float
-    performance: float | None
-    games: int
-    moves: int
-    calibrated: Estimate
-    algorithm4: Estimate
-
-
 _SCORES = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
 
 
-def by_player(games: Sequence[AnnotatedGame], report: Any) -> list[PlayerFigures]:
-    """Each rated player of an :class:`~livegain.analysis.AnalysisReport`
-    (made with a model) with his FIDE performance rating from the results
-    (seed 003's table; needs rated opponents and finished games)."""
+# ---------------------------------------------------------------------------
+# per player over an event: form and perceived against the results
+
+
+@dataclass(frozen=True)
+class PlayerEvent:
+    """One player over his games of one event (those present in the file)."""
+
+    event: str
+    player: str
+    rating: float
+    games: int
+    performance: float
+    perceived: Estimate
+    form: Estimate
+
+
+@dataclass
+class PlayerEventReport:
+    """``form`` and ``perceived`` per player-event against the results-based
+    performance, beside the official rating."""
+
+    players: list[PlayerEvent]
+    mae_rating: float
+    mae_form: float
+    mae_perceived: float
+    improvement: float
+    improvement_low: float
+    improvement_high: float
+    form_holds_performance: float
+    perceived_holds_performance: float
+
+    def to_json(self) -> dict[str, Any]:
+        def r(x: float, d: int = 1) -> float:
+            return round(x, d)
+
+        return {
+            "player_events": len(self.players),
+            "mae_rating_vs_performance": r(self.mae_rating),
+            "mae_form_vs_performance": r(self.mae_form),
+            "mae_perceived_vs_performance": r(self.mae_perceived),
+            "improvement": r(self.improvement),
+            "improvement_90": [r(self.improvement_low), r(self.improvement_high)],
+            "form_interval_holds_performance": r(self.form_holds_performance, 3),
+            "perceived_interval_holds_performance": r(self.perceived_holds_performance, 3),
+            "players": [
+                {
+                    "event": p.event,
+                    "player": p.player,
+                    "rating": p.rating,
+                    "games": p.games,
+                    "performance": r(p.performance),
+                    "perceived": {
+                        "rating": r(p.perceived.rating),
+                        "low": r(p.perceived.low),
+                        "high": r(p.perceived.high),
+                    },
+                    "form": {
+                        "rating": r(p.form.rating),
+                        "low": r(p.form.low),
+                        "high": r(p.form.high),
+                    },
+                }
+                for p in self.players
+            ],
+        }
+
+
+#: Fewest games of a player in an event for the per-event figures.
+MIN_EVENT_GAMES = 7
+#: Bootstrap draws of the improvement's interval.
+BOOTSTRAP_DRAWS = 4000
+
+
+def player_events(
+    rows: Sequence[ValidityRow],
+    model: PerceivedModel,
+    min_games: int = MIN_EVENT_GAMES,
+    seed: int = 0,
+) -> PlayerEventReport:
+    """Each player with ``min_games`` or more rated, finished games in one
+    event (Event and Site): his ``form`` and ``perceived`` over all those
+    games, his FIDE performance from their results (seed 003), and how much
+    closer ``form`` is to that performance than his official rating is (mean
+    absolute difference), with a bootstrap 90 % interval over player-events."""
     from livegain.core.elo import performance_rating
 
-    results: dict[str, tuple[list[float], list[float]]] = {}
-    for g in games:
-        scores = _SCORES.get(g.headers.get("Result", "*"))
-        if scores is None or g.white_elo is None or g.black_elo is None:
+    groups: dict[tuple[str, str], list[ValidityRow]] = {}
+    for r in rows:
+        if r.opponent is not None and r.score is not None:
+            groups.setdefault((r.event, r.player), []).append(r)
+    out: list[PlayerEvent] = []
+    for (event, player), rs in sorted(groups.items()):
+        if len(rs) < min_games:
             continue
-        for name, opp, score in (
-            (g.white, g.black_elo, scores[0]),
-            (g.black, g.white_elo, scores[1]),
-        ):
-            opps, pts = results.setdefault(name, ([], []))
-            opps.append(float(opp))
-            pts.append(score)
-    out: list[PlayerFigures] = []
-    for p in report.players:
-        cal = p.calibrated
-        if p.elo is None or cal is None or cal.moves == 0:
+        rating = rs[0].rating
+        games = [(r.moves, r.centi) for r in rs]
+        form = model.form(games, rating)
+        perceived = model.perceived(games)
+        if form is None or perceived is None:
             continue
-        perf = None
-        if p.name in results:
-            opps, pts = results[p.name]
-            perf = performance_rating(opps, pts).rating
-        a4 = p.perceived
+        perf = performance_rating(
+            [r.opponent for r in rs if r.opponent is not None],
+            [r.score for r in rs if r.score is not None],
+        ).rating
         out.append(
-            PlayerFigures(
-                name=p.name,
-                rating=float(p.elo),
-                performance=perf,
-                games=p.games,
-                moves=cal.moves,
-                calibrated=Estimate(cal.rating, cal.low, cal.high),
-                algorithm4=Estimate(a4.rating, a4.low, a4.high),
+            PlayerEvent(
+                event,
+                player,
+                rating,
+                len(rs),
+                perf,
+                Estimate(perceived.rating, perceived.low, perceived.high),
+                Estimate(form.rating, form.low, form.high),
             )
         )
-    out.sort(key=lambda f: -f.rating)
-    return out
-
-
-def player_summary(players: Sequence[PlayerFigures], which: str) -> dict[str, Any]:
-    """MAE, bias and Spearman against the official ratings and against the
-    performances, coverage of the official ratings, and the spread (SD) of
-    the estimates beside that of the ratings."""
-    truth = np.array([p.rating for p in players], dtype=float)
-    est = np.array([getattr(p, which).rating for p in players], dtype=float)
-    low = np.array([getattr(p, which).low for p in players], dtype=float)
-    high = np.array([getattr(p, which).high for p in players], dtype=float)
-    perf = np.array([np.nan if p.performance is None else p.performance for p in players])
-
-    def rho(a: Any, b: Any) -> float | None:
-        ok = ~np.isnan(b)
-        if ok.sum() < 3 or np.ptp(a[ok]) == 0 or np.ptp(b[ok]) == 0:
-            return None
-        return round(float(spearmanr(a[ok], b[ok]).statistic), 3)
-
-    ok = ~np.isnan(perf)
-    return {
-        "players": len(players),
-        "mae_rating": round(float(np.abs(est - truth).mean()), 1),
-        "bias_rating": round(float((est - truth).mean()), 1),
-        "spearman_rating": rho(est, truth),
-        "mae_rating_mean_guess": round(float(np.abs(truth.mean() - truth).mean()), 1),
-        "coverage_rating": round(float(((low <= truth) & (truth <= high)).mean()), 3),
-        "mae_performance": round(float(np.abs(est[ok] - perf[ok]).mean()), 1) if ok.any() else None,
-        "spearman_performance": rho(est, perf),
-        "sd_estimate": round(float(est.std()), 1),
-        "sd_rating": round(float(truth.std()), 1),
-    }
+    if not out:
+        raise ValueError(f"no player with {min_games} or more rated games in one event")
+    perfs = np.array([p.performance for p in out])
+    ratings = np.array([p.rating for p in out])
+    forms = np.array([p.form.rating for p in out])
+    perceiveds = np.array([p.perceived.rating for p in out])
+    gain = np.abs(ratings - perfs) - np.abs(forms - perfs)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(out), size=(BOOTSTRAP_DRAWS, len(out)))
+    boot = gain[draws].mean(axis=1)
+    low, high = np.quantile(boot, [0.05, 0.95])
+    return PlayerEventReport(
+        players=out,
+        mae_rating=float(np.abs(ratings - perfs).mean()),
+        mae_form=float(np.abs(forms - perfs).mean()),
+        mae_perceived=float(np.abs(perceiveds - perfs).mean()),
+        improvement=float(gain.mean()),
+        improvement_low=float(low),
+        improvement_high=float(high),
+        form_holds_performance=float(
+            np.mean([p.form.low <= p.performance <= p.form.high for p in out])
+        ),
+        perceived_holds_performance=float(
+            np.mean([p.perceived.low <= p.performance <= p.perceived.high for p in out])
+        ),
+    )

@@ -40,6 +40,8 @@ DEFAULT_KNOT_PLIES: tuple[int, ...] = (0, 10, 20, 30, 40, 50, 60, 80, 100, 130, 
 #: Penalty on the squared change of coefficients from one knot to the next
 #: (keeps sparse late knots near their neighbours).
 SMOOTHING = 1e-3
+#: The plies the validation checks (and the win%-curve's draw share is fitted at).
+CHECK_PLIES: tuple[int, ...] = (20, 40, 60, 80, 100)
 #: Positions used per game for the knots: plies 1 .. MAX_PLY.
 MAX_PLY = 200
 
@@ -254,6 +256,33 @@ def _fit_knots(rows: _Rows, plies: Sequence[int]) -> tuple[Knot, ...]:
     )
 
 
+def fit_curve_draw_share(games: Sequence[ScoredGame], plies: Sequence[int]) -> float:
+    """The draw share of the win%-curve baseline (``core.wdl.wdl_from_cp``)
+    that fits these games' results best at these plies (maximum likelihood
+    over a grid of 0.01)."""
+    from livegain.core.wdl import win_percent
+
+    es: list[float] = []
+    ys: list[int] = []
+    for g in games:
+        for ply in plies:
+            if ply < len(g.pawns) and not math.isnan(g.pawns[ply]):
+                es.append(win_percent(round(g.pawns[ply] * 100)) / 100.0)
+                ys.append(_outcome(g.score))
+    if not es:
+        raise ValueError("no evaluated position at the plies of the draw share")
+    e = np.array(es)
+    y = np.array(ys)
+    best, best_share = math.inf, 0.0
+    for share in np.arange(0.0, 1.0001, 0.01):
+        d = share * (1.0 - np.abs(2.0 * e - 1.0))
+        probs = np.choose(y, [e - d / 2.0, d, 1.0 - e - d / 2.0])
+        nll = float(-np.log(np.clip(probs, 1e-6, 1.0)).mean())
+        if nll < best:
+            best, best_share = nll, float(share)
+    return round(best_share, 2)
+
+
 def fit_model(
     games: Sequence[ScoredGame],
     prior: RatingsPrior,
@@ -276,4 +305,5 @@ def fit_model(
         knots=knots,
         unrated_knots=unrated,
         provenance=dict(provenance or {}),
+        curve_draw_share=fit_curve_draw_share(games, CHECK_PLIES),
     )

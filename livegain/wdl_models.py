@@ -96,6 +96,9 @@ def _model(path: Path, number: int, raw: Any, priors: dict[str, RatingsPrior]) -
             knots=_knots(raw["knots"]),
             unrated_knots=_knots(raw["unrated_knots"]),
             provenance={k: str(raw[k]) for k in PROVENANCE_KEYS if k in raw},
+            curve_draw_share=(
+                None if raw.get("curve_draw_share") is None else float(raw["curve_draw_share"])
+            ),
         )
     except KeyError as exc:
         raise CalibrationError(f"{where}: missing {exc.args[0]!r}") from exc
@@ -146,9 +149,11 @@ def find_wdl_model(
     other, why_other = other_found
     if other is None:
         return found
-    prior = next((p for p in _priors if p.kind == wanted), other.prior)
-    if other.kind == wanted or prior is other.prior:
-        return other, why_other
+    if other.kind == wanted:
+        return other_found
+    prior = next((p for p in _priors if p.kind == wanted), None)
+    if prior is None:
+        return other, f"{why_other}; fitted on {other.kind} games, no {wanted} model"
     adapted = HumanWdlModel(
         name=f"{other.name} on the {wanted} prior",
         evals=other.evals,
@@ -156,6 +161,7 @@ def find_wdl_model(
         knots=other.knots,
         unrated_knots=other.unrated_knots,
         provenance=dict(other.provenance),
+        curve_draw_share=other.curve_draw_share,
     )
     return (
         adapted,
@@ -221,6 +227,11 @@ def store_wdl(
                     "kind": m.kind,
                     "evals": m.evals,
                     **{k: m.provenance[k] for k in PROVENANCE_KEYS if k in m.provenance},
+                    **(
+                        {"curve_draw_share": m.curve_draw_share}
+                        if m.curve_draw_share is not None
+                        else {}
+                    ),
                     "knots": _knots_toml(m.knots),
                     "unrated_knots": _knots_toml(m.unrated_knots),
                 }

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from livegain.cli._common import CliError, add_engine_options, console, print_json, table
+from livegain.core.human_wdl import CLASSICAL_OTB, KINDS, ONLINE_RAPID
 from livegain.core.perceived import MoveClasses
 
 
@@ -66,6 +67,40 @@ def register(sub: Any) -> None:
         "(for evaluations with fewer rated games, e.g. an engine at a fixed depth)",
     )
     fit.add_argument(
+        "--scale",
+        choices=("fide", "lichess"),
+        default=None,
+        help="the rating scale of the games' ratings (default: lichess for games whose Site "
+        "is a lichess URL, else fide)",
+    )
+    fit.add_argument(
+        "--wdl",
+        action="store_true",
+        help="fit the human win/draw/loss model instead (config/wdl.toml): the ratings-only "
+        "prior of the kind of game and the live model of these evaluations",
+    )
+    fit.add_argument(
+        "--kind",
+        choices=KINDS,
+        default=None,
+        help="--wdl: the kind of game (default: online-rapid for lichess games, else "
+        "classical-otb)",
+    )
+    fit.add_argument(
+        "--prior-games",
+        default=None,
+        metavar="FILE.pgn",
+        help="--wdl: fit the ratings-only prior on the calibration part of this file of rated "
+        "games with results (no evaluations needed; default: FILE.pgn)",
+    )
+    fit.add_argument(
+        "--every",
+        type=int,
+        default=1,
+        metavar="N",
+        help="--wdl: fit the live model on every Nth ply of each game (default 1: all)",
+    )
+    fit.add_argument(
         "--write-config", action="store_true", help="store the model in the shipped model file"
     )
     fit.add_argument("--output", default=None, metavar="PATH", help="store it in this file")
@@ -92,8 +127,39 @@ def register(sub: Any) -> None:
     val.add_argument(
         "--by-player",
         action="store_true",
-        help="also each player over all his games (an event such as a round robin): "
-        "against his official rating and his results-based performance",
+        help="also each player over all his games of an event (Event and Site): form and "
+        "perceived against his official rating and his results-based performance",
+    )
+    val.add_argument(
+        "--min-games",
+        type=int,
+        default=None,
+        metavar="N",
+        help="--by-player: players with at least N games in the event (default 7)",
+    )
+    val.add_argument(
+        "--scale",
+        choices=("fide", "lichess"),
+        default=None,
+        help="the rating scale of the models (default: from the games, as for fit)",
+    )
+    val.add_argument(
+        "--wdl",
+        action="store_true",
+        help="validate the human win/draw/loss chances instead: log-loss and calibration at "
+        "plies 20-100 against the ratings alone, the win%%-curve and the engine's own",
+    )
+    val.add_argument(
+        "--wdl-models",
+        default=None,
+        metavar="PATH",
+        help="--wdl: W/D/L model file (default: the shipped one)",
+    )
+    val.add_argument(
+        "--kind",
+        choices=KINDS,
+        default=None,
+        help="--wdl: the kind of game (default: as for fit)",
     )
     val.set_defaults(func=run_validate)
 
@@ -137,7 +203,44 @@ def _chosen(args: argparse.Namespace, games: list[Any], tags: Any) -> list[Any]:
     return games
 
 
+def _online(games: list[Any]) -> bool:
+    """Whether the games are online games (their Site a URL, as lichess gives)."""
+    sites = [g.headers.get("Site", "") for g in games[:50]]
+    return bool(sites) and all(site.startswith(("http://", "https://")) for site in sites)
+
+
+def _scale(args: argparse.Namespace, games: list[Any]) -> str:
+    return str(args.scale or ("lichess" if _online(games) else "fide"))
+
+
+def _kind(args: argparse.Namespace, games: list[Any]) -> str:
+    return str(args.kind or (ONLINE_RAPID if _online(games) else CLASSICAL_OTB))
+
+
+def _source(
+    args: argparse.Namespace, games: list[Any], engine_name: str | None
+) -> tuple[str, str | None, str | None]:
+    """``(evals, engine, limit)`` of the games' evaluations, as the models are
+    chosen by them: the engine in use (``--evals engine``), the engine and
+    limit of a PGN's ``[Annotator "Stockfish 15.1 depth 10"]`` tag, or
+    ``("pgn", None, None)`` for other PGN evaluations (lichess's)."""
+    from livegain.annotated import annotator_engine
+
+    if args.evals == "engine":
+        from livegain.engine.pool import SearchLimit
+
+        return "engine", engine_name, SearchLimit.of(args.depth, args.nodes).describe()
+    found = {annotator_engine(g.headers) for g in games}
+    if len(found) == 1:
+        only = found.pop()
+        if only is not None:
+            return "engine", only[0], only[1]
+    return "pgn", None, None
+
+
 def run_fit(args: argparse.Namespace) -> int:
+    if args.wdl:
+        return _run_fit_wdl(args)
     from livegain.calibration import (
         CalibrationError,
         config_path,
@@ -158,8 +261,9 @@ def run_fit(args: argparse.Namespace) -> int:
         base = found[0]
     annotated, skipped, engine_name = _games(args)
     rows = player_moves(annotated, base.classes if base else MoveClasses())
+    evals, engine, limit = _source(args, annotated, engine_name)
     provenance = {
-        "evals": args.evals,
+        "evals": evals,
         "source": Path(args.pgn).name,
         "part": args.part,
         "games": str(len(annotated)),
@@ -169,17 +273,20 @@ def run_fit(args: argparse.Namespace) -> int:
     }
     if base is not None:
         provenance["base"] = base.name
-    if args.evals == "engine":
-        provenance["engine"] = engine_name or "?"
-        from livegain.engine.pool import SearchLimit
-
-        provenance["limit"] = SearchLimit.of(args.depth, args.nodes).describe()
-        default_name = f"{engine_name or 'engine'} {provenance['limit']}, {Path(args.pgn).name}"
+    if evals == "engine":
+        provenance["engine"] = engine or "?"
+        provenance["limit"] = limit or "?"
+        default_name = f"{engine or 'engine'} {limit}, {Path(args.pgn).name}"
     else:
         default_name = f"pgn evals, {Path(args.pgn).name}"
     try:
         model = fit_model(
-            rows, args.name or default_name, seed=args.seed, provenance=provenance, base=base
+            rows,
+            args.name or default_name,
+            seed=args.seed,
+            provenance=provenance,
+            base=base,
+            scale=_scale(args, annotated),
         )
     except ValueError as exc:
         raise CliError(str(exc)) from exc
@@ -213,26 +320,139 @@ def run_fit(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_validate(args: argparse.Namespace) -> int:
-    from livegain.cli.analyze import default_engine_rating, perceived_model
-    from livegain.validity import validate, validity_rows, write_plots
+def _provenance(args: argparse.Namespace, source: str, games: int) -> dict[str, str]:
+    from livegain.calibration import today
+
+    return {
+        "source": Path(source).name,
+        "part": args.part,
+        "games": str(games),
+        "date": today(),
+        "command": "livegain " + shlex.join(getattr(args, "argv", sys.argv[1:])),
+    }
+
+
+def _run_fit_wdl(args: argparse.Namespace) -> int:
+    from livegain.calibration import config_path
+    from livegain.pgnio import PgnError, read_pgn_headers
+    from livegain.validity import split_part
+    from livegain.wdl_fit import RatedResult, fit_model, fit_prior
+    from livegain.wdl_models import store_wdl
+    from livegain.wdl_validity import scored_games
 
     annotated, skipped, engine_name = _games(args)
-    model, why = perceived_model(args, engine_name, args.models)
+    evals, engine, limit = _source(args, annotated, engine_name)
+    kind = _kind(args, annotated)
+    games = scored_games(annotated)
+    if args.prior_games:
+        try:
+            tags = read_pgn_headers(args.prior_games)
+        except PgnError as exc:
+            raise CliError(str(exc)) from exc
+        if args.part != "all":
+            tags = [t for t in tags if split_part(t) == args.part]
+        scores = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+        results = [
+            RatedResult(_rating(t.get("WhiteElo")), _rating(t.get("BlackElo")), scores[r])
+            for t in tags
+            if (r := t.get("Result", "*")) in scores
+        ]
+        prior_source = args.prior_games
+    else:
+        results = [RatedResult(g.white, g.black, g.score) for g in games]
+        prior_source = args.pgn
+    source = f"{engine} {limit}" if evals == "engine" else "pgn-evals"
+    provenance = _provenance(args, args.pgn, len(games))
+    provenance.update({"evals": evals})
+    if evals == "engine":
+        provenance.update({"engine": engine or "?", "limit": limit or "?"})
+    try:
+        prior = fit_prior(results, kind, _provenance(args, prior_source, len(results)))
+        model = fit_model(
+            games,
+            prior,
+            args.name or f"{kind}/{source}",
+            source,
+            provenance=provenance,
+            step=max(1, args.every),
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    stored = None
+    if args.write_config or args.output:
+        target = Path(args.output) if args.output else config_path().parent / "wdl.toml"
+        stored = store_wdl(prior, model, target)
+    if args.json:
+        print_json(
+            {
+                "prior": {
+                    "kind": prior.kind,
+                    "white_advantage": prior.white_advantage,
+                    "scale": prior.scale,
+                    "draw_intercept": prior.draw_intercept,
+                    "draw_level": prior.draw_level,
+                    "draw_gap": prior.draw_gap,
+                    "draw_rate": prior.draw_rate,
+                },
+                "model": model.name,
+                "knots": [k.__dict__ for k in model.knots],
+                "unrated_knots": [k.__dict__ for k in model.unrated_knots],
+                "curve_draw_share": model.curve_draw_share,
+                "skipped": skipped,
+            }
+        )
+        return 0
+    out = console()
+    out.print(
+        f"Ratings-only prior ({kind}) on {len(results)} games of {prior_source}: White's "
+        f"advantage {prior.white_advantage:+.0f}, spread {prior.scale:.0f}, draw rate "
+        f"{prior.draw_rate:.3f}; draw logistic {prior.draw_intercept:+.3f} "
+        f"{prior.draw_level:+.3f} x level {prior.draw_gap:+.3f} x gap"
+    )
+    out.print(
+        table(
+            f"Live W/D/L model {model.name!r} on {len(games)} games ({args.part} part)",
+            ["Ply", "a (prior)", "b (u)", "c (v)", "e", "f", "g", "h", "m (to move)"],
+            [[k.ply, *(f"{getattr(k, f):.3f}" for f in "abcefghm")] for k in model.knots],
+        )
+    )
+    if stored is not None:
+        out.print(f"stored in {stored}")
+    return 0
+
+
+def _rating(text: str | None) -> float | None:
+    try:
+        value = float(text) if text else None
+    except ValueError:
+        return None
+    return value if value and value > 0 else None
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    if args.wdl:
+        return _run_validate_wdl(args)
+    from livegain.calibration import pick_perceived_model
+    from livegain.validity import player_events, validate, validity_rows, write_plots
+
+    annotated, skipped, engine_name = _games(args)
+    evals, engine, limit = _source(args, annotated, engine_name)
+    scale = _scale(args, annotated)
+    model, why = pick_perceived_model(evals, engine, limit, args.models, scale)
     if model is None:
         raise CliError(f"{why} (run livegain fit --write-config first)")
-    engine_rating, source = default_engine_rating(args, engine_name)
+    engine_rating, source = _engine_rating(args, evals, engine, limit)
     rows = validity_rows(annotated, model, engine_rating)
     try:
         report = validate(rows, model.prior)
     except ValueError as exc:
         raise CliError(f"{args.pgn}: {exc}") from exc
-    players: list[Any] = []
+    events = None
     if args.by_player:
-        from livegain.analysis import analyze
-        from livegain.validity import by_player
-
-        players = by_player(annotated, analyze(annotated, engine_rating, model=model))
+        try:
+            events = player_events(rows, model, min_games=args.min_games or 7)
+        except ValueError as exc:
+            raise CliError(f"{args.pgn}: {exc}") from exc
     plots: list[str] = []
     if args.plots:
         try:
@@ -243,17 +463,120 @@ def run_validate(args: argparse.Namespace) -> int:
         data = report.to_json()
         data["model"] = model.name
         data["model_choice"] = why
+        data["scale"] = model.scale
         data["engine_rating"] = {"rating": engine_rating, "source": source}
         data["games"] = len(annotated)
         data["skipped"] = skipped
         data["plots"] = plots
-        if args.by_player:
-            data["by_player"] = _players_json(players)
+        if events is not None:
+            data["by_player_event"] = events.to_json()
         print_json(data)
         return 0
     _print(report, args, model.name, why, engine_rating, source, len(annotated))
-    if args.by_player:
-        _print_players(players)
+    if events is not None:
+        _print_events(events)
+    for path in plots:
+        print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def _engine_rating(
+    args: argparse.Namespace, evals: str, engine: str | None, limit: str | None
+) -> tuple[float, str]:
+    """Algorithm 4's r_e: ``--engine-rating``, else the shipped calibration of
+    the evaluations' engine and limit (a PGN annotated by an engine counts as
+    that engine), else the paper's."""
+    from livegain.cli.analyze import default_engine_rating
+
+    if evals == "engine" and args.evals == "pgn" and limit and limit.startswith("depth "):
+        as_engine = argparse.Namespace(**vars(args))
+        as_engine.evals = "engine"
+        as_engine.depth = int(limit.split()[1])
+        return default_engine_rating(as_engine, engine)
+    return default_engine_rating(args, engine)
+
+
+def _run_validate_wdl(args: argparse.Namespace) -> int:
+    from livegain.wdl_models import pick_wdl_model
+    from livegain.wdl_validity import validate_wdl, write_reliability_plot
+
+    annotated, skipped, engine_name = _games(args)
+    evals, engine, limit = _source(args, annotated, engine_name)
+    kind = _kind(args, annotated)
+    model, why = pick_wdl_model(evals, kind, engine, limit, args.wdl_models)
+    if model is None:
+        raise CliError(f"{why} (run livegain fit --wdl --write-config first)")
+    try:
+        report = validate_wdl(annotated, model)
+    except ValueError as exc:
+        raise CliError(f"{args.pgn}: {exc}") from exc
+    plots: list[str] = []
+    if args.plots:
+        try:
+            plots.append(
+                write_reliability_plot(
+                    report,
+                    str(Path(args.plots) / "wdl-reliability.png"),
+                    f"{Path(args.pgn).name}, {args.part}",
+                )
+            )
+        except ImportError as exc:
+            raise CliError("plots need matplotlib: pip install 'livegain[plots]'") from exc
+    if args.json:
+        data = report.to_json()
+        data.update(
+            {
+                "model_choice": why,
+                "kind": kind,
+                "games": len(annotated),
+                "skipped": skipped,
+                "plots": plots,
+            }
+        )
+        print_json(data)
+        return 0
+    out = console()
+    if not out.is_terminal:
+        out.width = max(out.width, 130)
+    out.print(
+        f"{len(annotated)} games ({args.part} part of {args.pgn}), evaluations: {evals}"
+        f"{f' ({engine} {limit})' if engine else ''}; W/D/L: {why}"
+    )
+    names = ("shown", "ratings", "curve", "engine")
+
+    def cells(f: dict[str, Any]) -> list[str]:
+        row: list[str] = []
+        for w in names:
+            v = f.get(w)
+            row.append("-" if v is None else f"{v.log_loss:.3f} / {v.calibration:.3f}")
+        return row
+
+    header = [
+        "Human (shown)",
+        "Ratings only",
+        "Win%-curve",
+        "Engine's own",
+    ]
+    out.print(
+        table(
+            "Mean log-loss / calibration error of the result, held out",
+            ["Ply", "Ratings", "Games", *header],
+            [
+                [ply, label, next(v.count for v in f.values() if v is not None), *cells(f)]
+                for ply, label, f in report.by_ply
+            ],
+        )
+    )
+    out.print(
+        table(
+            "By band of the players' mean rating (ratings known)",
+            ["Ply", "Band", "Games", *header],
+            [
+                [ply, f"{band}-{band + 199}", next(v.count for v in f.values() if v), *cells(f)]
+                for ply, band, f in report.by_band
+            ],
+        )
+    )
     for path in plots:
         print(f"wrote {path}", file=sys.stderr)
     return 0
@@ -301,18 +624,22 @@ def _print(
         out.width = max(out.width, 130)
     out.print(
         f"{games} games ({args.part} part of {args.pgn}), evaluations: {args.evals}; "
-        f"calibrated: {why}; Algorithm 4: r_e = {engine_rating:.0f} ({source}); "
+        f"model: {why}; Algorithm 4: r_e = {engine_rating:.0f} ({source}); "
         f"median guess = {report.baseline:.0f}"
     )
-    names = {"calibrated": "Calibrated (shown)", "algorithm4": "Algorithm 4 (paper)"}
+    names = {
+        "perceived": "Perceived (moves alone)",
+        "form": "Form (rating + moves)",
+        "algorithm4": "Algorithm 4 (paper)",
+    }
     out.print(
         table(
             "Overall, per player-game at the end of the game",
             _COLUMNS,
-            [_row(names[w], report.overall[w]) for w in ("calibrated", "algorithm4")],
+            [_row(names[w], report.overall[w]) for w in names if report.overall[w].count],
         )
     )
-    for which in ("calibrated", "algorithm4"):
+    for which in names:
         out.print(
             table(
                 f"{names[which]} by rating bin",
@@ -322,9 +649,9 @@ def _print(
         )
     out.print(
         table(
-            "Calibrated (shown) by number of moves played",
+            "Perceived by number of moves played",
             ["Moves from", *_COLUMNS[1:]],
-            [_row(lo, f["calibrated"]) for lo, f in report.by_moves],
+            [_row(lo, f["perceived"]) for lo, f in report.by_moves],
         )
     )
     out.print(
@@ -334,107 +661,47 @@ def _print(
             [
                 _row(f"{n}, {names[w].split(' (')[0]}", f[w])
                 for n, f in report.live
-                for w in ("calibrated", "algorithm4")
+                for w in names
+                if f[w].count
             ],
         )
     )
 
 
-def _players_json(players: list[Any]) -> dict[str, Any]:
-    from livegain.validity import player_summary
-
-    def est(e: Any) -> dict[str, float]:
-        return {"rating": round(e.rating, 1), "low": round(e.low, 1), "high": round(e.high, 1)}
-
-    return {
-        "players": [
-            {
-                "name": p.name,
-                "rating": p.rating,
-                "performance": None if p.performance is None else round(p.performance, 1),
-                "games": p.games,
-                "moves": p.moves,
-                "calibrated": est(p.calibrated),
-                "algorithm4": est(p.algorithm4),
-            }
-            for p in players
-        ],
-        "summary": {w: player_summary(players, w) for w in ("calibrated", "algorithm4")}
-        if players
-        else None,
-    }
-
-
-def _print_players(players: list[Any]) -> None:
-    from livegain.validity import player_summary
-
+def _print_events(events: Any) -> None:
     out = console()
-    if not players:
-        out.print("No rated player with moves.")
-        return
     rows = [
         [
-            p.name,
+            p.event.split("|")[0][:28],
+            p.player,
             f"{p.rating:.0f}",
-            None if p.performance is None else f"{p.performance:.0f}",
             p.games,
-            p.moves,
-            f"{p.calibrated.rating:.0f}",
-            f"{p.calibrated.low:.0f}-{p.calibrated.high:.0f}",
-            f"{p.algorithm4.rating:.0f}",
-            f"{p.algorithm4.low:.0f}-{p.algorithm4.high:.0f}",
+            f"{p.performance:.0f}",
+            f"{p.form.rating:.0f} ({p.form.low:.0f}-{p.form.high:.0f})",
+            f"{p.perceived.rating:.0f} ({p.perceived.low:.0f}-{p.perceived.high:.0f})",
         ]
-        for p in players
+        for p in events.players
     ]
     out.print(
         table(
-            "Players over all their games",
+            "Each player over his games of an event",
             [
+                "Event",
                 "Player",
                 "Rating",
-                "Performance",
                 "Games",
-                "Moves",
-                "Calibrated",
-                "95%",
-                "Alg. 4",
-                "Alg. 4 95%",
+                "Performance",
+                "Form (95 %)",
+                "Perceived (95 %)",
             ],
             rows,
         )
     )
-    srows = []
-    for w, label in (("calibrated", "Calibrated (shown)"), ("algorithm4", "Algorithm 4")):
-        f = player_summary(players, w)
-        srows.append(
-            [
-                label,
-                f["mae_rating"],
-                f["mae_rating_mean_guess"],
-                f["bias_rating"],
-                f["spearman_rating"],
-                f["coverage_rating"],
-                f["mae_performance"],
-                f["spearman_performance"],
-                f["sd_estimate"],
-                f["sd_rating"],
-            ]
-        )
     out.print(
-        table(
-            "Per player: against official ratings and results-based performances",
-            [
-                "",
-                "MAE",
-                "Mean guess MAE",
-                "Bias",
-                "Spearman",
-                "Coverage",
-                "MAE perf.",
-                "Spearman perf.",
-                "SD est.",
-                "SD ratings",
-            ],
-            srows,
-        )
+        f"{len(events.players)} player-events. Mean |x - performance|: official rating "
+        f"{events.mae_rating:.1f}, form {events.mae_form:.1f}, perceived "
+        f"{events.mae_perceived:.1f}. Form closer than the rating by {events.improvement:.1f} "
+        f"(bootstrap 90 % {events.improvement_low:.1f} to {events.improvement_high:.1f}). "
+        f"Form's interval holds the performance {events.form_holds_performance * 100:.1f} % "
+        f"of the time, perceived's {events.perceived_holds_performance * 100:.1f} %."
     )

@@ -180,6 +180,9 @@ class HumanWdlModel:
     knots: tuple[Knot, ...]
     unrated_knots: tuple[Knot, ...]
     provenance: dict[str, str] = field(default_factory=dict, compare=False)
+    #: the draw share of the win%-curve baseline fitted on the same games
+    #: (``core.wdl.wdl_from_cp``; for the validation's comparison only)
+    curve_draw_share: float | None = None
     _plies: tuple[int, ...] = field(init=False, repr=False, compare=False)
     _unrated_plies: tuple[int, ...] = field(init=False, repr=False, compare=False)
 

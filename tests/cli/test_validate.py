@@ -49,7 +49,13 @@ def rated_game(rng: random.Random, number: int) -> str:
         score += -loss if mover == 0 else loss
         score = max(-600, min(600, score))
         node.comment = f"[%eval {score / 100:.2f}]"
-    game.headers["Result"] = "*"
+    # the result follows the last evaluation: White wins with the win%-curve's
+    # chance of the last score, a quarter of the games are drawn
+    if rng.random() < 0.25:
+        game.headers["Result"] = "1/2-1/2"
+    else:
+        white_wins = rng.random() < 1.0 / (1.0 + 10.0 ** (-score / 160.0))
+        game.headers["Result"] = "1-0" if white_wins else "0-1"
     return str(game)
 
 
@@ -111,7 +117,8 @@ def test_validate_recovers_known_ratings(
     )
     assert code == 0, err
     data = json.loads(out)
-    cal = data["overall"]["calibrated"]
+    cal = data["overall"]["perceived"]
+    form = data["overall"]["form"]
     a4 = data["overall"]["algorithm4"]
     assert cal["count"] == data["player_games"] > 400
     # held-out player-games: the truth is recovered and the interval is honest
@@ -121,10 +128,19 @@ def test_validate_recovers_known_ratings(
     assert cal["mae_ratio"] < 0.85
     # Algorithm 4 against a 2860 engine: far off, and its interval rarely holds the rating
     assert a4["bias"] > 300 and a4["coverage"] < 0.5
+    # form: the rating updated by the moves stays near the rating, in every bin
+    # (here the moves say more than the rating's prior spread allows for, so
+    # form follows them closely, curvature of the truth included)
+    assert form["count"] == cal["count"] and abs(form["bias"]) < 40
+    for band in data["by_rating"]:
+        if band["form"]["count"] >= 50:
+            assert abs(band["form"]["bias"]) < 60, band
+            # the confidence belt holds the rating at every level, not only overall
+            assert band["perceived"]["coverage"] >= 0.85, band
     assert {b["from"] for b in data["by_rating"]} >= {1200, 1400, 1600}
-    assert data["by_moves"][0]["from"] == 1
+    assert [b["from"] for b in data["by_moves"]][:2] == [10, 15]  # games of 15+ moves
     # live: after each checkpoint's first n moves the interval is as honest
-    live = {row["after"]: row["calibrated"] for row in data["live"]}
+    live = {row["after"]: row["perceived"] for row in data["live"]}
     assert set(live) >= {1, 5, 10, 20}
     for n in (1, 5, 10, 20):
         assert 0.88 <= live[n]["coverage"] <= 1.0
@@ -142,13 +158,29 @@ def test_validate_tables_and_by_player(
     sample: Path, model_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run(
-        ["validate", str(sample), "--models", str(model_file), "--games", "60", "--by-player"],
+        [
+            "validate",
+            str(sample),
+            "--models",
+            str(model_file),
+            "--games",
+            "60",
+            "--by-player",
+            "--min-games",
+            "1",
+        ],
         capsys,
     )
     assert code == 0, err
     assert "60 games (held-out part" in out
-    assert "Calibrated (shown)" in out and "Algorithm 4 (paper)" in out
-    assert "by rating bin" in out and "Players over all their games" in out
+    assert "Perceived (moves alone)" in out and "Form (rating + moves)" in out
+    assert "Algorithm 4 (paper)" in out
+    assert "by rating bin" in out and "Each player over his games of an event" in out
+    # players with 7 games in one event: none in this sample, said in one line
+    code, _, err = run(
+        ["validate", str(sample), "--models", str(model_file), "--by-player"], capsys
+    )
+    assert code == 2 and "7 or more rated games in one event" in err
 
 
 def test_games_option_is_a_fixed_sample(
@@ -163,7 +195,7 @@ def test_games_option_is_a_fixed_sample(
         assert code == 0
         data = json.loads(out)
         assert data["games"] == 50
-        counts.append(data["overall"]["calibrated"])
+        counts.append(data["overall"]["perceived"])
     assert counts[0] == counts[1]
 
 
@@ -197,3 +229,68 @@ def test_shipped_models_are_picked_by_evaluation_source() -> None:
         assert m.rating_low is not None and m.rating_high is not None
         assert 700 < m.rating_low < 1000 < 2200 < m.rating_high < 2600
         assert m.provenance["command"].startswith("livegain fit ")
+
+
+@pytest.fixture(scope="module")
+def wdl_file(sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("wdl") / "wdl.toml"
+    code = main(["fit", str(sample), "--wdl", "--output", str(target), "--name", "sample-wdl"])
+    assert code == 0
+    return target
+
+
+def test_fit_wdl_writes_prior_and_model_with_provenance(wdl_file: Path) -> None:
+    from livegain.wdl_models import find_wdl_model, load_wdl_file
+
+    [prior], [model] = load_wdl_file(wdl_file)
+    # the sample's Site is a URL: online games, the rapid kind
+    assert prior.kind == model.kind == "online-rapid"
+    assert model.name == "sample-wdl" and model.provenance["evals"] == "pgn"
+    assert model.provenance["command"].startswith("livegain fit ")
+    assert prior.provenance["part"] == "calibration" and int(prior.provenance["games"]) > 500
+    # a quarter of the sample is drawn
+    assert 0.18 < prior.draw_rate < 0.32
+    found, why = find_wdl_model("pgn", "online-rapid", path=wdl_file)
+    assert found == model and why == "model sample-wdl"
+    # no model of the classical kind: the rapid one is taken, and it says so
+    found, why = find_wdl_model("pgn", "classical-otb", path=wdl_file)
+    assert found == model and "fitted on online-rapid games, no classical-otb model" in why
+
+
+def test_validate_wdl_beats_ratings_and_the_curve(
+    sample: Path, wdl_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sample's results follow its last evaluation: the fitted chances
+    must predict them better than the ratings alone (which say little here)
+    and than the win%-curve with its fitted draw share, and be calibrated."""
+    plots = tmp_path / "plots"
+    code, out, err = run(
+        [
+            "validate",
+            str(sample),
+            "--wdl",
+            "--wdl-models",
+            str(wdl_file),
+            "--json",
+            "--plots",
+            str(plots),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    rated = {row["ply"]: row for row in data["by_ply"] if row["ratings_known"] == "both"}
+    assert set(rated) >= {20, 40}
+    for ply in (20, 40):
+        row = rated[ply]
+        assert row["shown"]["count"] > 100
+        assert row["shown"]["log_loss"] < row["ratings"]["log_loss"]
+        assert row["shown"]["log_loss"] < row["curve"]["log_loss"]
+        assert row["shown"]["calibration_error"] < 0.1
+        assert row["engine"] is None  # PGN evaluations carry no engine W/D/L
+    unknown = [row for row in data["by_ply"] if row["ratings_known"] == "unknown"]
+    assert unknown and all(r["shown"]["log_loss"] < r["curve"]["log_loss"] for r in unknown[:2])
+    [plot] = data["plots"]
+    assert Path(plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, out, err = run(["validate", str(sample), "--wdl", "--wdl-models", str(wdl_file)], capsys)
+    assert code == 0 and "Human (shown)" in out and "Win%-curve" in out
