@@ -34,6 +34,28 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+GameKind = Literal["classical-otb", "online-rapid"]
+"""The kinds of game the human win/draw/loss models are fitted on."""
+RatingScale = Literal["fide", "lichess"]
+"""The rating scales of the calibrated perceived-rating models."""
+
+_KIND_HELP = (
+    "Kind of game, for the human win/draw/loss model: classical-otb (classical over "
+    "the board) or online-rapid; default: the game's TimeControl tag, else classical-otb"
+)
+_SCALE_HELP = (
+    "Rating scale of the calibrated perceived rating and form: fide (over the board) "
+    "or lichess (online); default fide"
+)
+
+
+class FeedModels(_Section):
+    """A feed's ``kind`` and ``scale`` keys (written in its ``[[feeds]]`` entry)."""
+
+    kind: GameKind | None = Field(default=None, description=_KIND_HELP)
+    scale: RatingScale | None = Field(default=None, description=_SCALE_HELP)
+
+
 class ServerConfig(_Section):
     host: str = Field(default="127.0.0.1", description="Address to listen on")
     port: int = Field(default=8080, ge=0, le=65535, description="One port: HTTP and /ws")
@@ -173,6 +195,11 @@ class EngineConfig(_Section):
         description="Calibrated perceived-rating model file (TOML, [[model]] entries) "
         "to pick from instead of the shipped one (config/perceived.toml)",
     )
+    wdl_model: str | None = Field(
+        default=None,
+        description="Human win/draw/loss model file (TOML, [[prior]] and [[model]] "
+        "entries) to pick from instead of the shipped one (config/wdl.toml)",
+    )
 
     @model_validator(mode="after")
     def _some_limit(self) -> EngineConfig:
@@ -245,7 +272,17 @@ class EventConfig(_Section):
         default="share",
         description="A tie after every tie-break: share the first place, or a rating play-off",
     )
-    draw_rate: float = Field(default=0.5, ge=0.0, le=1.0, description="Draws between equals")
+    draw_rate: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Draws between equals in games not started, when no human "
+        "win/draw/loss model is in use (with one, its ratings-only layer decides)",
+    )
+    kind: GameKind | None = Field(default=None, description=_KIND_HELP + " (wins over a feed's)")
+    scale: RatingScale | None = Field(
+        default=None, description=_SCALE_HELP + " (wins over a feed's)"
+    )
     sims: int = Field(default=100_000, ge=100, le=10_000_000, description="Simulations")
     points_before: dict[str, float] = Field(
         default_factory=dict,
@@ -376,6 +413,11 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default=Path("data"), description="SQLite store and caches")
     persist: bool = Field(default=True, description="Keep boards and evaluations on disk")
     feeds: list[FeedConfig] = Field(default_factory=list)
+    feed_models: list[FeedModels] = Field(
+        default_factory=list,
+        description="Each feed's kind and scale, in the order of feeds: taken from the "
+        "kind and scale keys of its [[feeds]] entry",
+    )
     mqtt: MqttPublishConfig = Field(default_factory=MqttPublishConfig)
     broadcast: BroadcastConfig = Field(default_factory=BroadcastConfig)
     matches: list[MatchConfig] = Field(default_factory=list)
@@ -384,6 +426,30 @@ class Settings(BaseSettings):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
 
     _toml_file: ClassVar[Path | None] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _feed_models(cls, data: Any) -> Any:
+        """Take each feed's ``kind`` and ``scale`` keys out of its entry into
+        :attr:`feed_models` (one per feed, in order): they choose the
+        service's models, not how the feed reads."""
+        if not isinstance(data, dict) or not isinstance(data.get("feeds"), list):
+            return data
+        feeds, models = [], []
+        for entry in data["feeds"]:
+            if isinstance(entry, dict) and ("kind" in entry or "scale" in entry):
+                entry = dict(entry)
+                models.append({"kind": entry.pop("kind", None), "scale": entry.pop("scale", None)})
+            else:
+                models.append({})
+            feeds.append(entry)
+        if any(models):
+            data = {**data, "feeds": feeds, "feed_models": models}
+        return data
+
+    def feed_models_of(self, index: int) -> FeedModels:
+        """The ``kind`` and ``scale`` of the feed at ``index`` (none set: both None)."""
+        return self.feed_models[index] if index < len(self.feed_models) else FeedModels()
 
     @classmethod
     def settings_customise_sources(

@@ -13,10 +13,17 @@ Everything runs in one asyncio :class:`~asyncio.TaskGroup`:
   each result, publishing the updates it produces;
 - the WebSocket/HTTP server, and the MQTT publisher when enabled.
 
-The calibrated perceived-rating model is picked once at start, for the
-engine's name and search limit (:func:`perceived_model_for`); every board
-then publishes the calibrated estimate (``*_perceived``) beside Algorithm 4
-(``*_algorithm4``). Without a model ``*_perceived`` is null.
+The models people are shown are picked at start for the engine's name and
+search limit, once per rating scale and kind of game, and then per board
+(:meth:`Service.models_for`): the calibrated perceived-rating model of the
+board's rating ``scale`` (:func:`perceived_model_for`: ``fide`` or
+``lichess``, from its event's ``[[events]]`` entry, else its feed's entry,
+else ``fide``) gives ``*_perceived`` and ``*_form`` beside Algorithm 4
+(``*_algorithm4``); the human win/draw/loss model of the board's ``kind``
+(:func:`wdl_model_for`: from its event's entry, else its feed's, else the
+game's ``TimeControl`` tag, else ``classical-otb``) gives the chances shown
+(``wdl``) beside the engine's own (``engine_wdl``). Without a model
+``*_perceived`` is null and ``wdl`` is the engine's.
 
 A failure while handling one board is caught, logged with the board id and
 counted on that board; the other boards carry on. SIGINT/SIGTERM (see
@@ -45,16 +52,31 @@ import chess
 import structlog
 
 from livegain.broker import redact_credentials, redact_url
-from livegain.config import MatchConfig, Settings
+from livegain.config import FeedModels, MatchConfig, Settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot
-from livegain.core.game import Applied, BoardGame, BoardUpdate, Color, EvalRequest, Tournament
+from livegain.core.game import (
+    Applied,
+    BoardGame,
+    BoardModels,
+    BoardUpdate,
+    Color,
+    EvalRequest,
+    Tournament,
+)
+from livegain.core.human_wdl import (
+    CLASSICAL_OTB,
+    KINDS,
+    HumanWdlModel,
+    RatingsPrior,
+    kind_of_time_control,
+)
 from livegain.core.odds import GameOdds, game_probabilities, match_odds
 from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.engine.pool import EnginePool, SearchLimit
 from livegain.feeds.base import Feed, make_feed
-from livegain.live_standings import LiveStandings
+from livegain.live_standings import LiveStandings, event_key
 from livegain.metrics import MetricsView, ServiceMetrics
 from livegain.publish import convert, schema
 from livegain.publish.delay import (
@@ -142,12 +164,23 @@ def engine_rating_for(settings: Settings, engine_name: str, limit: SearchLimit) 
         return PAPER_ENGINE_RATING
 
 
+#: The rating scale of boards whose event and feed name none.
+DEFAULT_SCALE = "fide"
+SCALES = ("fide", "lichess")
+#: Words in a model choice's line that say it is not the model fitted for it.
+_FALLBACK_WORDS = ("not validated", "nearest", "no model", "no calibrated", "scale, no")
+
+
 def perceived_model_for(
-    settings: Settings, engine_name: str | None, limit: SearchLimit | str | None
+    settings: Settings,
+    engine_name: str | None,
+    limit: SearchLimit | str | None,
+    scale: str | None = None,
 ) -> tuple[PerceivedModel | None, str]:
-    """The calibrated perceived-rating model for this engine and limit, and
-    a line saying why (``livegain.calibration.find_perceived_model``: the
-    exact model, else the nearest depth's, said so).
+    """The calibrated perceived-rating model for this engine, limit and
+    rating ``scale`` ("fide", "lichess"), and a line saying why
+    (``livegain.calibration.find_perceived_model``: the exact model, else the
+    nearest depth's or the other scale's, said so).
 
     From ``engine.perceived_model`` when that is set, else from the shipped
     model file. A missing or broken file does not stop the service: it runs
@@ -156,8 +189,32 @@ def perceived_model_for(
     from livegain.calibration import pick_perceived_model
 
     return pick_perceived_model(
-        "engine", engine_name or None, limit, settings.engine.perceived_model
+        "engine", engine_name or None, limit, settings.engine.perceived_model, scale
     )
+
+
+def wdl_model_for(
+    settings: Settings,
+    engine_name: str | None,
+    limit: SearchLimit | str | None,
+    kind: str,
+) -> tuple[HumanWdlModel | None, str]:
+    """The human win/draw/loss model for this engine, limit and kind of game,
+    and a line saying why (``livegain.wdl_models.find_wdl_model``).
+
+    From ``engine.wdl_model`` when that is set, else from the shipped model
+    file. A missing or broken file does not stop the service: the engine's
+    own W/D/L is shown (``wdl_model: null``) and the line says why.
+    """
+    from livegain.wdl_models import pick_wdl_model
+
+    return pick_wdl_model("engine", kind, engine_name or None, limit, settings.engine.wdl_model)
+
+
+def is_fallback(why: str) -> bool:
+    """Whether a model choice's line says the model is not the one fitted for
+    what was asked (another depth, kind, scale or evaluation source)."""
+    return any(w in why for w in _FALLBACK_WORDS)
 
 
 # --------------------------------------------------------------------------
@@ -224,10 +281,27 @@ class MatchTracker:
                 w, d, lo = (x / 1000.0 for x in wdl)
                 current = GameOdds(w, d, lo) if a_side == "white" else GameOdds(lo, d, w)
             games_left = max(1, games_left)
-        diff = self._rating_diff(game, a_side)
-        per_game = game_probabilities(diff, cfg.draw_rate)
+        ra, rb = self._ratings(game, a_side)
+        human = game.wdl_model
+        if human is not None:
+            # The human model's ratings-only layer, as the board's own chances
+            # start: this game in its colours, the later ones alternating.
+            here = _odds(human.prior.probabilities(*((ra, rb) if a_side == "white" else (rb, ra))))
+            here = here if a_side == "white" else here.swapped()
+            other = _odds(human.prior.probabilities(*((rb, ra) if a_side == "white" else (ra, rb))))
+            other = other.swapped() if a_side == "white" else other
+            per_game = _odds(
+                (
+                    (here.win + other.win) / 2,
+                    (here.draw + other.draw) / 2,
+                    (here.loss + other.loss) / 2,
+                )
+            )
+        else:
+            diff = 0.0 if ra is None or rb is None else float(ra) - float(rb)
+            per_game = here = game_probabilities(diff, cfg.draw_rate)
         if current is None and game.result == "*":
-            current = per_game
+            current = here
         mo = match_odds(per_game, games_left, score_a, score_b, current)
         return schema.MatchOdds(
             a=cfg.a,
@@ -240,7 +314,8 @@ class MatchTracker:
             b_wins=mo.b_wins,
         )
 
-    def _rating_diff(self, game: BoardGame, a_side: str) -> float:
+    def _ratings(self, game: BoardGame, a_side: str) -> tuple[float | None, float | None]:
+        """(A's rating, B's rating) as ``rating_source`` says (None: unknown)."""
         a_player = game.white if a_side == "white" else game.black
         b_player = game.black if a_side == "white" else game.white
         ra: float | None = self.cfg.rating_a if self.cfg.rating_a is not None else a_player.rating
@@ -257,9 +332,17 @@ class MatchTracker:
                 pa, pb = game.perceived(a_color), game.perceived(b_color)
                 if pa is not None and pb is not None:
                     ra, rb = pa.rating, pb.rating
-        if ra is None or rb is None:
-            return 0.0
-        return float(ra) - float(rb)
+        return (
+            None if ra is None or ra <= 0 else float(ra),
+            None if rb is None or rb <= 0 else float(rb),
+        )
+
+
+def _odds(p: tuple[float, float, float]) -> GameOdds:
+    """Probabilities from a model as :class:`GameOdds` (rounding cleaned up)."""
+    w, d, lo = (max(0.0, x) for x in p)
+    total = w + d + lo
+    return GameOdds(w / total, d / total, lo / total)
 
 
 # --------------------------------------------------------------------------
@@ -371,9 +454,11 @@ class FeedHealth:
 class Service:
     """Wire feeds, the game state, the engine and the publishers together.
 
-    ``perceived_model``: the calibrated model to use; None (the default)
-    picks one at start for the engine and search limit
-    (:func:`perceived_model_for`).
+    ``perceived_model``: the calibrated model to use for every board; None
+    (the default) picks one per rating scale at start for the engine and
+    search limit (:func:`perceived_model_for`). ``wdl_model``: the human
+    win/draw/loss model for every board; None picks one per kind of game
+    (:func:`wdl_model_for`).
     """
 
     def __init__(
@@ -384,6 +469,7 @@ class Service:
         feeds: Sequence[Feed] = (),
         max_inflight: int | None = None,
         perceived_model: PerceivedModel | None = None,
+        wdl_model: HumanWdlModel | None = None,
     ) -> None:
         self.settings = settings
         self._evaluator = evaluator
@@ -391,6 +477,15 @@ class Service:
         self.perceived_model_why = (
             f"model {perceived_model.name} (given)" if perceived_model is not None else "not yet"
         )
+        self._given_wdl = wdl_model
+        # Per rating scale and kind of game: (model, why), picked at start.
+        self.perceived_models: dict[str, tuple[PerceivedModel | None, str]] = {}
+        self.wdl_models: dict[str, tuple[HumanWdlModel | None, str]] = {}
+        self._feed_models: dict[str, FeedModels] = {}
+        self._event_models = {
+            event_key(e.name): FeedModels(kind=e.kind, scale=e.scale) for e in settings.events
+        }
+        self._board_models: dict[tuple[object, ...], BoardModels] = {}
         self._own_pool: EnginePool | None = None
         self._own_remote: RemoteEvaluator | None = None
         self.extra_feeds = list(feeds)
@@ -430,6 +525,7 @@ class Service:
             settings.events,
             lambda: self.tournament.boards if self.tournament is not None else {},
             self._publish_standings,
+            prior=self._event_prior,
         )
         self._board_active: dict[str, float] = {}
         """Per board, when it last got a move or a new result (for board_expiry)."""
@@ -475,6 +571,77 @@ class Service:
         if self.perceived_model is None:
             return f"Algorithm 4 only: {self.perceived_model_why}"
         return f"calibrated, {self.perceived_model_why}"
+
+    def wdl_model_line(self) -> str:
+        """Which human W/D/L model the chances shown come from (boards of the
+        default kind), for people."""
+        model, why = self.wdl_models.get(CLASSICAL_OTB, (self._given_wdl, "not yet"))
+        if model is None:
+            return f"the engine's own W/D/L: {why}"
+        return f"human, {why}"
+
+    # ------------------------------------------------------------ models
+
+    def _pick_models(self, engine_name: str | None, limit: SearchLimit | str | None) -> None:
+        """The models of every rating scale and kind of game, once at start."""
+        s = self.settings
+        for scale in SCALES:
+            if self.perceived_model is not None:
+                self.perceived_models[scale] = (self.perceived_model, self.perceived_model_why)
+            else:
+                self.perceived_models[scale] = perceived_model_for(s, engine_name, limit, scale)
+        default = self.perceived_models[DEFAULT_SCALE]
+        self.perceived_model, self.perceived_model_why = default
+        for kind in KINDS:
+            if self._given_wdl is not None:
+                given = self._given_wdl
+                self.wdl_models[kind] = (given, f"model {given.name} (given)")
+            else:
+                self.wdl_models[kind] = wdl_model_for(s, engine_name, limit, kind)
+        for scale, (pm, why) in self.perceived_models.items():
+            log.info("perceived_model", scale=scale, model=pm.name if pm else None, why=why)
+        for kind, (wm, why) in self.wdl_models.items():
+            log.info("wdl_model", kind=kind, model=wm.name if wm else None, why=why)
+
+    def models_for(self, snap: GameSnapshot) -> BoardModels:
+        """A board's models, from its snapshot (pure: a lookup in what
+        :meth:`_pick_models` loaded). Rating scale: its event's ``scale``,
+        else its feed's, else ``fide``. Kind of game: its event's ``kind``,
+        else its feed's, else its ``TimeControl`` tag's nearer kind (a
+        fallback when no fitted kind matches it), else ``classical-otb``."""
+        event = self._event_models.get(event_key(snap.event or ""))
+        feed = self._feed_models.get(snap.source)
+        scale: str = (
+            (event.scale if event else None) or (feed.scale if feed else None) or DEFAULT_SCALE
+        )
+        kind: str | None = (event.kind if event else None) or (feed.kind if feed else None)
+        exact, where = True, "configured" if kind is not None else ""
+        tc = dict(snap.tags).get("TimeControl") if kind is None else None
+        if kind is None and tc:
+            kind, exact = kind_of_time_control(tc)
+            where = f"from TimeControl {tc}" if kind is not None else ""
+        if kind is None:
+            kind, where = CLASSICAL_OTB, "over the board (default)"
+        key = (scale, kind, exact, where)
+        chosen = self._board_models.get(key)
+        if chosen is None:
+            perceived = self.perceived_models.get(scale, (self.perceived_model, ""))[0]
+            wdl, why = self.wdl_models.get(kind, (None, "not yet"))
+            fallback = not exact or is_fallback(why)
+            line = f"{kind} {where}" + ("" if exact else ", the nearer fitted kind") + f": {why}"
+            chosen = BoardModels(perceived, wdl, fallback, line)
+            self._board_models[key] = chosen
+        return chosen
+
+    def _event_prior(self, event: str) -> RatingsPrior | None:
+        """The ratings-only W/D/L of an event's games not started: its
+        configured kind's human model's (None: its boards' model decides)."""
+        configured = self._event_models.get(event_key(event))
+        kind = configured.kind if configured is not None else None
+        if kind is None:
+            return None
+        model = self.wdl_models.get(kind, (None, ""))[0]
+        return None if model is None else model.prior
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Run until ``stop`` is set (or the task is cancelled); then shut down cleanly."""
@@ -540,33 +707,33 @@ class Service:
             limit = getattr(self._evaluator, "limit", None) or SearchLimit(
                 depth=s.engine.depth, nodes=s.engine.nodes
             )
-        if self.perceived_model is None:
-            model, why = perceived_model_for(s, engine_name, limit)
-            self.perceived_model, self.perceived_model_why = model, why
+        self._pick_models(engine_name, limit)
         model = self.perceived_model
-        if model is None:
-            log.warning("perceived_model", model=None, why=self.perceived_model_why)
-        else:
-            log.info("perceived_model", model=model.name, why=self.perceived_model_why)
         if self.max_inflight is None:
             workers = getattr(self._evaluator, "workers", None) or s.engine.workers or 2
             self.max_inflight = max(2, 2 * int(workers))
         self.engine_desc = self.evaluator.describe()
         self.engine_key = self.evaluator.engine_key
+        # The feeds first: their names choose the models of the boards they show.
+        self.feeds = [
+            make_feed(cfg, max_plies=s.limits.max_plies) for cfg in s.feeds
+        ] + self.extra_feeds
+        self._feed_models = {
+            feed.name: s.feed_models_of(i) for i, feed in enumerate(self.feeds[: len(s.feeds)])
+        }
         self.tournament = Tournament(
             engine_rating=rating,
             model=model,
             max_plies=s.limits.max_plies,
             max_boards=s.limits.max_boards,
+            wdl_model=self.wdl_models[CLASSICAL_OTB][0],
+            choose_models=self.models_for,
         )
         if s.persist:
             self.store = Store(Path(s.data_dir) / STORE_FILE)
             self._restore()
         if s.mqtt.enabled:
             self.mqtt = MqttPublisher.from_config(s.mqtt)
-        self.feeds = [
-            make_feed(cfg, max_plies=s.limits.max_plies) for cfg in s.feeds
-        ] + self.extra_feeds
         self._start_delay()
         # Publish what was restored before anyone can connect (with a delay:
         # each board's whole state enters the line now, nothing goes out early).
@@ -1199,14 +1366,38 @@ class Service:
                     ),
                     "errors": g.errors + self.stats.board_failures.get(bid, 0),
                     "source": g.source_active,  # the feed driving it (docs/feeds.md)
+                    "perceived_model": g.model.name if g.model is not None else None,
+                    "wdl_model": g.wdl_model.name if g.wdl_model is not None else None,
+                    "wdl_fallback": g.wdl_fallback,
+                    "wdl_why": g.models.wdl_why,
                 }
         model = self.perceived_model
+        wdl, wdl_why = self.wdl_models.get(CLASSICAL_OTB, (self._given_wdl, "not yet"))
         out: dict[str, Any] = {
             "engine": self.engine_desc,
             "engine_queue": len(self._inflight),
+            # the default rating scale's (fide) and kind's (classical-otb);
+            # each scale's and kind's below, each board's in board_status
             "perceived_model": {
                 "model": model.name if model is not None else None,
                 "why": self.perceived_model_why,
+            },
+            "perceived_models": {
+                scale: {"model": m.name if m is not None else None, "why": why}
+                for scale, (m, why) in self.perceived_models.items()
+            },
+            "wdl_model": {
+                "model": wdl.name if wdl is not None else None,
+                "why": wdl_why,
+                "fallback": is_fallback(wdl_why),
+            },
+            "wdl_models": {
+                kind: {
+                    "model": m.name if m is not None else None,
+                    "why": why,
+                    "fallback": is_fallback(why),
+                }
+                for kind, (m, why) in self.wdl_models.items()
             },
             "service": {
                 "snapshots": self.stats.snapshots,

@@ -223,6 +223,7 @@ def run_live(args: argparse.Namespace) -> int:
                         f"({'MQTT ' + args.mqtt if args.mqtt else 'PGN relay ' + replay.pgn_url})"
                     )
                     print(f"Perceived ratings: {service.perceived_model_line()}")
+                    print(f"Win/draw/loss: {service.wdl_model_line()}")
                     event = urllib.parse.quote(DEMO_EVENT["name"])
                     print(
                         "Standings and chances of leading after round 5: "

@@ -119,6 +119,7 @@ def run_service(
             print(f"{banner}livegain is live at {service.url}", flush=True)
             print(f"  WebSocket: ws{service.url[4:]}ws   health: {service.url}healthz", flush=True)
             print(f"  perceived ratings: {service.perceived_model_line()}", flush=True)
+            print(f"  win/draw/loss: {service.wdl_model_line()}", flush=True)
             print("  Ctrl-C to stop", flush=True)
         ready.cancel()
         await task

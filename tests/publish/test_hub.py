@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
+from toy_human import forward_model, toy_wdl_model
 
 from livegain.core.game import BoardUpdate, Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
@@ -27,7 +28,7 @@ from livegain.publish.hub import (
     apply_update,
 )
 
-from .helpers import board_state, toy_model, update_for
+from .helpers import board_state, update_for
 from .test_convert import ENGINE, MOVES, ev_of, snap
 
 # ------------------------------------------------------------ apply_update
@@ -36,7 +37,12 @@ from .test_convert import ENGINE, MOVES, ev_of, snap
 def service_output(calibrated: bool) -> tuple[list[schema.Update], dict[int, schema.BoardState]]:
     """A board's updates as the service publishes them (core -> wire), and its
     state after some of them: {number of updates applied: state}."""
-    t = Tournament(PAPER_ENGINE_RATING, model=toy_model() if calibrated else None)
+    # calibrated: with forward curves (form) and a human W/D/L model too
+    t = Tournament(
+        PAPER_ENGINE_RATING,
+        model=forward_model() if calibrated else None,
+        wdl_model=toy_wdl_model() if calibrated else None,
+    )
     bid = t.apply(snap(MOVES[:4])).board_id
     assert bid is not None
     game = t.board(bid)

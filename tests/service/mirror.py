@@ -48,6 +48,8 @@ def apply_update(state: dict[str, Any], upd: dict[str, Any]) -> None:
         "match",
         "white_perceived",
         "black_perceived",
+        "white_form",
+        "black_form",
         "white_algorithm4",
         "black_algorithm4",
         "head_to_head",

@@ -111,5 +111,6 @@ def test_perceived_odds_use_the_calibrated_estimate_once_not_early() -> None:
     assert o is not None and p is not None
     # Officially A is 100 points stronger; calibrated, A played worse than B.
     assert o.a_wins > p.a_wins
-    diff = perceived._rating_diff(g, "white")
-    assert diff == pytest.approx(cw.rating - cb.rating)
+    ra, rb = perceived._ratings(g, "white")
+    assert ra is not None and rb is not None
+    assert ra - rb == pytest.approx(cw.rating - cb.rating)
