@@ -88,3 +88,26 @@ def test_errors_name_the_file_and_key(tmp_path: Path) -> None:
     bad.write_text("typo_key = 1\n")
     with pytest.raises(ConfigError, match="typo_key"):
         load_settings(bad)
+
+
+def test_kind_and_scale_per_feed_and_event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A feed's ``kind`` and ``scale`` keys choose its boards' models (kept
+    apart from how the feed reads); an event's too; bad values are errors."""
+    path = tmp_path / "lg.toml"
+    path.write_text(
+        '[[feeds]]\ntype = "file"\npath = "a.pgn"\n'
+        '[[feeds]]\ntype = "file"\npath = "b.pgn"\nkind = "online-rapid"\nscale = "lichess"\n'
+        '[[events]]\nname = "Open"\nkind = "classical-otb"\nscale = "fide"\n'
+    )
+    s = load_settings(path)
+    assert [type(f) for f in s.feeds] == [FileFeedConfig, FileFeedConfig]
+    assert (s.feed_models_of(0).kind, s.feed_models_of(0).scale) == (None, None)
+    assert (s.feed_models_of(1).kind, s.feed_models_of(1).scale) == ("online-rapid", "lichess")
+    assert (s.events[0].kind, s.events[0].scale) == ("classical-otb", "fide")
+    feeds = '[{"type": "file", "path": "c.pgn", "scale": "lichess"}]'
+    monkeypatch.setenv("LIVEGAIN_FEEDS", feeds)
+    assert load_settings().feed_models_of(0).scale == "lichess"
+    monkeypatch.delenv("LIVEGAIN_FEEDS")
+    path.write_text('[[feeds]]\ntype = "file"\npath = "a.pgn"\nkind = "blitz"\n')
+    with pytest.raises(ConfigError, match="kind"):
+        load_settings(path)
