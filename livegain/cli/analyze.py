@@ -552,6 +552,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.output_pgn:
         from livegain.pgnio import write_annotated_pgn
 
+        if args.evals == "engine" and engine_name:
+            # the evaluations are now this engine's at this limit: read back
+            # with --evals pgn, the file gets the same models and r_e
+            for game in annotated:
+                game.headers = {**game.headers, "Annotator": f"{engine_name} {evals.limit}"}
+
         try:
             write_annotated_pgn(annotated, args.output_pgn)
         except OSError as exc:
