@@ -180,6 +180,9 @@ def test_which_rating_is_shown(lib: Any) -> None:
         "high": 3000,
         "moves": 6,
         "bound": "",
+        "label": None,
+        "scale": "lichess",
+        "model": "test",
     }
     assert cal["black"]["state"] == "early" and cal["black"]["rating"] is None
     assert cal["black"]["moves"] == 1
@@ -196,54 +199,41 @@ def test_which_rating_is_shown(lib: Any) -> None:
     assert out["summary"]["white_algorithm4"]["rating"] == 2900
 
 
-BEYOND = """async ([src, trace]) => {
+LABELLED = """async ([src]) => {
   const lib = await import("./static/lib.js");
   const out = {};
   for (const mode of ["calibrated", "algorithm4"]) {
-    const beyond = lib.beyondRange(src, "white", mode);
     out[mode] = {
-      beyond,
       white: lib.shownRating(src, "white", mode),
-      trace: lib.shownTrace(trace, mode, beyond),
+      versus: lib.versusOfficial(src, "white", mode),
     };
   }
-  out.text = lib.rangeText(out.calibrated.white.rangeLow, out.calibrated.white.rangeHigh);
+  out.scale = lib.scaleText(src.white_perceived && src.white_perceived.scale);
   return out;
 }"""
 
 
-def test_beyond_the_calibrated_range(lib: Any) -> None:
-    """``in_range`` false: no number and no trace values for that player, once it is
-    no longer too early; Algorithm 4 is unaffected."""
+def test_a_labelled_player_keeps_his_number_and_vs_fide_is_his_form(lib: Any) -> None:
+    """A player rated outside the model's range: his number with the model's label;
+    "vs FIDE" is his form (official rating updated by his moves) minus his official
+    rating; none without a form or while too early; Algorithm 4 its own figure's."""
     st = state_json()
-    late = perceived(1950, 6).model_copy(
-        update={"range_low": 837.0, "range_high": 2434.5, "in_range": False}
-    )
+    st["white"]["rating"] = 2865
+    late = perceived(1950, 6).model_copy(update={"label": "extrapolated", "scale": "fide"})
     st["white_perceived"] = late.model_dump(mode="json")
-    trace = [
-        point(1, 2100, early=True).model_dump(mode="json"),
-        point(3, 1950).model_dump(mode="json"),
-    ]
-    out = lib.evaluate(BEYOND, [st, trace])
+    st["white_form"] = late.model_copy(update={"rating": 2840.4}).model_dump(mode="json")
+    out = lib.evaluate(LABELLED, [st])
     cal, a4 = out["calibrated"], out["algorithm4"]
-    assert cal["beyond"] is True and a4["beyond"] is False
-    assert cal["white"]["state"] == "beyond" and cal["white"]["rating"] is None
-    assert (cal["white"]["rangeLow"], cal["white"]["rangeHigh"]) == (837, 2434.5)
-    assert out["text"] == "fitted on ratings 837\u20132435"
-    assert [(p["rating"], p["early"], p["beyond"]) for p in cal["trace"]] == [
-        (None, True, False),
-        (None, False, True),
-    ]
-    assert a4["white"]["state"] == "estimate" and a4["white"]["rating"] == 2900
-    assert [p["rating"] for p in a4["trace"]] == [2400, 2250]
-    # too early comes first; in range (or unknown) shows the number
+    assert cal["white"]["state"] == "estimate" and cal["white"]["rating"] == 1950
+    assert cal["white"]["label"] == "extrapolated" and out["scale"] == "FIDE scale"
+    assert cal["versus"] == -25
+    assert a4["versus"] == 2900 - 2865
+    st["white_form"] = None  # no form (no forward curves on the server): no chip
+    assert lib.evaluate(LABELLED, [st])["calibrated"]["versus"] is None
     st["white_perceived"] = late.model_copy(update={"moves": 2, "early": True}).model_dump(
         mode="json"
     )
-    assert lib.evaluate(BEYOND, [st, trace])["calibrated"]["white"]["state"] == "early"
-    for flag in (True, None):
-        st["white_perceived"] = late.model_copy(update={"in_range": flag}).model_dump(mode="json")
-        assert lib.evaluate(BEYOND, [st, trace])["calibrated"]["white"]["state"] == "estimate"
+    assert lib.evaluate(LABELLED, [st])["calibrated"]["white"]["state"] == "early"
 
 
 def test_no_model_and_old_servers_show_nothing_calibrated(lib: Any) -> None:

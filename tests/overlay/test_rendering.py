@@ -1,7 +1,8 @@
 """How the board overlay draws particular situations: a big loss, a clamped
 rating, a mate score, running clocks, match odds, a takeback, a finished game,
-the calibrated rating while it is too early to tell, for a player rated beyond
-the calibrated model's range, and without a model.
+the calibrated rating while it is too early to tell, for a player rated outside
+the calibrated model's range (his number with its label), without a model, and
+the human win/draw/loss chances beside the engine's own.
 
 The boards are published through the real server component
 (:class:`~livegain.publish.server.LiveServer`), exactly as the service does;
@@ -29,10 +30,11 @@ RANGE = (840.4, 2439.6)
 
 
 def perceived(
-    rating: float, moves: int, early: bool = False, in_range: bool | None = None
+    rating: float, moves: int, early: bool = False, label: str | None = None
 ) -> schema.Perceived:
-    """The calibrated estimate (the wire's ``*_perceived``); with ``in_range`` the
-    model's range :data:`RANGE` comes with it."""
+    """A calibrated rating (the wire's ``*_perceived`` or ``*_form``) of a
+    FIDE-scale model validated on :data:`RANGE`; ``label``: the model's words
+    for a player rated outside it."""
     return schema.Perceived(
         rating=rating,
         low=rating - 410,
@@ -40,9 +42,10 @@ def perceived(
         moves=moves,
         early=early,
         model="test",
-        range_low=None if in_range is None else RANGE[0],
-        range_high=None if in_range is None else RANGE[1],
-        in_range=in_range,
+        scale="fide",
+        label=label,
+        range_low=RANGE[0],
+        range_high=RANGE[1],
     )
 
 
@@ -113,6 +116,8 @@ def board(**kw: Any) -> schema.BoardState:
         ),
         white_perceived=perceived(2805.5, 6),
         black_perceived=perceived(2410, 6),
+        white_form=perceived(2890.4, 6),
+        black_form=perceived(2690, 6),
         white_algorithm4=algorithm4(2905.5, 6),
         black_algorithm4=algorithm4(2060, 6, bounded=True),
         white_trace=[
@@ -207,7 +212,7 @@ def test_big_loss_mate_clocks_odds(page: Any) -> None:
 def test_calibrated_estimate_with_its_interval(page: Any) -> None:
     """By default the cards show the calibrated estimate, the message's number and
     interval, labelled as the perceived rating, and the chart draws its trace."""
-    for color, rating, official in (("white", 2805.5, 2865), ("black", 2410, 2760)):
+    for color, rating in (("white", 2805.5), ("black", 2410)):
         box = page.get_by_test_id(f"{color}-perceived-box")
         expect(box).to_have_attribute("data-state", "estimate")
         expect(box).to_have_attribute("data-kind", "calibrated")
@@ -223,15 +228,15 @@ def test_calibrated_estimate_with_its_interval(page: Any) -> None:
             str(math.floor(rating + 380 + 0.5))
         )
         expect(page.get_by_test_id(f"{color}-perceived-bound")).to_have_text("")
-        diff = math.floor(rating - official + 0.5)
-        sign = "+" if diff > 0 else "\u2212"
-        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text(
-            f"{sign}{abs(diff)} vs FIDE"
-        )
+        expect(page.get_by_test_id(f"{color}-perceived-note")).to_have_text("")
+    # vs FIDE: the form (official rating updated by the moves) minus the official
+    # rating, not the perceived rating's difference
+    expect(page.get_by_test_id("white-perceived-diff")).to_have_text("+25 vs FIDE")
+    expect(page.get_by_test_id("black-perceived-diff")).to_have_text("\u221270 vs FIDE")
     expect(page.get_by_test_id("white-perceived-interval")).to_have_text("95% 2396\u20133186")
     expect(page.get_by_test_id("trace-title")).to_have_text("Perceived rating, move by move")
     expect(page.get_by_test_id("engine")).to_contain_text(
-        "perceived rating calibrated on rated games (model test)"
+        "perceived rating calibrated on rated games, FIDE scale (model test)"
     )
     # one chart point per trace point; the early ones without a value, on the floor
     drawn = page.eval_on_selector_all(
@@ -341,126 +346,93 @@ def test_too_early_to_tell(static_server: StaticServer, page_factory: Any) -> No
     expect(page.get_by_test_id("black-perceived-bound")).to_have_text("\u2264")
 
 
-def beyond_board(**kw: Any) -> schema.BoardState:
-    """Carlsen (2865) is rated above the model's range: his calibrated figure (1950)
-    is not valid for him; Black (2100) is inside it."""
+def labelled_board(**kw: Any) -> schema.BoardState:
+    """Carlsen (2865) is rated above the model's range: his number comes with the
+    label "extrapolated"; Black (2100) is inside it."""
     base: dict[str, Any] = dict(
         black=schema.Player(name="Club, Player", federation="NED", rating=2100),
-        white_perceived=perceived(1950.4, 6, in_range=False),
-        black_perceived=perceived(2410, 6, in_range=True),
+        white_perceived=perceived(1950.4, 6, label="extrapolated"),
+        white_form=perceived(2801, 6, label="extrapolated"),
+        black_perceived=perceived(2410, 6),
+        black_form=perceived(2150, 6),
     )
     base.update(kw)
     return board(**base)
 
 
-def test_beyond_the_calibrated_range(static_server: StaticServer, page_factory: Any) -> None:
-    """A player rated outside the ratings the model was fitted to: the words and the
-    model's range, no number, no interval, no difference to FIDE, no line in the
-    chart; a player rated inside it keeps his number."""
-    static_server.set_board(beyond_board())
-    words, fitted = "beyond calibrated range", "fitted on ratings 840\u20132440"
+def test_a_player_outside_the_models_range_gets_his_number_and_its_label(
+    static_server: StaticServer, page_factory: Any
+) -> None:
+    """A player rated outside the ratings the model was validated on: his number,
+    its interval, his form against FIDE, with the model's label beside them; a
+    line in the chart as for everyone."""
+    static_server.set_board(labelled_board())
     for query in ("", "&layout=compact", "&layout=lower-third"):
         page = open_board(static_server, page_factory, query)
         box = page.get_by_test_id("white-perceived-box")
-        expect(box).to_have_attribute("data-state", "beyond")
+        expect(box).to_have_attribute("data-state", "estimate")
         value = page.get_by_test_id("white-perceived")
-        expect(value).to_have_text(words)
-        expect(value).to_have_attribute("data-value", "")
-        expect(value).to_be_visible()
-        expect(page.get_by_test_id("white-perceived-range")).to_have_text(fitted)
-        expect(page.get_by_test_id("white-perceived-range")).to_be_visible()
-        expect(page.get_by_test_id("white-perceived-interval")).to_be_hidden()
-        expect(page.get_by_test_id("white-perceived-diff")).to_have_text("")
-        expect(page.get_by_test_id("white-perceived-moves")).to_have_text("")
-        shown = box.inner_text().replace(fitted, "")
-        assert not re.search(r"\d{3}", shown), shown  # no rating, no interval, no difference
-        # Black, rated inside the range, still shows his number
-        expect(page.get_by_test_id("black-perceived-box")).to_have_attribute(
-            "data-state", "estimate"
-        )
+        expect(value).to_have_text("1950")
+        expect(value).to_have_attribute("data-value", "1950.4")
+        note = page.get_by_test_id("white-perceived-note")
+        expect(note).to_have_text("extrapolated")
+        expect(note).to_be_visible()
+        expect(page.get_by_test_id("white-perceived-interval")).to_be_visible()
+        expect(page.get_by_test_id("white-perceived-diff")).to_have_text("\u221264 vs FIDE")
         expect(page.get_by_test_id("black-perceived")).to_have_text("2410")
-        expect(page.get_by_test_id("black-perceived-diff")).to_contain_text("+310")
-        expect(page.get_by_test_id("black-perceived-range")).to_have_text("")
-        if query == "&layout=lower-third":
-            # the sparkline draws only the official rating, no line
-            spark = page.get_by_test_id("white-spark-svg")
-            expect(spark).to_have_attribute("data-beyond", "2")
-            assert page.locator('[data-testid="white-spark-svg"] polyline').count() == 0
-            assert page.locator('[data-testid="black-spark-svg"] polyline').count() == 1
-
-    # the chart: no calibrated line or band for White, one line saying why
+        expect(page.get_by_test_id("black-perceived-note")).to_have_text("")
+        expect(page.get_by_test_id("black-perceived-diff")).to_have_text("+50 vs FIDE")
     page = open_board(static_server, page_factory)
     drawn = page.eval_on_selector_all(
         '[data-testid="trace-white-point"]',
         "ps => ps.map(p => [p.dataset.ply, p.dataset.rating, p.getAttribute('class')])",
     )
-    assert drawn == [["1", "", "point early"], ["3", "", "point beyond"], ["5", "", "point beyond"]]
-    white = page.locator('[data-testid="trace-white"]')
-    assert white.locator(".band").count() == 0 and white.locator(".line").count() == 0
-    black = page.locator('[data-testid="trace-black"]')
-    assert black.locator(".band").count() == 1 and black.locator(".line").count() == 1
-    expect(page.get_by_test_id("trace-white-end")).to_have_count(0)
-    expect(page.get_by_test_id("trace-black-end")).to_have_text("2410")
-    expect(page.get_by_test_id("trace-beyond-note")).to_have_text(f"White: {words} \u00b7 {fitted}")
-    assert "1950" not in page.get_by_test_id("board-overlay").inner_text()
-
-    # the multi-board view says so too
+    assert drawn == [["1", "", "point early"], ["3", "2500", "point"], ["5", "2805.5", "point"]]
+    # the multi-board view: the number and the label
     page.goto(f"{static_server.url}/overlay/boards")
     card = page.locator('[data-testid="board-card"][data-board-id="r1-b1"]')
-    expect(card.get_by_test_id("white-perceived")).to_have_text(words)
-    expect(card.get_by_test_id("white-perceived-range")).to_have_text(fitted)
-    expect(card.get_by_test_id("white-perceived-diff")).to_have_count(0)
-    expect(card.get_by_test_id("black-perceived")).to_have_text("2410")
-    assert "1950" not in card.inner_text()
-
-    # Algorithm 4 on request is unaffected
-    page = open_board(static_server, page_factory, "&rating=algorithm4")
-    expect(page.get_by_test_id("white-perceived")).to_have_text("2906")
-    expect(page.get_by_test_id("white-perceived-diff")).to_have_text("+41 vs FIDE")
-    expect(page.get_by_test_id("trace-beyond-note")).to_have_count(0)
-    expect(page.locator('[data-testid="trace-white"] .line')).to_have_count(2)
+    expect(card.get_by_test_id("white-perceived")).to_have_text("1950")
+    expect(card.get_by_test_id("white-perceived-note")).to_have_text("extrapolated")
+    expect(card.get_by_test_id("white-perceived-diff")).to_have_text("\u221264")
+    expect(card.get_by_test_id("black-perceived-note")).to_have_count(0)
 
 
-def test_too_early_comes_before_beyond_the_range(
+def test_shown_chances_are_the_human_model_s_and_the_engine_s_are_labelled(
     static_server: StaticServer, page_factory: Any
 ) -> None:
-    """While it is too early, that is what the card says, whatever the range. With
-    both players beyond it the chart has no calibrated line at all, and says so once."""
-    nakamura = board().black
-    early = beyond_board(
-        moves=board().moves[:3],
-        black=nakamura,
-        white_perceived=perceived(2210, 2, early=True, in_range=False),
-        black_perceived=perceived(2410, 1, early=True, in_range=False),
-        white_trace=[point(1, 2200, 2860, early=True), point(3, 2210, 2905.5, early=True)],
-        black_trace=[point(2, 2410, 2060, True, early=True)],
-        seq=3,
+    """The eval bar's W/D/L shows the message's ``wdl`` (the human model's); the
+    engine's own, ``engine_wdl``, only under the label "Engine W/D/L"; without a
+    human model (``wdl_model`` null) the engine's line is not shown twice."""
+    ev = schema.EvalInfo(
+        cp=35,
+        wdl=schema.Wdl(win=412, draw=401, loss=187),
+        engine_wdl=schema.Wdl(win=24, draw=973, loss=3),
+        wdl_model="toy-human",
+        depth=10,
+        best="Nf3",
     )
-    static_server.set_board(early)
+    static_server.set_board(board(eval=ev))
     page = open_board(static_server, page_factory)
-    for color in ("white", "black"):
-        expect(page.get_by_test_id(f"{color}-perceived-box")).to_have_attribute(
-            "data-state", "early"
-        )
-        expect(page.get_by_test_id(f"{color}-perceived")).to_have_text("too early")
-        expect(page.get_by_test_id(f"{color}-perceived-range")).to_have_text("")
-    expect(page.get_by_test_id("trace-early-zone")).to_contain_text("too early to tell")
-    expect(page.get_by_test_id("trace-beyond-note")).to_have_count(0)
-
-    # later: both rated above the range (the usual case at an elite event)
-    static_server.set_board(
-        beyond_board(black=nakamura, black_perceived=perceived(2410, 6, False, False))
+    for k, text, permille in (("win", "41%", 412), ("draw", "40%", 401), ("loss", "19%", 187)):
+        expect(page.get_by_test_id(f"wdl-{k}")).to_have_text(text)
+        expect(page.get_by_test_id(f"wdl-{k}")).to_have_attribute("data-permille", str(permille))
+    line = page.get_by_test_id("engine-wdl")
+    expect(line).to_be_visible()
+    expect(line).to_contain_text("Engine W/D/L")
+    expect(page.get_by_test_id("engine-wdl-win")).to_have_text("2%")
+    expect(page.get_by_test_id("engine-wdl-draw")).to_have_text("97%")
+    expect(page.get_by_test_id("engine-wdl-loss")).to_have_attribute("data-permille", "3")
+    # the eval bar widget shows the same chances
+    page.goto(f"{static_server.url}/overlay/static/widget-evalbar.html?board=r1-b1")
+    expect(page.get_by_test_id("wdl-win")).to_have_text("41%")
+    # no human model: `wdl` is the engine's own, shown once
+    plain = ev.model_copy(
+        update={"wdl": ev.engine_wdl, "wdl_model": None, "engine_wdl": ev.engine_wdl}
     )
+    static_server.set_board(board(eval=plain, seq=5))
     page = open_board(static_server, page_factory)
-    for color in ("white", "black"):
-        expect(page.get_by_test_id(f"{color}-perceived")).to_have_text("beyond calibrated range")
-        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text("")
-    assert page.locator('[data-testid="trace-svg"] .band').count() == 0
-    assert page.locator('[data-testid="trace-svg"] .line').count() == 0
-    assert page.locator('[data-testid="trace-svg"] .endlabel').count() == 0
-    note = page.get_by_test_id("trace-beyond-note")
-    expect(note).to_have_text("beyond calibrated range \u00b7 fitted on ratings 840\u20132440")
-    expect(note).to_have_attribute("data-colors", "white,black")
+    expect(page.get_by_test_id("wdl-draw")).to_have_text("97%")
+    expect(page.get_by_test_id("engine-wdl")).to_be_hidden()
 
 
 def test_without_a_calibrated_model(static_server: StaticServer, page_factory: Any) -> None:

@@ -89,15 +89,10 @@ def font_px(page: Any, testid: str) -> float:
 
 
 def assert_rating_px(page: Any, number_px: float) -> None:
-    """White's perceived rating is set large: the number at ``number_px`` or more,
-    or, for a player rated beyond the calibrated model's range (an elite event with
-    a model that records its range), the words in its place at half that."""
-    if page.get_by_test_id("white-perceived-box").get_attribute("data-state") == "beyond":
-        expect(page.get_by_test_id("white-perceived")).to_have_text("beyond calibrated range")
-        expect(page.get_by_test_id("white-perceived-range")).to_be_visible()
-        assert font_px(page, "white-perceived") >= number_px / 2
-    else:
-        assert font_px(page, "white-perceived") >= number_px
+    """White's perceived rating is set large: the number at ``number_px`` or more
+    (every player gets a number; one rated outside the model's range has its label
+    beside it)."""
+    assert font_px(page, "white-perceived") >= number_px
 
 
 def open_board(page: Any, serve: Serve, query: str) -> None:

@@ -4,12 +4,10 @@ import { renderEvalBar } from "./evalbar.js";
 import { drawEvalGraph } from "./evalgraph.js";
 import { BoardFollower } from "./follow.js";
 import {
-  BEYOND,
   DASH,
   RATING_LABELS,
   applyPageParams,
   applyWidgetParams,
-  beyondRange,
   byTestId,
   clockText,
   earlyText,
@@ -19,12 +17,13 @@ import {
   param,
   params,
   percent,
-  rangeText,
   rating,
   ratingMode,
+  scaleText,
   setText,
   shownRating,
   signed,
+  versusOfficial,
 } from "./lib.js";
 import { drawSpark, drawTrace } from "./trace.js";
 
@@ -106,26 +105,25 @@ function renderPlayer(color) {
   setText(root, `${color}-rating`, p.rating ?? DASH);
   const card = byTestId(root, `${color}-card`);
   card.dataset.hasTitle = p.title ? "true" : "false";
-  // state: "estimate" (a number), "early" (too few moves: no number), "beyond" (rated
-  // outside the ratings the calibrated model was fitted to: no number) or "none"
+  // state: "estimate" (a number), "early" (too few moves: no number) or "none"
   byTestId(root, `${color}-perceived-box`).dataset.state = per.state;
   const shown = per.state === "estimate";
-  const beyond = per.state === "beyond";
   const value = byTestId(root, `${color}-perceived`);
   value.dataset.value = shown ? String(per.rating) : "";
   value.dataset.bounded = per.bound ? "true" : "false";
   value.dataset.early = per.state === "early" ? "true" : "false";
-  value.dataset.beyond = beyond ? "true" : "false";
   setText(root, `${color}-perceived-bound`, per.bound);
-  const words = per.state === "early" ? "too early" : beyond ? BEYOND : DASH;
-  setText(root, `${color}-perceived`, shown ? rating(per.rating) : words);
+  setText(root, `${color}-perceived`, shown ? rating(per.rating) : per.state === "early" ? "too early" : DASH);
   setText(root, `${color}-perceived-low`, shown ? rating(per.low) : DASH);
   setText(root, `${color}-perceived-high`, shown ? rating(per.high) : DASH);
   setText(root, `${color}-perceived-moves`, per.state === "early" ? earlyText(per.moves) : "");
-  setText(root, `${color}-perceived-range`, beyond ? rangeText(per.rangeLow, per.rangeHigh) : "");
+  // beside the number: the model's label of the player's rating (outside the ratings it
+  // was validated on: extrapolated, not validated on FIDE games)
+  setText(root, `${color}-perceived-note`, shown && per.label ? per.label : "");
+  // vs FIDE: his form (official rating updated by this game's moves) minus his rating
+  const d = versusOfficial(state, color, mode);
   const diff = byTestId(root, `${color}-perceived-diff`);
-  if (shown && p.rating) {
-    const d = Math.round(per.rating) - p.rating; // the difference of the figures shown
+  if (d !== null) {
     diff.textContent = `${signed(d)} vs FIDE`;
     diff.dataset.sign = Math.round(d) > 0 ? "up" : Math.round(d) < 0 ? "down" : "zero";
     diff.dataset.value = String(d);
@@ -136,7 +134,7 @@ function renderPlayer(color) {
   }
   const spark = byTestId(root, `${color}-spark`);
   if (spark.offsetParent !== null) {
-    drawSpark(spark, state[`${color}_trace`], p.rating, mode, beyondRange(state, color, mode));
+    drawSpark(spark, state[`${color}_trace`], p.rating, mode);
   }
   const clocks = state.clocks || {};
   const clock = byTestId(root, `${color}-clock`);
@@ -147,8 +145,10 @@ function renderPlayer(color) {
 /** What the perceived ratings are, for the footer: the audience can tell which number it sees. */
 function ratingSource() {
   if (mode === "algorithm4") return "ratings: the paper's Algorithm 4 (not calibrated)";
-  const model = (state.white_perceived || state.black_perceived || {}).model;
-  return model ? `perceived rating calibrated on rated games (model ${model})` : "perceived rating calibrated on rated games";
+  const p = state.white_perceived || state.black_perceived || {};
+  const scale = scaleText(p.scale);
+  const what = `perceived rating calibrated on rated games${scale ? `, ${scale}` : ""}`;
+  return p.model ? `${what} (model ${p.model})` : what;
 }
 
 function renderH2h() {

@@ -1,6 +1,5 @@
 // Multi-board view: every board of the round, compactly. See docs/obs.md.
 import {
-  BEYOND,
   BoardList,
   DASH,
   LiveConnection,
@@ -14,13 +13,13 @@ import {
   el,
   evalText,
   param,
-  rangeText,
   rating,
   ratingMode,
   setText,
   shownRating,
   signed,
   summaryOf,
+  versusOfficial,
   whiteShare,
 } from "./lib.js";
 
@@ -36,7 +35,7 @@ setText(
   "legend",
   mode === "algorithm4"
     ? "Large figure: Algorithm 4 (paper), the paper's perceived rating, not calibrated (≤ / ≥: clamped; chip: difference to FIDE rating) · bar: engine evaluation"
-    : "Large figure: perceived rating, calibrated on rated games from the quality of this game's moves (chip: difference to FIDE rating; too early: too few moves yet; beyond calibrated range: rated outside the ratings it was fitted on) · bar: engine evaluation",
+    : "Large figure: perceived rating, calibrated on rated games from the quality of this game's moves (chip: form, the FIDE rating updated by this game's moves, minus the FIDE rating; too early: too few moves yet; a label beside the number: rated outside the ratings it was validated on) · bar: engine evaluation",
 );
 const grid = byTestId(root, "boards");
 const filterTournament = param("tournament");
@@ -163,12 +162,10 @@ function playerRow(color, s) {
   perc.dataset.kind = mode;
   perc.dataset.state = per.state;
   perc.title = RATING_LABELS[mode].tip;
-  const beyond = per.state === "beyond"; // rated outside the model's range: no number
-  const text = shown ? rating(per.rating) : per.state === "early" ? "too early" : beyond ? BEYOND : DASH;
+  const text = shown ? rating(per.rating) : per.state === "early" ? "too early" : DASH;
   const value = el("span", { class: "v", testid: `${color}-perceived` }, text);
   value.dataset.value = shown ? String(per.rating) : "";
   value.dataset.early = per.state === "early" ? "true" : "false";
-  value.dataset.beyond = beyond ? "true" : "false";
   if (per.bound) {
     // every move so far lost (or gained) ground: the figure is clamped
     perc.append(el("span", { class: "bound", testid: `${color}-perceived-bound` }, per.bound));
@@ -177,12 +174,12 @@ function playerRow(color, s) {
   if (per.state === "early") {
     perc.append(el("span", { class: "d so-far", testid: `${color}-perceived-moves` }, earlyText(per.moves)));
   }
-  if (beyond) {
-    const range = rangeText(per.rangeLow, per.rangeHigh);
-    perc.append(el("span", { class: "d range-note", testid: `${color}-perceived-range` }, range));
+  if (shown && per.label) {
+    // rated outside the ratings the model was validated on: the number, and why to doubt it
+    perc.append(el("span", { class: "d range-note", testid: `${color}-perceived-note` }, per.label));
   }
-  if (shown && p.rating) {
-    const d = Math.round(per.rating) - p.rating; // the difference of the figures shown
+  const d = versusOfficial(s, color, mode); // form minus official rating
+  if (d !== null) {
     const chip = el("span", { class: "d diff", testid: `${color}-perceived-diff` }, signed(d));
     chip.dataset.sign = Math.round(d) > 0 ? "up" : Math.round(d) < 0 ? "down" : "zero";
     perc.append(chip);

@@ -3,7 +3,9 @@ import { DASH, byTestId, displayEval, evalText, perMille, whiteShare } from "./l
 
 /**
  * Fills the eval bar inside `root` ([data-testid=eval-bar], eval-bar-white,
- * eval-cp, wdl-win/draw/loss) from `state` (a BoardState). The white part's share
+ * eval-cp, wdl-win/draw/loss: the chances shown, `eval.wdl`, the human model's;
+ * engine-wdl-win/draw/loss when the page has them: the engine's own,
+ * `eval.engine_wdl`, shown only beside a human model's) from `state` (a BoardState). The white part's share
  * is its width (and --share, which a vertical bar uses as its height).
  */
 export function renderEvalBar(root, state) {
@@ -25,5 +27,15 @@ export function renderEvalBar(root, state) {
     if (!node) continue;
     node.textContent = wdl ? perMille(wdl[k]) : DASH;
     node.dataset.permille = wdl ? String(wdl[k]) : "";
+  }
+  // the engine's own W/D/L, where the page has room for it: labelled as the engine's
+  const line = byTestId(root, "engine-wdl");
+  if (!line) return;
+  const engine = ev && ev.wdl_model && ev.engine_wdl;
+  line.hidden = !engine;
+  for (const k of ["win", "draw", "loss"]) {
+    const node = byTestId(root, `engine-wdl-${k}`);
+    node.textContent = engine ? perMille(engine[k]) : DASH;
+    node.dataset.permille = engine ? String(engine[k]) : "";
   }
 }

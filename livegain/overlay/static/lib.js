@@ -5,7 +5,7 @@
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 /** The wire protocol version these pages are written for (docs/protocol/). */
-export const PROTOCOL = 2;
+export const PROTOCOL = 3;
 
 // ---------------------------------------------------------------- URL parameters
 
@@ -192,7 +192,9 @@ export const RATING_LABELS = {
       "Calibrated on rated games: the rating of players whose moves look like these. " +
       "95 % interval: where their rating fell in 95 of 100 rated games. " +
       "Too early to tell until the player has made a few moves. " +
-      "Not shown for a player rated outside the ratings it was fitted on (beyond calibrated range).",
+      "A player rated outside the ratings it was validated on gets his number with a label beside it " +
+      "(extrapolated, not validated on FIDE games). vs FIDE: his form (official rating updated by " +
+      "this game's moves) minus his official rating.",
   },
   algorithm4: {
     title: "Algorithm 4 (paper)",
@@ -204,39 +206,69 @@ export const RATING_LABELS = {
   },
 };
 
-/** What the page shows instead of a calibrated number the model is not valid for. */
-export const BEYOND = "beyond calibrated range";
-
 /**
  * One player's rating as the page shows it, whichever the mode:
- * { kind, state, rating, low, high, moves, bound } where state is
- * "estimate" (a number to show), "early" (too few moves: show no number),
- * "beyond" (the player's official rating is outside the ratings the calibrated
- * model was fitted to: show no number, but BEYOND and rangeText(); such a state
- * also carries rangeLow and rangeHigh) or "none" (nothing to show: no move yet,
- * or no calibrated model on the server) and bound is "≤" / "≥" for a clamped
- * Algorithm 4 figure, else "". "early" comes first while it lasts.
+ * { kind, state, rating, low, high, moves, bound, label, scale, model } where state is
+ * "estimate" (a number to show), "early" (too few moves: show no number) or "none"
+ * (nothing to show: no move yet, or no calibrated model on the server); bound is
+ * "≤" / "≥" for a clamped Algorithm 4 figure, else ""; label (calibrated only) the
+ * words to show beside the number when the player's rating is outside the ratings
+ * the model was validated on ("extrapolated", "not validated on FIDE games"), else
+ * null; scale its rating scale ("fide", "lichess") and model its name.
  */
 export function shownRating(src, color, mode = ratingMode()) {
-  const none = { kind: mode, state: "none", rating: null, low: null, high: null, moves: 0, bound: "" };
+  const none = {
+    kind: mode,
+    state: "none",
+    rating: null,
+    low: null,
+    high: null,
+    moves: 0,
+    bound: "",
+    label: null,
+    scale: null,
+    model: null,
+  };
   if (!src) return none;
   if (mode === "algorithm4") {
     const a = src[`${color}_algorithm4`];
     if (!a || !Number.isFinite(a.rating)) return none;
     const bound = a.bounded ? (a.difference < 0 ? "≤" : "≥") : "";
-    return { kind: mode, state: "estimate", rating: a.rating, low: a.low, high: a.high, moves: a.moves ?? 0, bound };
+    return { ...none, state: "estimate", rating: a.rating, low: a.low, high: a.high, moves: a.moves ?? 0, bound };
   }
   const p = src[`${color}_perceived`];
   // (a protocol 1 server's `perceived` was Algorithm 4's, without `early`: not shown as calibrated)
   if (!p || typeof p.early !== "boolean") return none;
   const moves = p.moves ?? 0;
+  const about = { label: p.label ?? null, scale: p.scale ?? null, model: p.model ?? null };
   if (p.early || !Number.isFinite(p.rating)) {
-    return { ...none, state: "early", moves };
+    return { ...none, ...about, state: "early", moves };
   }
-  if (p.in_range === false) {
-    return { ...none, state: "beyond", moves, rangeLow: p.range_low ?? null, rangeHigh: p.range_high ?? null };
-  }
-  return { kind: mode, state: "estimate", rating: p.rating, low: p.low, high: p.high, moves, bound: "" };
+  return { ...none, ...about, state: "estimate", rating: p.rating, low: p.low, high: p.high, moves };
+}
+
+/**
+ * "vs FIDE": how far the player's play moves his official rating, the figure of
+ * the chip beside his rating, or null. Calibrated: his form (`*_form`, the official
+ * rating updated by this game's moves) minus his official rating, once his
+ * perceived rating is no longer too early; Algorithm 4: its figure minus it.
+ */
+export function versusOfficial(src, color, mode = ratingMode()) {
+  const official = src && src[color] ? src[color].rating : null;
+  if (!official) return null;
+  const per = shownRating(src, color, mode);
+  if (per.state !== "estimate") return null;
+  if (mode === "algorithm4") return Math.round(per.rating) - official;
+  const form = src[`${color}_form`];
+  if (!form || !Number.isFinite(form.rating)) return null;
+  return Math.round(form.rating) - official;
+}
+
+/** The rating scale of a model, for people: "FIDE scale", "Lichess scale". */
+export function scaleText(scale) {
+  if (scale === "fide") return "FIDE scale";
+  if (scale === "lichess") return "Lichess scale";
+  return "";
 }
 
 /** The moves played, beside "too early" (a rating with no number yet): "3 moves so far". */
@@ -245,31 +277,13 @@ export function earlyText(moves) {
   return `${moves} move${moves === 1 ? "" : "s"} so far`;
 }
 
-/** The second line beside BEYOND: "fitted on ratings 840–2440" (the model's range, rounded). */
-export function rangeText(lo, hi) {
-  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return "fitted on other ratings";
-  return `fitted on ratings ${Math.round(lo)}${DASH}${Math.round(hi)}`;
-}
-
 /**
- * Whether the calibrated estimate of `color` is not valid for that player (his
- * official rating is outside the model's range: the wire's `in_range` false).
- * Always false in Algorithm 4's mode.
- */
-export function beyondRange(src, color, mode = ratingMode()) {
-  if (!src || mode === "algorithm4") return false;
-  const p = src[`${color}_perceived`];
-  return Boolean(p) && p.in_range === false;
-}
-
-/**
- * One player's trace as plotted: [{ ply, rating, low, high, early, none, beyond, bounded }].
+ * One player's trace as plotted: [{ ply, rating, low, high, early, none, bounded }].
  * Calibrated points that are early, or have no rating (no model: none is true too),
- * carry early: true and are drawn without a value; with `beyond` (beyondRange() of
- * the player) the calibrated points that are not early carry beyond: true and have
- * no value either. Algorithm 4's points come from each point's `algorithm4` member.
+ * carry early: true and are drawn without a value. Algorithm 4's points come from
+ * each point's `algorithm4` member.
  */
-export function shownTrace(trace, mode = ratingMode(), beyond = false) {
+export function shownTrace(trace, mode = ratingMode()) {
   const out = [];
   for (const p of trace || []) {
     if (mode === "algorithm4") {
@@ -279,16 +293,13 @@ export function shownTrace(trace, mode = ratingMode(), beyond = false) {
     } else {
       const none = !Number.isFinite(p.rating); // no calibrated model on the server
       const early = Boolean(p.early) || none;
-      const outside = !early && Boolean(beyond); // not valid for this player: no value
-      const hidden = early || outside;
       out.push({
         ply: p.ply,
-        rating: hidden ? null : p.rating,
-        low: hidden ? null : p.low,
-        high: hidden ? null : p.high,
+        rating: early ? null : p.rating,
+        low: early ? null : p.low,
+        high: early ? null : p.high,
         early,
         none,
-        beyond: outside,
         bounded: false,
       });
     }
@@ -323,6 +334,8 @@ export function applyUpdate(state, u) {
     "eval",
     "white_perceived",
     "black_perceived",
+    "white_form",
+    "black_form",
     "white_algorithm4",
     "black_algorithm4",
     "head_to_head",
@@ -405,6 +418,8 @@ export function summaryOf(state) {
     eval: state.eval,
     white_perceived: state.white_perceived,
     black_perceived: state.black_perceived,
+    white_form: state.white_form ?? null,
+    black_form: state.black_form ?? null,
     white_algorithm4: state.white_algorithm4 ?? null,
     black_algorithm4: state.black_algorithm4 ?? null,
   };

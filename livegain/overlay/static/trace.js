@@ -3,11 +3,8 @@
 // It plots the rating the page shows (lib.js ratingMode: the calibrated estimate by
 // default, Algorithm 4 with `rating=algorithm4`). A calibrated point that is still
 // "too early" has no value: it is drawn as a hollow mark on the chart's floor, with
-// no band and no line, inside a shaded "too early" zone. A player whose official
-// rating is outside the ratings the calibrated model was fitted to (the wire's
-// `in_range` false) gets no calibrated line or band at all: his points are hollow
-// marks on the floor too, and one line of the chart says why.
-import { BEYOND, RATING_LABELS, beyondRange, rangeText, ratingMode, shownTrace, svg } from "./lib.js";
+// no band and no line, inside a shaded "too early" zone.
+import { RATING_LABELS, ratingMode, shownTrace, svg } from "./lib.js";
 
 const PAD = { left: 64, right: 92, top: 14, bottom: 34 };
 
@@ -21,9 +18,9 @@ function niceStep(span, target, integer = false) {
   return 10 * pow;
 }
 
-/** A point with a value to plot (neither too early nor beyond the calibrated range). */
+/** A point with a value to plot (not too early). */
 function hasValue(p) {
-  return !p.early && !p.beyond;
+  return !p.early;
 }
 
 /**
@@ -56,10 +53,9 @@ export function drawTrace(container, state, mode = ratingMode()) {
   const height = Math.max(120, container.clientHeight || 300);
   const small = height < 220;
   const pad = small ? { left: 48, right: 64, top: 8, bottom: 24 } : PAD;
-  const beyond = { white: beyondRange(state, "white", mode), black: beyondRange(state, "black", mode) };
   const traces = {
-    white: shownTrace(state.white_trace, mode, beyond.white),
-    black: shownTrace(state.black_trace, mode, beyond.black),
+    white: shownTrace(state.white_trace, mode),
+    black: shownTrace(state.black_trace, mode),
   };
   const official = { white: state.white.rating, black: state.black.rating };
 
@@ -167,26 +163,6 @@ export function drawTrace(container, state, mode = ratingMode()) {
     plotArea.append(zone);
   }
 
-  // players rated outside the calibrated model's range: no line, one line of words
-  const outside = ["white", "black"].filter((c) => traces[c].some((p) => p.beyond));
-  let beyondNote = null; // [the text element, its room, a shorter text]
-  if (outside.length) {
-    const p = state[`${outside[0]}_perceived`] || {};
-    const who = outside.length === 2 ? "" : `${outside[0] === "white" ? "White" : "Black"}: `;
-    const valued = [...traces.white, ...traces.black].some(hasValue);
-    const t = svg("text", {
-      x: valued ? width - pad.right - 8 : (earlyRight + width - pad.right) / 2,
-      y: valued ? pad.top + (small ? 14 : 22) : (pad.top + floor) / 2,
-      class: valued ? "beyond-note" : "beyond-note centre",
-      testid: "trace-beyond-note",
-      "data-colors": outside.join(","),
-    });
-    t.textContent = `${who}${BEYOND} · ${rangeText(p.range_low, p.range_high)}`;
-    plotArea.append(t);
-    const room = valued ? width - pad.right - pad.left - 16 : width - pad.right - earlyRight - 16;
-    beyondNote = [t, room, `${who}${BEYOND}`];
-  }
-
   for (const c of ["white", "black"]) {
     const pts = traces[c];
     const g = svg("g", {
@@ -205,7 +181,7 @@ export function drawTrace(container, state, mode = ratingMode()) {
         }),
       );
     }
-    // the band and the line join the points that have a value (early and beyond ones have none)
+    // the band and the line join the points that have a value (early ones have none)
     const shown = pts.filter(hasValue);
     if (shown.length) {
       const upper = shown.map((p) => `${x(p.ply).toFixed(1)},${y(p.high).toFixed(1)}`);
@@ -231,15 +207,14 @@ export function drawTrace(container, state, mode = ratingMode()) {
       if (!hasValue(p)) {
         g.append(
           svg("circle", {
-            class: p.early ? "point early" : "point beyond",
+            class: "point early",
             cx: x(p.ply).toFixed(1),
             cy: (floor - (small ? 4 : 6)).toFixed(1),
             r: small ? 2.5 : 3.5,
             testid: `trace-${c}-point`,
             "data-ply": p.ply,
             "data-rating": "",
-            "data-early": p.early ? "true" : "false",
-            "data-beyond": p.beyond ? "true" : "false",
+            "data-early": "true",
           }),
         );
         continue;
@@ -255,7 +230,6 @@ export function drawTrace(container, state, mode = ratingMode()) {
           "data-ply": p.ply,
           "data-rating": p.rating,
           "data-early": "false",
-          "data-beyond": "false",
         }),
       );
     }
@@ -285,10 +259,6 @@ export function drawTrace(container, state, mode = ratingMode()) {
     root.append(t);
   }
   container.replaceChildren(root);
-  // a narrow chart: the note without the range (the player's card shows it)
-  if (beyondNote && beyondNote[0].getComputedTextLength() > beyondNote[1]) {
-    beyondNote[0].textContent = beyondNote[2];
-  }
 }
 
 /**
@@ -297,15 +267,13 @@ export function drawTrace(container, state, mode = ratingMode()) {
  * `trace` is the protocol's trace (plotted as `mode` says). Points clamped at
  * the engine rating ± 800 are drawn at the edge; early points (too early to
  * tell) have no value and are left out of the line, which starts after them.
- * With `beyond` (the player is rated outside the calibrated model's range) the
- * calibrated points have no value at all: only the official rating is drawn.
  */
-export function drawSpark(container, trace, official, mode = ratingMode(), beyond = false) {
+export function drawSpark(container, trace, official, mode = ratingMode()) {
   container.replaceChildren();
   const width = container.clientWidth;
   const height = container.clientHeight;
   if (width < 40 || height < 12) return;
-  const all = shownTrace(trace, mode, beyond);
+  const all = shownTrace(trace, mode);
   const points = all.filter(hasValue);
   const range = ratingSpan([points], [official], 200);
   if (!range) return;
@@ -324,7 +292,6 @@ export function drawSpark(container, trace, official, mode = ratingMode(), beyon
     testid: container.dataset.testid ? `${container.dataset.testid}-svg` : null,
     "data-points": all.length,
     "data-early": all.filter((p) => p.early).length,
-    "data-beyond": all.filter((p) => p.beyond).length,
   });
   if (official) {
     root.append(
