@@ -189,6 +189,19 @@ def _rows(
     )
 
 
+def _predict(c: FloatArray, rows: _Rows) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``HumanWdlModel.probabilities`` for every row at once: (W, L, eta)
+    with the knots' coefficients ``c`` (one row per knot, columns a b c e f g
+    h m) interpolated at each row's ply."""
+    c0, c1 = c[rows.lo], c[rows.lo + 1]
+    co = c0 + rows.t[:, None] * (c1 - c0)
+    a, b, cc, e, f, g, h, m = co.T
+    mu = a * rows.mu0 + b * rows.u + cc * rows.v + m * rows.s
+    eta = e * rows.eta0 + f + g * np.abs(rows.u) + h * np.abs(rows.v)
+    theta = _softplus(eta)
+    return _sigmoid(mu - theta), _sigmoid(-mu - theta), eta
+
+
 def _fit_knots(rows: _Rows, plies: Sequence[int]) -> tuple[Knot, ...]:
     """The knots (after the fixed identity at ply 0) by maximum likelihood."""
     k = len(plies)
@@ -202,15 +215,8 @@ def _fit_knots(rows: _Rows, plies: Sequence[int]) -> tuple[Knot, ...]:
 
     def nll(v: FloatArray) -> tuple[float, FloatArray]:
         c = unpack(v)
-        c0, c1 = c[rows.lo], c[rows.lo + 1]
         t = rows.t[:, None]
-        co = c0 + t * (c1 - c0)
-        a, b, cc, e, f, g, h, m = co.T
-        mu = a * rows.mu0 + b * rows.u + cc * rows.v + m * rows.s
-        eta = e * rows.eta0 + f + g * au + h * av
-        theta = _softplus(eta)
-        pw = _sigmoid(mu - theta)
-        pl = _sigmoid(-mu - theta)
+        pw, pl, eta = _predict(c, rows)
         pd = np.clip(1.0 - pw - pl, 1e-12, 1.0)
         is_w, _is_d, is_l = rows.y == 0, rows.y == 1, rows.y == 2
         ll = np.where(

@@ -22,7 +22,12 @@ from livegain.core.perceived import MoveClasses
 
 
 def _common(p: argparse.ArgumentParser, part: str) -> None:
-    p.add_argument("pgn", metavar="FILE.pgn", help="rated games (.pgn or .pgn.gz)")
+    p.add_argument(
+        "pgns",
+        metavar="FILE.pgn",
+        nargs="+",
+        help="rated games (.pgn or .pgn.gz); several files are read as one",
+    )
     p.add_argument(
         "--evals",
         choices=("pgn", "engine"),
@@ -179,14 +184,33 @@ def _games(args: argparse.Namespace) -> tuple[list[Any], list[str], str | None]:
             raise CliError(f"--{flag} must be at least 1")
     try:
         if args.evals == "pgn":
-            read = read_pgn_evals(args.pgn, workers=args.workers)
-            return _chosen(args, read.games, lambda g: g.headers), read.skipped, None
-        games, _numbers, skipped = read_pgn_games_skipping(args.pgn)
+            annotated: list[Any] = []
+            skipped: list[str] = []
+            for path in args.pgns:
+                read = read_pgn_evals(path, workers=args.workers)
+                annotated += read.games
+                skipped += read.skipped
+            return _chosen(args, annotated, lambda g: g.headers), skipped, None
+        games: list[Any] = []
+        skipped = []
+        for path in args.pgns:
+            some, _numbers, skipped_here = read_pgn_games_skipping(path)
+            games += some
+            skipped += skipped_here
     except PgnError as exc:
         raise CliError(str(exc)) from exc
     chosen = _chosen(args, games, lambda g: dict(g.headers))
     annotated, engine_name = _engine_games(args, chosen)
     return annotated, skipped, engine_name
+
+
+def _named(args: argparse.Namespace) -> str:
+    """The input files, as a report names them."""
+    return ", ".join(args.pgns)
+
+
+def _short(args: argparse.Namespace) -> str:
+    return " + ".join(Path(p).name for p in args.pgns)
 
 
 def _chosen(args: argparse.Namespace, games: list[Any], tags: Any) -> list[Any]:
@@ -199,7 +223,7 @@ def _chosen(args: argparse.Namespace, games: list[Any], tags: Any) -> list[Any]:
         keep = {id(g) for g in sorted(games, key=lambda g: sample_order(tags(g)))[: args.games]}
         games = [g for g in games if id(g) in keep]
     if not games:
-        raise CliError(f"{args.pgn}: no game in the {args.part} part")
+        raise CliError(f"{_named(args)}: no game in the {args.part} part")
     return games
 
 
@@ -264,7 +288,7 @@ def run_fit(args: argparse.Namespace) -> int:
     evals, engine, limit = _source(args, annotated, engine_name)
     provenance = {
         "evals": evals,
-        "source": Path(args.pgn).name,
+        "source": _short(args),
         "part": args.part,
         "games": str(len(annotated)),
         "player_games": str(len(rows)),
@@ -276,9 +300,9 @@ def run_fit(args: argparse.Namespace) -> int:
     if evals == "engine":
         provenance["engine"] = engine or "?"
         provenance["limit"] = limit or "?"
-        default_name = f"{engine or 'engine'} {limit}, {Path(args.pgn).name}"
+        default_name = f"{engine or 'engine'} {limit}, {_short(args)}"
     else:
-        default_name = f"pgn evals, {Path(args.pgn).name}"
+        default_name = f"pgn evals, {_short(args)}"
     try:
         model = fit_model(
             rows,
@@ -302,7 +326,7 @@ def run_fit(args: argparse.Namespace) -> int:
         out = console()
         out.print(
             f"Fitted {model.name!r} on {len(rows)} player-games of {len(annotated)} games "
-            f"({args.part} part of {args.pgn}); prior {model.prior:.0f} "
+            f"({args.part} part of {_named(args)}); prior {model.prior:.0f} "
             f"(95 % {model.prior_low:.0f}-{model.prior_high:.0f})"
         )
         out.print(
@@ -324,7 +348,7 @@ def _provenance(args: argparse.Namespace, source: str, games: int) -> dict[str, 
     from livegain.calibration import today
 
     return {
-        "source": Path(source).name,
+        "source": source,
         "part": args.part,
         "games": str(games),
         "date": today(),
@@ -357,12 +381,12 @@ def _run_fit_wdl(args: argparse.Namespace) -> int:
             for t in tags
             if (r := t.get("Result", "*")) in scores
         ]
-        prior_source = args.prior_games
+        prior_source = Path(args.prior_games).name
     else:
         results = [RatedResult(g.white, g.black, g.score) for g in games]
-        prior_source = args.pgn
+        prior_source = _short(args)
     source = f"{engine} {limit}" if evals == "engine" else "pgn-evals"
-    provenance = _provenance(args, args.pgn, len(games))
+    provenance = _provenance(args, _short(args), len(games))
     provenance.update({"evals": evals})
     if evals == "engine":
         provenance.update({"engine": engine or "?", "limit": limit or "?"})
@@ -446,17 +470,17 @@ def run_validate(args: argparse.Namespace) -> int:
     try:
         report = validate(rows, model.prior)
     except ValueError as exc:
-        raise CliError(f"{args.pgn}: {exc}") from exc
+        raise CliError(f"{_named(args)}: {exc}") from exc
     events = None
     if args.by_player:
         try:
             events = player_events(rows, model, min_games=args.min_games or 7)
         except ValueError as exc:
-            raise CliError(f"{args.pgn}: {exc}") from exc
+            raise CliError(f"{_named(args)}: {exc}") from exc
     plots: list[str] = []
     if args.plots:
         try:
-            plots = write_plots(report, args.plots, f"{Path(args.pgn).name}, {args.part}")
+            plots = write_plots(report, args.plots, f"{_short(args)}, {args.part}")
         except ImportError as exc:
             raise CliError("plots need matplotlib: pip install 'livegain[plots]'") from exc
     if args.json:
@@ -509,7 +533,7 @@ def _run_validate_wdl(args: argparse.Namespace) -> int:
     try:
         report = validate_wdl(annotated, model)
     except ValueError as exc:
-        raise CliError(f"{args.pgn}: {exc}") from exc
+        raise CliError(f"{_named(args)}: {exc}") from exc
     plots: list[str] = []
     if args.plots:
         try:
@@ -517,7 +541,7 @@ def _run_validate_wdl(args: argparse.Namespace) -> int:
                 write_reliability_plot(
                     report,
                     str(Path(args.plots) / "wdl-reliability.png"),
-                    f"{Path(args.pgn).name}, {args.part}",
+                    f"{_short(args)}, {args.part}",
                 )
             )
         except ImportError as exc:
@@ -539,7 +563,7 @@ def _run_validate_wdl(args: argparse.Namespace) -> int:
     if not out.is_terminal:
         out.width = max(out.width, 130)
     out.print(
-        f"{len(annotated)} games ({args.part} part of {args.pgn}), evaluations: {evals}"
+        f"{len(annotated)} games ({args.part} part of {_named(args)}), evaluations: {evals}"
         f"{f' ({engine} {limit})' if engine else ''}; W/D/L: {why}"
     )
     names = ("shown", "ratings", "curve", "engine")
@@ -623,7 +647,7 @@ def _print(
     if not out.is_terminal:
         out.width = max(out.width, 130)
     out.print(
-        f"{games} games ({args.part} part of {args.pgn}), evaluations: {args.evals}; "
+        f"{games} games ({args.part} part of {_named(args)}), evaluations: {args.evals}; "
         f"model: {why}; Algorithm 4: r_e = {engine_rating:.0f} ({source}); "
         f"median guess = {report.baseline:.0f}"
     )

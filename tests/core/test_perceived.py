@@ -166,7 +166,7 @@ def _synthetic(count: int, seed: int) -> list[PlayerMoves]:
             CLASSES.of(2 * k + 1, int(e), int(e - loss))
             for k, (e, loss) in enumerate(zip(evals, losses, strict=True))
         ]
-        rows.append(PlayerMoves(rating, classes, i, "white"))
+        rows.append(PlayerMoves(rating, classes, i, "white", group=i * 10))
     return rows
 
 
@@ -189,7 +189,7 @@ def test_fit_recovers_ratings_and_covers_held_out_games() -> None:
                 est.early,
             )
         )
-    f = figures(rows, "calibrated", model.prior)
+    f = figures(rows, "perceived", model.prior)
     assert 0.93 <= f.coverage <= 0.97
     assert abs(f.bias) < 30
     assert f.spearman is not None and f.spearman > 0.6
@@ -209,7 +209,7 @@ def test_figures_by_hand() -> None:
         return ValidityRow(rating, 20, e, e, False)
 
     rows = [row(1000, 1100, 900, 1300), row(1500, 1400, 1300, 1450), row(2000, 1900, 1500, 2100)]
-    f = figures(rows, "calibrated", baseline=1500.0)
+    f = figures(rows, "perceived", baseline=1500.0)
     assert f.mae == pytest.approx(100.0)
     assert f.bias == pytest.approx((100 - 100 - 100) / 3)
     assert f.baseline_mae == pytest.approx(1000 / 3)
@@ -219,3 +219,78 @@ def test_figures_by_hand() -> None:
     report = validate(rows, 1500.0)
     assert [lo for lo, _ in report.by_rating] == [1000, 1400, 2000]
     assert math.isclose(report.overall["algorithm4"].mae, 100.0)
+
+
+# -- perceived's confidence belt and form, per rating band ----------------------
+
+
+def test_belt_and_form_hold_in_every_band() -> None:
+    """On synthetic players whose truth is known: perceived's interval holds
+    the rating about 95 % of the time in every band (not only overall), and
+    form (the rating updated by the moves) is unbiased in every band."""
+    train = _synthetic(4000, seed=3)
+    held = _synthetic(3000, seed=4)
+    model = fit_model(train, "synthetic", seed=0)
+    assert model.forward and model.forward[0].moves_from == 1
+    assert model.pop_mean is not None and model.pop_sd is not None
+    by_band: dict[int, list[tuple[float, float, float, float]]] = {}
+    for r in held:
+        c = sum(model.centi_score(k) for k in r.classes)
+        est = model.estimate(len(r.classes), c)
+        form = model.form([(len(r.classes), c)], r.rating)
+        assert form is not None and est.low <= est.rating <= est.high
+        band = int(r.rating // 200) * 200
+        by_band.setdefault(band, []).append((r.rating, est.low, est.high, form.rating))
+    for band, rows in by_band.items():
+        if len(rows) < 150:
+            continue
+        covered = np.mean([lo <= t <= hi for t, lo, hi, _ in rows])
+        bias = np.mean([f - t for t, _lo, _hi, f in rows])
+        assert covered >= 0.88, (band, covered)
+        assert abs(bias) < 40, (band, bias)
+
+
+def test_form_without_rating_or_moves_and_its_labels() -> None:
+    model = fit_model(_synthetic(2000, seed=5), "synthetic", seed=0, scale="fide")
+    assert model.form([(20, 3_000_000)], None) is None
+    # no moves: the rating itself with Elo's per-game spread
+    f = model.form([], 1700.0)
+    assert f is not None and f.rating == 1700.0
+    assert f.high - f.low == pytest.approx(2 * 1.959964 * 200, rel=1e-6)
+    assert model.rating_high is not None and model.rating_low is not None
+    top = model.rating_high + 150
+    assert model.range_label(top) == "extrapolated"
+    assert model.range_label(model.rating_low - 1) == "not validated on FIDE games"
+    assert model.range_label(1500.0) is None
+    # beyond the range the interval is widened by the distance on each side
+    inside = model.form([], 1500.0)
+    beyond = model.form([], top)
+    assert inside is not None and beyond is not None
+    assert (beyond.high - beyond.low) - (inside.high - inside.low) == pytest.approx(300.0)
+
+
+def test_form_moves_with_the_moves_and_rolls_back_exactly() -> None:
+    model = fit_model(_synthetic(2000, seed=6), "synthetic", seed=0)
+    profile = MoveProfile(model)
+    good = CLASSES.of(21, 0, 0)  # no loss
+    bad = CLASSES.of(21, 0, -300)  # a 300 cp blunder
+    assert profile.form(1500.0) == model.form([], 1500.0)
+    for _ in range(20):
+        profile.push(21, 0, 0)
+    after_good = profile.form(1500.0)
+    for _ in range(40):
+        profile.push(21, 0, -300)
+    after_bad = profile.form(1500.0)
+    assert after_good is not None and after_bad is not None
+    assert after_good.rating > 1500.0 > after_bad.rating
+    for _ in range(40):
+        profile.pop()
+    assert profile.form(1500.0) == after_good
+    assert model.centi_score(good) > model.centi_score(bad)
+    # several games: the mean performance over them, known more narrowly
+    # (its prior and its evidence both narrow with the number of games)
+    one = model.form([(20, 20 * model.centi_score(good))], 1500.0)
+    three = model.form([(20, 20 * model.centi_score(good))] * 3, 1500.0)
+    assert one is not None and three is not None
+    assert three.rating == pytest.approx(one.rating) and one.rating > 1500.0
+    assert three.high - three.low == pytest.approx((one.high - one.low) / math.sqrt(3))
