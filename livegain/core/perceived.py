@@ -40,7 +40,8 @@ were not fitted to), whose standardised 2.5 % and 97.5 % quantiles are
   ``N(rating, tau^2)`` with ``tau`` 200, seed 004) given ``u = (s -
   alpha_n)/beta_n``, whose variance beyond ``tau^2`` is the moves' noise.
 
-A rating outside the fitted range is labelled: ``extrapolated`` above it (and
+No interval reaches below the scale's lowest rating (FIDE 1400, lichess
+400). A rating outside the fitted range is labelled: ``extrapolated`` above it (and
 the interval widened by the distance beyond the range on both sides), and
 below it the model's ``below_label`` (``not validated on FIDE games`` for a
 FIDE-scale model, whose data start at 2000).
@@ -184,6 +185,9 @@ Z95 = 1.959964
 #: The share of a game's evidence variance always left to the moves' noise.
 _MIN_NOISE_SHARE = 0.1
 EXTRAPOLATED = "extrapolated"
+#: The lowest rating each scale has (FIDE's floor is 1400; lichess's ratings
+#: start near 400): no interval reaches below it.
+SCALE_FLOOR: dict[str, float] = {"fide": 1400.0, "lichess": 400.0}
 
 
 @dataclass(frozen=True)
@@ -279,6 +283,8 @@ class PerceivedModel:
         ev = self.evidence(moves, centi_sum)
         if ev is not None:
             low, high = ev.belt
+            low = max(low, SCALE_FLOOR.get(self.scale, -math.inf))
+            high = max(high, low)
             rating = min(high, max(low, rating))
         return CalibratedRating(
             rating=rating,
@@ -338,7 +344,8 @@ class PerceivedModel:
         half = Z95 / math.sqrt(precision)
         prior_precision = 1.0 / self.pop_sd**2
         point = (self.pop_mean * prior_precision + mean * precision) / (prior_precision + precision)
-        low, high = mean - half, mean + half
+        low = max(mean - half, SCALE_FLOOR.get(self.scale, -math.inf))
+        high = max(mean + half, low)
         moves = sum(m for m, _c in played)
         return CalibratedRating(
             rating=min(high, max(low, point)),
