@@ -15,11 +15,13 @@ Algorithm 4 against a measured engine instead of the single peak at 0.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import importlib.resources
 import math
 import os
 import tomllib
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -105,6 +107,34 @@ def limit_text(limit: LimitLike) -> str | None:
 # model from the same files (`livegain analyze` reads them while its engines
 # search: read_shipped_files).
 _PARSED: dict[Path, tuple[str, dict[str, Any]]] = {}
+
+
+Numbers = TypeVar("Numbers")
+
+
+def numbers_from_table(cls: type[Numbers], raw: Mapping[str, Any], **given: Any) -> Numbers:
+    """A frozen dataclass of numbers (``MoveBin``, ``ForwardBin``,
+    ``RatingsPrior``...) from a TOML table: each field not in ``given`` is
+    read by its name as its declared type (``int`` or ``float``). A missing
+    key raises KeyError, a bad value ValueError or TypeError."""
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = dict(given)
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.name in given or not f.init:
+            continue
+        kind = hints[f.name]
+        if kind in (int, float):
+            values[f.name] = kind(raw[f.name])
+    return cls(**values)
+
+
+def numbers_to_table(value: Any, skip: Sequence[str] = ()) -> dict[str, Any]:
+    """The ``int`` and ``float`` fields of a dataclass, as a TOML table."""
+    return {
+        f.name: getattr(value, f.name)
+        for f in dataclasses.fields(value)
+        if f.init and f.name not in skip and isinstance(getattr(value, f.name), int | float)
+    }
 
 
 def _read_toml(p: Path) -> dict[str, Any]:
@@ -360,33 +390,9 @@ def _model(path: Path, number: int, raw: Any) -> PerceivedModel:
             loss_edges=tuple(int(x) for x in raw["loss_edges"]),
             clip_cp=int(raw["clip_cp"]),
         )
-        bins = tuple(
-            MoveBin(
-                moves_from=int(b["moves_from"]),
-                intercept=float(b["intercept"]),
-                slope=float(b["slope"]),
-                q_low=float(b["q_low"]),
-                q_high=float(b["q_high"]),
-            )
-            for b in raw["bins"]
-        )
+        bins = tuple(numbers_from_table(MoveBin, b) for b in raw["bins"])
         provenance = {k: str(raw[k]) for k in PROVENANCE_KEYS if k in raw}
-        forward = tuple(
-            ForwardBin(
-                moves_from=int(b["moves_from"]),
-                alpha=float(b["alpha"]),
-                beta=float(b["beta"]),
-                gamma=float(b["gamma"]),
-                center=float(b["center"]),
-                low=float(b["low"]),
-                high=float(b["high"]),
-                sigma0=float(b["sigma0"]),
-                sigma1=float(b["sigma1"]),
-                q_low=float(b["q_low"]),
-                q_high=float(b["q_high"]),
-            )
-            for b in raw.get("forward", [])
-        )
+        forward = tuple(numbers_from_table(ForwardBin, b) for b in raw.get("forward", []))
         return PerceivedModel(
             name=str(raw["name"]),
             classes=classes,
@@ -563,32 +569,8 @@ def perceived_model_toml(model: PerceivedModel) -> dict[str, Any]:
             "eval_edges": list(c.eval_edges),
             "loss_edges": list(c.loss_edges),
             "move_scores": [round(m, 2) for m in model.move_scores],
-            "bins": [
-                {
-                    "moves_from": b.moves_from,
-                    "intercept": b.intercept,
-                    "slope": b.slope,
-                    "q_low": b.q_low,
-                    "q_high": b.q_high,
-                }
-                for b in model.bins
-            ],
-            "forward": [
-                {
-                    "moves_from": f.moves_from,
-                    "alpha": f.alpha,
-                    "beta": f.beta,
-                    "gamma": f.gamma,
-                    "center": f.center,
-                    "low": f.low,
-                    "high": f.high,
-                    "sigma0": f.sigma0,
-                    "sigma1": f.sigma1,
-                    "q_low": f.q_low,
-                    "q_high": f.q_high,
-                }
-                for f in model.forward
-            ],
+            "bins": [numbers_to_table(b) for b in model.bins],
+            "forward": [numbers_to_table(f) for f in model.forward],
         }
     )
     return out

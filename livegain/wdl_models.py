@@ -23,6 +23,8 @@ from livegain.calibration import (
     LimitLike,
     _read_toml,
     choose_for_source,
+    numbers_from_table,
+    numbers_to_table,
 )
 from livegain.core.human_wdl import CLASSICAL_OTB, KINDS, HumanWdlModel, Knot, RatingsPrior
 
@@ -57,14 +59,10 @@ def _prior(path: Path, number: int, raw: Any) -> RatingsPrior:
         kind = str(raw["kind"])
         if kind not in KINDS:
             raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
-        return RatingsPrior(
+        return numbers_from_table(
+            RatingsPrior,
+            raw,
             kind=kind,
-            white_advantage=float(raw["white_advantage"]),
-            scale=float(raw["scale"]),
-            draw_intercept=float(raw["draw_intercept"]),
-            draw_level=float(raw["draw_level"]),
-            draw_gap=float(raw["draw_gap"]),
-            draw_rate=float(raw["draw_rate"]),
             provenance={k: str(raw[k]) for k in _PRIOR_KEYS if k in raw},
         )
     except KeyError as exc:
@@ -212,12 +210,7 @@ def store_wdl(
                 {
                     "kind": x.kind,
                     **{k: x.provenance[k] for k in _PRIOR_KEYS if k in x.provenance},
-                    "white_advantage": x.white_advantage,
-                    "scale": x.scale,
-                    "draw_intercept": x.draw_intercept,
-                    "draw_level": x.draw_level,
-                    "draw_gap": x.draw_gap,
-                    "draw_rate": x.draw_rate,
+                    **numbers_to_table(x),
                 }
                 for x in priors
             ],
