@@ -598,6 +598,8 @@ class PlayerEvent:
     performance: float
     perceived: Estimate
     form: Estimate
+    #: the model's label for his rating (None inside the fitted range)
+    label: str | None = None
 
 
 @dataclass
@@ -634,6 +636,7 @@ class PlayerEventReport:
                     "player": p.player,
                     "rating": p.rating,
                     "games": p.games,
+                    "label": p.label,
                     "performance": r(p.performance),
                     "perceived": {
                         "rating": r(p.perceived.rating),
@@ -697,6 +700,7 @@ def player_events(
                 perf,
                 Estimate(perceived.rating, perceived.low, perceived.high),
                 Estimate(form.rating, form.low, form.high),
+                model.range_label(rating),
             )
         )
     if not out:

@@ -698,7 +698,7 @@ def _print_events(events: Any) -> None:
         [
             p.event.split("|")[0][:28],
             p.player,
-            f"{p.rating:.0f}",
+            f"{p.rating:.0f}" + (f" ({p.label})" if p.label else ""),
             p.games,
             f"{p.performance:.0f}",
             f"{p.form.rating:.0f} ({p.form.low:.0f}-{p.form.high:.0f})",
