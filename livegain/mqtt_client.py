@@ -23,6 +23,8 @@ from typing import Any, NoReturn, Protocol, TypeVar
 
 import aiomqtt
 
+from livegain.broker import taken_over
+
 T = TypeVar("T")
 
 
@@ -126,6 +128,8 @@ async def keep_connected(
     def lost(exc: Exception, retry_in: float) -> None:
         stats.failures += 1
         stats.last_error = str(exc)
+        if taken_over(exc):
+            stats.last_error = f"session taken over (another client connected with our id): {exc}"
         log.warning(event, broker=broker, error=str(exc), retry_in=retry_in)
 
     await reconnect_forever(connection, lambda: stats.connects, lost, most=most)

@@ -67,7 +67,10 @@ def register(sub: Any) -> None:
     limit.add_argument("--nodes", type=int, default=None, metavar="N", help="node limit")
     p.add_argument("--hash", type=int, default=16, metavar="MB", help="Hash per process (16)")
     p.add_argument(
-        "--id", default=None, help="worker id and MQTT client id (default: livegain-worker-HOST-…)"
+        "--id",
+        default=None,
+        help="worker id, shown in /healthz (default: livegain-worker-HOST-…); the MQTT "
+        "client id is always random",
     )
     p.set_defaults(func=run)
 

@@ -51,7 +51,13 @@ import chess
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from livegain.broker import BrokerAddress, parse_mqtt_url, redact_url, unique_client_id
+from livegain.broker import (
+    BrokerAddress,
+    parse_mqtt_url,
+    redact_url,
+    taken_over,
+    unique_client_id,
+)
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds._common import Backoff
 from livegain.feeds.base import FeedSink, MqttFeedConfig, source_sink
@@ -686,6 +692,7 @@ class MqttFeed:
         self.subscribed = asyncio.Event()
         self.errors = 0
         self.resync_requests = 0
+        self.taken_over = 0  # connections the broker ended for another client with our id
         self._resyncs: dict[str, None] = {}  # board topics to ask for, in order
         self._resync_wake = asyncio.Event()
         self._state_dirty = False
@@ -761,7 +768,8 @@ class MqttFeed:
         out: dict[str, Any] = {
             "connected": self.connected,
             "broker": str(self.broker),
-            "client_id": self.client_id,
+            # never the client id: whoever knows it can take the session over
+            "sessions_taken_over": self.taken_over,
             "boards": len(self.ingest.boards),
             "messages": self.ingest.messages,
             "duplicates": self.ingest.duplicates,
@@ -819,7 +827,10 @@ class MqttFeed:
                     if client is not None:
                         await self._drain(sink, client)
                     delay = self.backoff.fail()
-                    if isinstance(exc, aiomqtt.MqttError):
+                    if taken_over(exc):
+                        self.taken_over += 1
+                        what = "session taken over (another client connected with this feed's id)"
+                    elif isinstance(exc, aiomqtt.MqttError):
                         what = "broker connection"
                     elif isinstance(exc, ValueError):
                         what = "broker settings"

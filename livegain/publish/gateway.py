@@ -43,7 +43,7 @@ from typing import Any
 import aiomqtt
 import structlog
 
-from livegain.broker import BrokerAddress, unique_client_id
+from livegain.broker import BrokerAddress, instance_name, unique_client_id
 from livegain.mqtt_client import keep_connected
 from livegain.publish.replica import Action, Publish, Remove, Replica, Resync, SetBoard, Standings
 from livegain.publish.server import LiveServer
@@ -83,6 +83,8 @@ class Gateway:
         self.server = server
         self.broker = broker
         self.client_id = client_id or unique_client_id("gateway")
+        # what /healthz shows to tell gateways apart: never the client id
+        self.instance = instance_name("gateway")
         self.replica = Replica(prefix)
         self.sync_timeout = sync_timeout
         """Seconds the retained states may take to come (at start and after a reconnect)."""
@@ -240,9 +242,10 @@ class Gateway:
             problems.append("service offline (its MQTT status)")
         out: dict[str, Any] = {
             "role": "gateway",
+            "instance": self.instance,
             "broker": {
                 "url": str(self.broker),
-                "client_id": self.client_id,
+                # never the client id: whoever knows it can take the session over
                 "prefix": self.replica.prefix,
                 "connected": self.stats.connected,
                 "connects": self.stats.connects,

@@ -123,7 +123,9 @@ class RemoteEvaluator:
         self.wait_for_workers = wait_for_workers
         self.client_id = client_id or unique_client_id("jobs")
         self.backoff_max = backoff_max
-        self.reply_to = results_topic(self.prefix, self.client_id)
+        # Not the client id: every worker reads this topic in the jobs, and
+        # whoever knows a client id can take its session over.
+        self.reply_to = results_topic(self.prefix, f"jobs-{secrets.token_hex(8)}")
         self.engine_name = ""
         self._key: str | None = None
         self.tracker: JobTracker | None = None

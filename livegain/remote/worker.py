@@ -32,7 +32,7 @@ import chess
 import structlog
 
 from livegain import __version__
-from livegain.broker import BrokerAddress, unique_client_id
+from livegain.broker import BrokerAddress, instance_name, unique_client_id
 from livegain.core.evaluation import Evaluation
 from livegain.engine.pool import EngineError, EnginePool
 from livegain.mqtt_client import reconnect_forever
@@ -85,7 +85,10 @@ class EngineWorker:
         self.broker = broker
         self.pool = pool
         self.prefix = prefix.rstrip("/")
-        self.worker_id = worker_id or unique_client_id("worker")
+        self.worker_id = worker_id or instance_name("worker")
+        # Its MQTT client id is apart from its id (which /healthz and the
+        # presence topic show): whoever knows a client id can take the session.
+        self.client_id = unique_client_id("worker")
         self.backoff_max = backoff_max
         self.memory = memory
         self.stats = WorkerStats()
@@ -143,7 +146,7 @@ class EngineWorker:
     async def _connection(self) -> None:
         will = aiomqtt.Will(self.presence_topic, b"", qos=1, retain=True)
         try:
-            async with _mqtt.client(self.broker, self.worker_id, will=will) as client:
+            async with _mqtt.client(self.broker, self.client_id, will=will) as client:
                 await self._session(client)
         finally:
             self.connected = False

@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,10 @@ import aiomqtt
 import pytest
 from brokers import MOSQUITTO, free_port, port_open
 from conftest import need
+from feeds.conftest import RecordingSink, cancel, run_feed
+
+from livegain.feeds.base import MqttFeedConfig
+from livegain.feeds.mqtt import MqttFeed, move_event
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -40,8 +45,10 @@ class DeployBroker:
         for user, password in self.passwords.items():  # each user's own file: that one only
             own = (secrets / f"{user.lower()}.env").read_text()
             assert own == f"BROKER_{user}_PASSWORD={password}\n"
+        self.ingest_port = free_port()
         conf = (DEPLOY / "mosquitto.conf").read_text()
         conf = conf.replace("listener 1883\n", f"listener {self.port} 127.0.0.1\n")
+        conf = conf.replace("listener 1884\n", f"listener {self.ingest_port} 127.0.0.1\n")
         conf = conf.replace("/mosquitto/config/passwd", str(secrets / "passwd"))
         conf = conf.replace("/mosquitto/config/acl", str(DEPLOY / "acl"))
         (workdir / "data").mkdir()
@@ -63,16 +70,23 @@ class DeployBroker:
             time.sleep(0.05)
         raise RuntimeError("mosquitto did not open its port")
 
-    def client(self, user: str | None, **kw: object) -> aiomqtt.Client:
+    def client(self, user: str | None, *, port: int | None = None, **kw: object) -> aiomqtt.Client:
+        """A client of ``user`` with its own password; by default on the main
+        listener, with an id of the form the broker requires (``livegain-``)."""
         password = self.passwords[user.upper()] if user else None
+        kw.setdefault("identifier", f"livegain-test-{uuid.uuid4().hex}")
         return aiomqtt.Client(
             "127.0.0.1",
-            self.port,
+            port or self.port,
             username=user,
             password=password,
             protocol=aiomqtt.ProtocolVersion.V5,
             **kw,  # type: ignore[arg-type]
         )
+
+    def log(self) -> str:
+        path = self.workdir / "log"
+        return path.read_text(errors="replace") if path.exists() else ""
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -145,7 +159,7 @@ async def test_acl_worker_takes_jobs_and_answers_nothing_else(broker: DeployBrok
     jobs = "livegain/engine/jobs/0123456789abcdef"
     async with (
         broker.client("livegain") as service,
-        broker.client("worker", identifier="w1") as worker,
+        broker.client("worker", identifier="livegain-w1") as worker,
         broker.client("viewer") as viewer,
         broker.client("relay") as relay,
     ):
@@ -186,7 +200,7 @@ async def test_acl_gateway_reads_results_and_writes_nothing(broker: DeployBroker
     or sites, not a move, not an engine job."""
     async with (
         broker.client("livegain") as service,
-        broker.client("gateway", identifier="g1") as gateway,
+        broker.client("gateway", identifier="livegain-g1") as gateway,
         broker.client("viewer") as viewer,
         broker.client("relay") as relay,
     ):
@@ -232,6 +246,11 @@ def test_compose_binds_to_loopback_and_keeps_the_broker_closed() -> None:
     assert re.search(r"^allow_anonymous false$", conf, flags=re.M)
     assert re.search(r"^password_file ", conf, flags=re.M)
     assert re.search(r"^acl_file ", conf, flags=re.M)
+    # the ingest on the listener that binds its session to its user
+    assert re.search(r"^clientid_prefixes livegain-$", conf, flags=re.M)
+    assert re.search(r"^listener 1884\nuse_username_as_clientid true$", conf, flags=re.M)
+    feeds = re.search(r"^\s+LIVEGAIN_FEEDS: '(.*)'$", text, flags=re.M)
+    assert feeds and '"url": "mqtt://mosquitto:1884"' in feeds.group(1)
     # the engine workers: a service of their own, scalable (no fixed name, no port)
     worker = text.split("\n  worker:\n", 1)[1].split("\n\n", 1)[0]
     assert 'entrypoint: ["livegain", "worker"]' in worker
@@ -258,3 +277,106 @@ def test_compose_runs_scalable_gateways_behind_one_port() -> None:
     assert re.search(r"^\s+server-template gateway \d+ gateway:8080 ", cfg, flags=re.M)
     users = (DEPLOY / "broker-users.sh").read_text()
     assert re.search(r"^for user in .*\bgateway\b", users, flags=re.M)
+
+
+GAME = ["d4", "Nf6", "c4", "e6", "Nc3", "Bb4", "e3", "O-O", "Bd3", "d5", "Nf3", "c5"]
+
+
+def _ingest(broker: DeployBroker, port: int, data_dir: Path) -> MqttFeed:
+    """The service's MQTT ingest as docker-compose.yml configures it."""
+    feed = MqttFeed(
+        MqttFeedConfig(
+            url=f"mqtt://127.0.0.1:{port}",
+            topic="livegain/in/#",
+            username="livegain",
+            password=broker.passwords["LIVEGAIN"],  # type: ignore[arg-type]
+            session_expiry=120,
+        ),
+        reconnect_delays=(0.05,),
+    )
+    feed.restore([], data_dir)
+    return feed
+
+
+async def _attack(broker: DeployBroker, port: int, identifier: str) -> str:
+    """Connect as each other user with ``identifier``, stay a moment; what happened."""
+    outcomes = []
+    for user in ("viewer", "relay", "worker", "gateway"):
+        try:
+            async with broker.client(user, port=port, identifier=identifier):
+                await asyncio.sleep(0.05)
+            outcomes.append("connected")
+        except aiomqtt.MqttError:
+            outcomes.append("refused")
+    return ",".join(sorted(set(outcomes)))
+
+
+async def test_no_other_user_can_take_the_ingest_session(
+    broker: DeployBroker, tmp_path: Path
+) -> None:
+    """On the deploy broker the ingest's session is bound to the `livegain`
+    user: every other user, with every id the ingest could be known by (the
+    id the broker keeps it under, the id it sends), on either listener, gets
+    a session of its own or is refused; the ingest is never disconnected and
+    keeps every ply."""
+    feed = _ingest(broker, broker.ingest_port, tmp_path / "data")
+    sink = RecordingSink()
+    task = await run_feed(feed, sink)
+    outcomes: dict[tuple[int, str], set[str]] = {}
+    try:
+        await asyncio.wait_for(feed.subscribed.wait(), 10)
+        assert feed.client_id is not None
+        targets = [
+            (port, cid)
+            for port in (broker.port, broker.ingest_port)
+            for cid in ("livegain", feed.client_id)
+        ]
+        async with broker.client("relay") as relay:
+            for ply, san in enumerate(GAME, start=1):
+                await relay.publish("livegain/in/t/1/1", move_event(ply, ply, san), qos=1)
+                port, cid = targets[ply % len(targets)]
+                outcomes.setdefault((port, cid), set()).add(await _attack(broker, port, cid))
+        await sink.wait_for(
+            lambda: bool(sink.snapshots) and sink.snapshots[-1].moves == tuple(GAME)
+        )
+        assert feed.connections == 1 and feed.taken_over == 0
+        assert sink.errors == []
+    finally:
+        await cancel(task)
+    # the broker holds the ingest under its user's name, nobody else's
+    assert re.search(r"New client connected from \S+ as livegain \(.*u'livegain'\)", broker.log())
+    # "livegain" itself is refused everywhere (an id must begin with "livegain-")
+    assert outcomes[(broker.port, "livegain")] == {"refused"}
+    assert outcomes[(broker.ingest_port, "livegain")] == {"refused"}
+    # the id the ingest sends connects, but as a session of the attacker's own:
+    # on the main listener a session nobody holds, on the ingest listener the
+    # attacker's user name
+    assert outcomes[(broker.port, feed.client_id)] == {"connected"}
+    assert outcomes[(broker.ingest_port, feed.client_id)] == {"connected"}
+    for user in ("viewer", "relay", "worker", "gateway"):
+        assert re.search(rf"New client connected from \S+ as {user} \(.*u'{user}'\)", broker.log())
+
+
+async def test_without_the_binding_a_known_id_takes_the_session(
+    broker: DeployBroker, tmp_path: Path
+) -> None:
+    """The attack the binding stops, on the listener without it: a viewer that
+    knows the ingest's client id disconnects it (the ingest reports the loss
+    and reconnects). Mosquitto from 2.0.15 tells the holder why (MQTT 5
+    "session taken over", counted: tests/feeds/test_mqtt_session.py); 2.0.11
+    only closes the connection."""
+    feed = _ingest(broker, broker.port, tmp_path / "data")
+    sink = RecordingSink()
+    task = await run_feed(feed, sink)
+    try:
+        await asyncio.wait_for(feed.subscribed.wait(), 10)
+        assert feed.client_id is not None
+        async with broker.client("viewer", identifier=feed.client_id):
+            await sink.wait_for(lambda: bool(sink.errors))
+        await sink.wait_for(lambda: feed.connections == 2 and feed.connected)
+        assert re.search(
+            rf"Client {re.escape(feed.client_id)} .*(already connected|session taken over)",
+            broker.log(),
+        ), broker.log()[-2000:]
+    finally:
+        await cancel(task)

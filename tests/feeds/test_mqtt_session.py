@@ -87,3 +87,63 @@ async def test_the_generated_id_is_kept_with_the_data_and_the_session_with_it(
     third = MqttFeed(MqttFeedConfig(url=url, client_id="my-ingest"))
     third.restore([], data_dir)
     assert third.client_id == "my-ingest"
+
+
+async def _read_packet(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    first = (await reader.readexactly(1))[0]
+    length, shift = 0, 0
+    while True:
+        byte = (await reader.readexactly(1))[0]
+        length |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            break
+    return first >> 4, await reader.readexactly(length)
+
+
+async def test_a_session_taken_over_is_named_counted_and_reconnected(sink: RecordingSink) -> None:
+    """A broker that ends the connection with MQTT 5 reason 0x8E (another client
+    connected with this id: Mosquitto 2.0.15 and later send it; the 2.0.11 here
+    only closes the socket, so a scripted broker sends it): the feed says so,
+    counts it in its status, and reconnects."""
+    connects = 0
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connects
+        try:
+            kind, _ = await _read_packet(reader)
+            assert kind == 1  # CONNECT
+            connects += 1
+            writer.write(bytes([0x20, 3, 0, 0, 0]))  # CONNACK: accepted, no properties
+            kind, body = await _read_packet(reader)
+            assert kind == 8  # SUBSCRIBE
+            writer.write(bytes([0x90, 4]) + body[:2] + bytes([0, 1]))  # SUBACK QoS 1
+            await writer.drain()
+            if connects == 1:
+                await asyncio.sleep(0.2)
+                writer.write(bytes([0xE0, 2, 0x8E, 0]))  # DISCONNECT: session taken over
+                await writer.drain()
+                writer.close()
+                return
+            while await reader.read(1024):  # the second connection stays
+                pass
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    feed = MqttFeed(
+        MqttFeedConfig(url=f"mqtt://127.0.0.1:{port}", topic="in/#"), reconnect_delays=(0.05,)
+    )
+    task = await run_feed(feed, sink)
+    try:
+        await sink.wait_for(lambda: feed.connections == 2 and feed.connected)
+        assert feed.taken_over == 1
+        assert feed.status()["sessions_taken_over"] == 1
+        assert [e[2] for e in sink.errors if "session taken over" in e[2]], sink.error_text()
+        assert "client_id" not in feed.status()
+    finally:
+        await cancel(task)
+        server.close()

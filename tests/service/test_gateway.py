@@ -608,7 +608,7 @@ async def test_two_gateways_share_one_port_with_reuse_port(
             clients: dict[str, int] = {}
             for _ in range(200):
                 health = await a.health()
-                clients[health["broker"]["client_id"]] = health["clients"]
+                clients[health["instance"]] = health["clients"]
                 if len(clients) == 2:
                     break
         assert_clean(views)
