@@ -92,7 +92,7 @@ from livegain.publish.delay import (
 from livegain.publish.hub import BoardEntry
 from livegain.publish.mqtt import MqttPublisher
 from livegain.publish.server import LiveServer, ServerLimits
-from livegain.publish.store import Store
+from livegain.publish.store import Store, unavailable_reason
 from livegain.remote.evaluator import RemoteEvaluator
 
 log = structlog.get_logger("livegain.service")
@@ -103,6 +103,10 @@ STORE_MISSED_MAX = 100_000
 """Positions remembered as absent from the store (a memo that avoids lookups)."""
 FEED_FAILING_AFTER = 30.0
 """Seconds of errors only (no game read) before a feed counts as failing."""
+STORE_LOG_EVERY = 10.0
+"""Seconds between log lines for one store error repeated (with its count)."""
+STORE_RETRY_EVERY = 2.0
+"""Seconds between attempts to store the snapshots the store refused."""
 GC_FREEZE_EVERY = 1.0
 """Seconds between moves of the objects alive to the permanent generation."""
 TAKEOVER_TICK = 1.0
@@ -535,6 +539,11 @@ class Service:
         self.recent = RECENT
         self._feed_health: dict[str, FeedHealth] = {}
         self._store_error: str | None = None
+        self._store_logged: dict[str, list[float]] = {}
+        """Per store error: when it was last logged, and how often it happened since."""
+        self._unsaved: dict[str, GameSnapshot] = {}
+        """Boards whose latest snapshot could not be stored: written again
+        every ``STORE_RETRY_EVERY`` s until the store takes them."""
         self._engine_failed_at: deque[float] = deque(maxlen=1000)
         self._engine_last_error: str | None = None
         self._engine_restarts_seen = 0
@@ -655,6 +664,8 @@ class Service:
                 if self.mqtt is not None:
                     tasks.append(tg.create_task(self.mqtt.run(), name="mqtt-publish"))
                 tasks.append(tg.create_task(self._gc_pacer(), name="gc-pacer"))
+                if self.store is not None:
+                    tasks.append(tg.create_task(self._store_retry(), name="store-retry"))
                 tasks.append(tg.create_task(self.standings.run(), name="standings"))
                 if any(getattr(f, "event_group", None) for f in self.settings.feeds):
                     tasks.append(tg.create_task(self._takeovers(), name="source-takeovers"))
@@ -893,8 +904,10 @@ class Service:
             try:
                 self.store.save_snapshot(bid, snap)
             except Exception as exc:
+                self._unsaved[bid] = snap
                 self._store_failed(exc, board_id=bid)
             else:
+                self._unsaved.pop(bid, None)
                 self._store_ok()
         if applied.new_board:
             log.info("board_added", board_id=bid, white=snap.white.name, black=snap.black.name)
@@ -1201,13 +1214,14 @@ class Service:
                 try:
                     self.store.forget_delayed(bid)
                 except Exception as exc:
-                    log.exception("store_failed", board_id=bid, error=str(exc))
+                    self._store_failed(exc, board_id=bid)
         found = self.tournament is not None and self.tournament.remove(bid)
+        self._unsaved.pop(bid, None)
         if self.store is not None:
             try:
                 self.store.delete_board(bid)
             except Exception as exc:
-                log.exception("store_failed", board_id=bid, error=str(exc))
+                self._store_failed(exc, board_id=bid)
         if public:
             found = True
         else:
@@ -1523,19 +1537,63 @@ class Service:
         return out
 
     def _store_failed(self, exc: Exception, **where: Any) -> None:
+        """Count a failed store write; log each distinct error at once, then
+        once per ``STORE_LOG_EVERY`` s while it repeats, with how often."""
         self.stats.store_failures += 1
         first = self._store_error is None
-        self._store_error = f"{type(exc).__name__}: {exc}"
+        message = f"{type(exc).__name__}: {exc}"
         store = str(self.store.path) if self.store is not None else None
-        if first:
-            log.exception("store_failed", store=store, error=str(exc), **where)
-        else:  # one traceback per outage is enough
-            log.warning("store_failed", store=store, error=str(exc), **where)
+        why = unavailable_reason(self.store.path, exc) if self.store is not None else None
+        self._store_error = message if why is None or why in message else f"{why} ({message})"
+        now = time.monotonic()
+        seen = self._store_logged.get(message)
+        if seen is None:
+            self._store_logged[message] = [now, 0]
+            if first:  # one traceback per outage is enough
+                log.exception("store_failed", store=store, error=self._store_error, **where)
+            else:
+                log.warning("store_failed", store=store, error=self._store_error, **where)
+            return
+        seen[1] += 1
+        if now - seen[0] >= STORE_LOG_EVERY:
+            log.warning(
+                "store_failed",
+                store=store,
+                error=self._store_error,
+                repeated=int(seen[1]),
+                over_s=round(now - seen[0], 1),
+                **where,
+            )
+            seen[0], seen[1] = now, 0
 
     def _store_ok(self) -> None:
         if self._store_error is not None:
-            log.info("store_recovered", failures=self.stats.store_failures)
+            log.info(
+                "store_recovered",
+                failures=self.stats.store_failures,
+                unlogged_repeats=int(sum(seen[1] for seen in self._store_logged.values())),
+            )
             self._store_error = None
+            self._store_logged.clear()
+
+    async def _store_retry(self) -> None:
+        """Write again the boards whose snapshot the store refused (a full
+        disk): once it takes writes again, it has every ply without waiting
+        for each board's next move."""
+        while True:
+            await asyncio.sleep(STORE_RETRY_EVERY)
+            if self.store is None:
+                continue
+            for bid, snap in list(self._unsaved.items()):
+                if self._unsaved.get(bid) is not snap:
+                    continue  # replaced or removed meanwhile
+                try:
+                    self.store.save_snapshot(bid, snap)
+                except Exception as exc:
+                    self._store_failed(exc, board_id=bid)
+                    break  # the store still refuses: try again later
+                self._unsaved.pop(bid, None)
+                self._store_ok()
 
     def _metrics_view(self) -> MetricsView:
         t = self.tournament

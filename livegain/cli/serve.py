@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
         "--fresh-store",
         action="store_true",
         help="if the store file is damaged or not a livegain store, rename it beside "
-        "(NAME.damaged-<time>) and start with an empty one",
+        "(NAME.damaged-<time>) and start with an empty one (a store that cannot be "
+        "read or written now, e.g. on a full disk, is never renamed)",
     )
     add_loop_option(p)
     p.set_defaults(func=run)
@@ -54,13 +55,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check_store(settings: Any, fresh: bool) -> None:
-    """Open the store once before anything starts: a damaged file is a one-line
-    error, or with ``fresh`` is renamed beside and replaced by an empty store."""
+    """Open the store once before anything starts: a file that is not a
+    livegain store is a one-line error, or with ``fresh`` is renamed beside and
+    replaced by an empty store; a store that cannot be read or written now
+    (disk full, I/O error, permissions) is a one-line error in any case, and is
+    never renamed."""
     from pathlib import Path
 
     import structlog
 
-    from livegain.publish.store import Store, StoreError, set_aside
+    from livegain.publish.store import NotAStore, Store, StoreUnavailable, set_aside
     from livegain.service import STORE_FILE
 
     if not settings.persist:
@@ -70,7 +74,9 @@ def check_store(settings: Any, fresh: bool) -> None:
         return
     try:
         Store(path).close()
-    except StoreError as exc:
+    except StoreUnavailable as exc:
+        raise CliError(str(exc)) from None
+    except NotAStore as exc:
         if not fresh:
             raise CliError(str(exc)) from None
         try:

@@ -33,7 +33,9 @@ service's record of a broadcast and lives in the configured data directory.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
 import time
 from dataclasses import asdict
@@ -91,7 +93,71 @@ class StoreError(RuntimeError):
     """The store file is unusable (names the file and the problem)."""
 
 
+class NotAStore(StoreError):
+    """The file is not a livegain store this version reads (another SQLite
+    file, a damaged one, another schema): ``--fresh-store`` sets it aside."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be written or read *now* (disk full, I/O error,
+    permissions, locked by another process): nothing is wrong with the file,
+    so nothing may rename it; the service can start once the cause is gone."""
+
+
 DAMAGED_HINT = "move it aside or start with --fresh-store"
+UNAVAILABLE_HINT = "the store is left as it is; start again once this is fixed"
+
+# SQLite's primary result codes that say "not now" rather than "not a store"
+_NOT_NOW = {
+    3: "permission denied",  # SQLITE_PERM
+    5: "the database is locked by another process",  # SQLITE_BUSY
+    6: "the database is locked",  # SQLITE_LOCKED
+    7: "out of memory",  # SQLITE_NOMEM
+    8: "the file or its directory is read-only",  # SQLITE_READONLY
+    10: "disk I/O error",  # SQLITE_IOERR
+    13: "the disk is full",  # SQLITE_FULL
+    14: "cannot open the file",  # SQLITE_CANTOPEN
+    23: "not authorized",  # SQLITE_AUTH
+}
+FULL_BELOW = 1 << 20
+"""Free bytes under which a disk counts as full (SQLite needs a few pages for
+its WAL and shared-memory files even to read)."""
+
+
+def disk_full(path: Path) -> bool:
+    """Is the file system holding ``path`` (or its nearest existing parent) full?"""
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        st = os.statvfs(probe)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < FULL_BELOW
+
+
+def unavailable_reason(path: Path, exc: BaseException) -> str | None:
+    """Why ``exc`` (met opening or using the store at ``path``) means "cannot
+    write or read now", in words; None when it means "not a livegain store"."""
+    if isinstance(exc, sqlite3.DatabaseError):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is None:
+            return None
+        reason = _NOT_NOW.get(int(code) & 0xFF)
+        if reason is None:
+            return None
+    elif isinstance(exc, OSError):
+        if exc.errno == errno.ENOSPC:
+            reason = "the disk is full"
+        elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            reason = "permission denied"
+        else:
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+    else:
+        return None
+    if reason != "the disk is full" and disk_full(path):
+        reason = f"the disk is full ({reason})"
+    return reason
 
 
 def set_aside(path: Path | str) -> Path:
@@ -147,18 +213,30 @@ class Store:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if disk_full(self.path):
+            # Refused before SQLite touches anything: on a full disk it may
+            # open (its WAL files left from before) or fail half-way ("disk I/O
+            # error"), and the service could record nothing of the round.
+            raise StoreUnavailable(
+                f"{self.path}: cannot open the store: the disk is full (under "
+                f"{FULL_BELOW // 1024} KiB free); {UNAVAILABLE_HINT}"
+            )
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot open the store ({exc})") from exc
+        except (OSError, sqlite3.Error) as exc:
+            why = unavailable_reason(self.path, exc) or str(exc)
+            detail = "" if str(exc) in why else f" ({exc})"
+            raise StoreUnavailable(
+                f"{self.path}: cannot open the store: {why}{detail}; {UNAVAILABLE_HINT}"
+            ) from exc
         try:
             tables = {
                 str(r[0])
                 for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
             }
             if tables and "meta" not in tables:
-                raise StoreError(
+                raise NotAStore(
                     f"{self.path}: not a livegain store (an SQLite file with tables "
                     f"{', '.join(sorted(tables))}); {DAMAGED_HINT}"
                 )
@@ -171,7 +249,7 @@ class Store:
                     "INSERT INTO meta(key, value) VALUES('schema', ?)", (str(SCHEMA_VERSION),)
                 )
             elif str(row[0]) != str(SCHEMA_VERSION):
-                raise StoreError(
+                raise NotAStore(
                     f"{self.path}: store schema {row[0]}, this version reads {SCHEMA_VERSION}; "
                     f"{DAMAGED_HINT}"
                 )
@@ -179,13 +257,20 @@ class Store:
             # Reading every row's page finds a damaged file now, not mid-round.
             check = self._db.execute("PRAGMA quick_check(1)").fetchone()
             if check is None or check[0] != "ok":
-                raise StoreError(
+                raise NotAStore(
                     f"{self.path}: not a livegain store (damaged: "
                     f"{check[0] if check else 'no answer'}); {DAMAGED_HINT}"
                 )
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, OSError) as exc:
             self._db.close()
-            raise StoreError(f"{self.path}: not a livegain store ({exc}); {DAMAGED_HINT}") from exc
+            reason = unavailable_reason(self.path, exc)
+            if reason is not None:
+                detail = "" if str(exc) in reason else f" ({exc})"
+                raise StoreUnavailable(
+                    f"{self.path}: cannot read or write the store now: {reason}{detail}; "
+                    f"{UNAVAILABLE_HINT}"
+                ) from exc
+            raise NotAStore(f"{self.path}: not a livegain store ({exc}); {DAMAGED_HINT}") from exc
         except StoreError:
             self._db.close()
             raise
