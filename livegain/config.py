@@ -451,6 +451,15 @@ class Settings(BaseSettings):
         """The ``kind`` and ``scale`` of the feed at ``index`` (none set: both None)."""
         return self.feed_models[index] if index < len(self.feed_models) else FeedModels()
 
+    def feed_entries(self) -> list[dict[str, Any]]:
+        """The feeds as ``[[feeds]]`` entries (with their ``kind`` and ``scale``):
+        to load the settings again with feeds added (``livegain watch --config``)."""
+        out = []
+        for i, feed in enumerate(self.feeds):
+            models = self.feed_models_of(i).model_dump(exclude_none=True)
+            out.append({**feed.model_dump(), **models})
+        return out
+
     @classmethod
     def settings_customise_sources(
         cls,

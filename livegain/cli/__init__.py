@@ -34,6 +34,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "measure the perceived ratings against players' ratings on held-out games",
     ),
     "serve": ("serve", "run the live service: feeds -> engine -> WebSocket/MQTT overlays"),
+    "watch": (
+        "watch",
+        "follow a real event: Lichess broadcast or LiveChess Cloud URL/id, PGN URL or file",
+    ),
     "worker": (
         "worker",
         "evaluate positions for a service elsewhere: engine jobs from an MQTT broker",

@@ -21,6 +21,7 @@ import signal
 import sys
 import tempfile
 import urllib.parse
+from collections.abc import Callable, Coroutine
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,37 @@ async def _all_subscribed(feeds: Any) -> None:
             await subscribed.wait()
 
 
+async def run_until_stopped(
+    service: Any, on_ready: Callable[[], Coroutine[Any, Any, None]]
+) -> None:
+    """Run ``service`` (a :class:`~livegain.service.Service`) until SIGINT or
+    SIGTERM; once it is ready (listening, engines started), await ``on_ready()``
+    beside it (what to print, what else to start). A service that fails, before
+    or after, raises here; on_ready stops with it."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    task = asyncio.create_task(service.run(stop))
+    ready = asyncio.create_task(service.ready.wait())
+    await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+    ready.cancel()
+    if service.ready.is_set() and not task.done():
+        started = asyncio.create_task(on_ready())
+        await asyncio.wait({task, started}, return_when=asyncio.FIRST_COMPLETED)
+        if not started.done():
+            started.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await started
+        elif started.exception() is not None:
+            stop.set()
+            with contextlib.suppress(Exception):
+                await task
+            started.result()
+    await task
+
+
 def run_live(args: argparse.Namespace) -> int:
     from livegain.config import ConfigError, load_settings
     from livegain.engine.pool import EngineError
@@ -197,26 +229,15 @@ def run_live(args: argparse.Namespace) -> int:
                 except ConfigError as exc:
                     raise CliError(str(exc)) from None
                 service = Service(settings)
-                stop = asyncio.Event()
-                loop = asyncio.get_running_loop()
-                for sig in (signal.SIGINT, signal.SIGTERM):
-                    with contextlib.suppress(NotImplementedError, RuntimeError):
-                        loop.add_signal_handler(sig, stop.set)
-                task = asyncio.create_task(service.run(stop))
-                ready = asyncio.create_task(service.ready.wait())
-                await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
-                ready.cancel()
-                if service.ready.is_set() and args.mqtt:
-                    # MQTT moves are events: subscribe before the first one is
-                    # published (a Ctrl-C meanwhile stops the wait at once).
-                    subscribed = asyncio.create_task(_all_subscribed(service.feeds))
-                    await asyncio.wait(
-                        {task, subscribed}, timeout=15, return_when="FIRST_COMPLETED"
-                    )
-                    subscribed.cancel()
-                    if not task.done():
+
+                async def on_ready() -> None:
+                    if args.mqtt:
+                        # MQTT moves are events: subscribe before the first one is
+                        # published (a Ctrl-C meanwhile stops the wait at once).
+                        with contextlib.suppress(TimeoutError):
+                            async with asyncio.timeout(15):
+                                await _all_subscribed(service.feeds)
                         await replay.start(autoplay=True)
-                if service.ready.is_set():
                     games = len(replay.games)
                     print(
                         f"livegain demo: {games} boards replayed live at {args.speed:g}x "
@@ -230,7 +251,8 @@ def run_live(args: argparse.Namespace) -> int:
                         f"{service.url}overlay/static/widget-standings.html?event={event}"
                     )
                     print(f"Open {service.url}  (Ctrl-C to stop)", flush=True)
-                await task
+
+                await run_until_stopped(service, on_ready)
         finally:
             await replay.stop()
 

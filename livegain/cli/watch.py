@@ -1,0 +1,181 @@
+"""`livegain watch SOURCE...`: follow a real event, live, on embedded defaults.
+
+A source is what one has at hand for an event: a Lichess broadcast round or
+tournament URL, a LiveChess Cloud tournament id or URL, a PGN URL, or a local
+PGN file or folder. Each is looked up (the Lichess broadcast API, the
+LiveChess Cloud tournament and round documents) for its event and its current
+round, then followed by the live service: engine pool, game state, WebSocket
+and overlays, as `livegain demo` runs them. The overlay URLs are printed once
+it listens. Without --config nothing is kept on disk (--data-dir keeps the
+store, so that a restart resumes mid-round); with it, the file's settings
+come first and the sources add their feeds to its own. docs/watch.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from livegain.cli._common import CliError
+
+if TYPE_CHECKING:
+    from livegain.config import Settings
+    from livegain.feeds.resolve import Resolved
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "watch",
+        help="follow a real event: Lichess broadcast or LiveChess Cloud URL/id, PGN URL or file",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "sources",
+        nargs="+",
+        metavar="SOURCE",
+        help="a Lichess broadcast round or tournament URL, a LiveChess Cloud tournament id "
+        "or URL (ID/N or #ID/N: round N), a PGN URL, or a local PGN file or folder",
+    )
+    p.add_argument("--config", metavar="PATH", help="start from this TOML configuration")
+    p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="HTTP/WebSocket port (default 8080)")
+    p.add_argument("--depth", type=int, help="engine depth (default 12)")
+    p.add_argument("--engine", metavar="PATH", help="UCI engine (default /usr/games/stockfish)")
+    p.add_argument(
+        "--delay",
+        type=int,
+        metavar="SECONDS",
+        help="broadcast delay: every board reaches viewers this late (default 0: live)",
+    )
+    p.add_argument(
+        "--scale",
+        choices=("fide", "lichess"),
+        default="fide",
+        help="rating scale of perceived and form for these sources' boards: fide (over "
+        "the board, the default, also for Lichess broadcasts of over-the-board events) "
+        "or lichess (online events)",
+    )
+    p.add_argument(
+        "--kind",
+        choices=("classical-otb", "online-rapid"),
+        help="kind of game for the human win/draw/loss model (default: each game's "
+        "TimeControl tag, else classical-otb)",
+    )
+    p.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep the store here, so that a restart resumes without re-analysing "
+        "(default: nothing kept, or the configuration's data_dir with --config)",
+    )
+    p.add_argument(
+        "--lichess-url",
+        metavar="URL",
+        help="where Lichess is (default: $LIVEGAIN_LICHESS_URL, else https://lichess.org)",
+    )
+    p.add_argument(
+        "--lcc-url",
+        metavar="URL",
+        help="LiveChess Cloud's pool, up to /get (default: $LIVEGAIN_LCC_URL, else "
+        "https://1.pool.livechesscloud.com/get)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from livegain.feeds.resolve import Endpoints, ResolveError, classify, resolve_all
+
+    try:
+        endpoints = Endpoints.chosen(args.lichess_url, args.lcc_url)
+        for text in args.sources:  # every source named before any lookup
+            classify(text, endpoints)
+        resolved = asyncio.run(resolve_all(args.sources, endpoints))
+    except ResolveError as exc:
+        raise CliError(str(exc)) from None
+    print(f"livegain watch: {len(resolved)} source{'s' if len(resolved) != 1 else ''}")
+    for r in resolved:
+        print(f"  {r.describe()}", flush=True)
+    if args.config is None and args.data_dir is None:
+        with tempfile.TemporaryDirectory(prefix="livegain-watch-") as tmp:
+            return serve(watch_settings(args, resolved, tmp))
+    return serve(watch_settings(args, resolved, None))
+
+
+def watch_settings(
+    args: argparse.Namespace, resolved: Sequence[Resolved], scratch: str | None
+) -> Settings:
+    """The service's settings: the configuration file's (or the embedded
+    defaults), the options over them, and a feed per source added to the file's
+    (with the ``--scale`` and ``--kind`` of these sources). ``scratch``: a
+    directory for a store that is not kept (no --config, no --data-dir)."""
+    from livegain.config import ConfigError, load_settings
+
+    overrides: dict[str, Any] = {}
+    server = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    if server:
+        overrides["server"] = server
+    engine = {k: v for k, v in (("depth", args.depth), ("path", args.engine)) if v is not None}
+    if engine:
+        overrides["engine"] = engine
+    if args.delay is not None:
+        overrides["broadcast"] = {"delay": args.delay}
+    if args.data_dir is not None:
+        overrides.update(data_dir=args.data_dir, persist=True)
+    elif scratch is not None:
+        overrides.update(data_dir=scratch, persist=False)
+    if args.config is None:
+        overrides["log"] = {"level": "warning", "json": False}
+    models = {"scale": args.scale, **({"kind": args.kind} if args.kind else {})}
+    try:
+        base = load_settings(args.config)
+        feeds = base.feed_entries() + [{**r.feed.model_dump(), **models} for r in resolved]
+        return load_settings(args.config, feeds=feeds, **overrides)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def overlay_lines(url: str) -> list[str]:
+    """Where the overlays are, for people."""
+    return [
+        f"Boards, with each one's overlay URLs to copy: {url}",
+        f"Every board of the round (venue screens): {url}overlay/boards",
+        f"One board for OBS: {url}overlay/board?board=ID",
+    ]
+
+
+def serve(settings: Settings) -> int:
+    """Run the service until Ctrl-C; print its URL and the overlays' once it listens."""
+    from livegain.cli.demo import run_until_stopped
+    from livegain.cli.serve import check_store
+    from livegain.engine.pool import EngineError
+    from livegain.publish.store import StoreError
+    from livegain.service import Service, configure_logging
+
+    configure_logging(settings.log.level, settings.log.json_format)
+    check_store(settings, fresh=False)
+
+    async def main() -> None:
+        service = Service(settings)
+
+        async def on_ready() -> None:
+            print(f"livegain is live at {service.url}")
+            print(f"  perceived ratings: {service.perceived_model_line()}")
+            print(f"  win/draw/loss: {service.wdl_model_line()}")
+            for line in overlay_lines(service.url):
+                print(f"  {line}")
+            print("  Ctrl-C to stop", flush=True)
+
+        await run_until_stopped(service, on_ready)
+
+    try:
+        asyncio.run(main())
+    except (EngineError, StoreError) as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot start the server: {exc}") from None
+    print("stopped", file=sys.stderr)
+    return 0
