@@ -28,16 +28,33 @@ from .helpers import (
 )
 
 
+async def list_settled(srv: LiveServer, wait: float = 5.0) -> None:
+    """Until no board-list change waits for its flush and every queued message
+    (board-list diffs included) has been written."""
+    async with asyncio.timeout(wait):
+        for _ in range(1_000_000):
+            if not (srv.hub.list_pending or srv.outbox):
+                return
+            await asyncio.sleep(0.01)
+
+
 async def test_fifty_clients_get_identical_valid_updates_in_order(tmp_path: Path) -> None:
-    # A short board-list interval: list diffs come between the updates too.
+    # A short board-list interval: the list diff of set_board goes out soon.
     limits = ServerLimits(fanout_chunk=7, board_list_interval=0.05)
     srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=limits)
     async with srv:
         srv.set_board(board_state("b1"))
         clients = await subscribed(srv, 50)
         try:
+            # The list diff of set_board goes out 0.05 s after it, to every
+            # client connected by then: before the counts below, not into them.
+            # (Subscribing 50 clients takes about 0.06 s here: when it took
+            # less, the diff's fan-out came after the updates and was still in
+            # the outbox at the end, `outbox` 1 != 0.)
+            await list_settled(srv)
             sent: list[str] = []
             before = srv.stats.messages_sent
+            diffs_before = srv.stats.board_list_diffs
             for seq in range(1, 13):
                 # Sizes across the three frame-length encodings (< 126, 16-bit, 64-bit).
                 pad = {3: "", 6: "y" * 1_000, 9: "z" * 70_000}.get(seq, "x" * (seq * 37))
@@ -50,6 +67,8 @@ async def test_fifty_clients_get_identical_valid_updates_in_order(tmp_path: Path
                 assert got == sent
                 assert [json.loads(m)["seq"] for m in got] == list(range(1, 13))
             assert srv.outbox == 0
+            # the updates change no list key: no list diff came in between
+            assert srv.stats.board_list_diffs == diffs_before
             assert srv.stats.messages_sent - before == 50 * len(sent)
         finally:
             for ws in clients:
