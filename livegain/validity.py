@@ -180,6 +180,11 @@ def fit_model(
         hi = min(edges[j + 1] - 1, MAX_PREFIX)
         xs: list[float] = []
         ys: list[float] = []
+        # the forward curve also sees every game that ended in the bin, whole:
+        # a game over after 25 moves is not like the first 25 moves of a long
+        # one (it often ends in a blunder), and the belt must hold for both
+        ends: list[float] = []
+        end_ratings: list[float] = []
         for i, r in enumerate(rows):
             n = len(r.classes)
             if n < lo:
@@ -187,6 +192,9 @@ def fit_model(
             length = min(n, int(rng.integers(lo, int(max(lo, hi)) + 1)))
             xs.append(float(row_centi[i][r.classes[:length]].sum()) / (100.0 * length))
             ys.append(r.rating)
+            if n <= hi and length < n:
+                ends.append(float(row_centi[i][r.classes].sum()) / (100.0 * n))
+                end_ratings.append(r.rating)
         if len(xs) < 30:  # too few games this long: reuse the previous bin's line
             prev = fitted[-1]
             fitted.append(MoveBin(lo, prev.intercept, prev.slope, prev.q_low, prev.q_high))
@@ -195,7 +203,9 @@ def fit_model(
         x = np.array(xs)
         yy = np.array(ys)
         slope, intercept = np.polyfit(x, yy, 1) if np.ptp(x) > 0 else (0.0, float(yy.mean()))
-        forward.append(_forward_bin(lo, x, yy))
+        forward.append(
+            _forward_bin(lo, np.array(xs), np.array(ys), np.array(ends), np.array(end_ratings))
+        )
         resid = yy - (intercept + slope * x)
         q_low, q_high = np.quantile(resid, [0.025, 0.975])
         fitted.append(
@@ -238,27 +248,50 @@ def _move_scores(shares: FloatArray, y: FloatArray, prior: float, ridge: float) 
     return np.asarray(np.round(scores * 100.0), dtype=float)
 
 
-def _forward_bin(moves_from: int, s: FloatArray, rating: FloatArray) -> ForwardBin:
+def _forward_bin(
+    moves_from: int,
+    s: FloatArray,
+    rating: FloatArray,
+    end_s: FloatArray | None = None,
+    end_rating: FloatArray | None = None,
+) -> ForwardBin:
     """The forward curve ``s ~ alpha + beta d + gamma d^2`` (``d``: rating
     minus the mean rating) by least squares, its residual spread ``sigma0 +
     sigma1 rating`` (a line through the absolute residuals, times
-    sqrt(pi/2)), and the standardised residuals' 2.5 % and 97.5 % quantiles."""
-    center = float(rating.mean())
-    low, high = (float(x) for x in np.quantile(rating, [0.01, 0.99]))
-    gamma, beta, alpha = np.polyfit(rating - center, s, 2)
+    sqrt(pi/2)), and the standardised residuals' 2.5 % and 97.5 % quantiles.
+
+    ``end_s``/``end_rating``: games that ended in the bin, whole. They join
+    the curve's fit, and the quantiles are the wider of the prefixes' and
+    theirs (with 30 or more of them): the belt must hold live and at the end."""
+    if end_s is not None and end_rating is not None and len(end_s):
+        all_s, all_rating = np.concatenate([s, end_s]), np.concatenate([rating, end_rating])
+    else:
+        all_s, all_rating = s, rating
+    center = float(all_rating.mean())
+    low, high = (float(x) for x in np.quantile(all_rating, [0.01, 0.99]))
+    gamma, beta, alpha = np.polyfit(all_rating - center, all_s, 2)
     beta = max(float(beta), 1e-4)
     f = ForwardBin(
         moves_from, float(alpha), beta, float(gamma), center, low, high, 0.0, 0.0, 0.0, 0.0
     )
-    resid = s - np.array([f.mean(r) for r in rating])
-    k1, k0 = np.polyfit(rating, np.abs(resid), 1)
+
+    def residuals(xs: FloatArray, rs: FloatArray) -> FloatArray:
+        return np.asarray(xs - np.array([f.mean(r) for r in rs]), dtype=float)
+
+    resid = residuals(all_s, all_rating)
+    k1, k0 = np.polyfit(all_rating, np.abs(resid), 1)
     scale = math.sqrt(math.pi / 2.0)
     sigma0, sigma1 = float(k0) * scale, float(k1) * scale
-    spread = sigma0 + sigma1 * rating
-    if spread.min() <= 0.25 * float(np.abs(resid).mean()) * scale:
+    if (sigma0 + sigma1 * all_rating).min() <= 0.25 * float(np.abs(resid).mean()) * scale:
         sigma0, sigma1 = float(np.abs(resid).mean()) * scale, 0.0
-        spread = np.full_like(rating, sigma0)
-    q_low, q_high = np.quantile(resid / spread, [0.025, 0.975])
+
+    def standardised(xs: FloatArray, rs: FloatArray) -> FloatArray:
+        return residuals(xs, rs) / (sigma0 + sigma1 * rs)
+
+    q_low, q_high = np.quantile(standardised(s, rating), [0.025, 0.975])
+    if end_s is not None and end_rating is not None and len(end_s) >= 30:
+        e_low, e_high = np.quantile(standardised(end_s, end_rating), [0.025, 0.975])
+        q_low, q_high = min(q_low, e_low), max(q_high, e_high)
     return ForwardBin(
         moves_from,
         round(float(alpha), 3),

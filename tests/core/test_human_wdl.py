@@ -147,7 +147,7 @@ def test_shipped_models_are_found_by_source_and_kind() -> None:
     assert d10 is not None and d10.kind == CLASSICAL_OTB and why == f"model {d10.name}"
     assert d10.provenance["command"].startswith("livegain fit ")
     # a level game between 2700s is often drawn; +6 at ply 60 is nearly won
-    w, d, _ = d10.probabilities(0.0, 60, 2700, 2700)
+    _w, d, _l = d10.probabilities(0.0, 60, 2700, 2700)
     assert d > 0.5
     assert d10.probabilities(6.0, 60, 2700, 2700)[0] > 0.9
     d12, why = find_wdl_model("engine", CLASSICAL_OTB, "Stockfish 15.1", "depth 12")
