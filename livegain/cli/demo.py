@@ -5,8 +5,10 @@ engine games, ``livegain/data/``) are replayed as a live PGN relay on
 127.0.0.1 at a watchable speed; the full service (engine pool, game state,
 WebSocket, overlays) follows them as it would a real broadcast. No broker is
 needed; ``--mqtt URL`` replays over MQTT instead and publishes the results
-there too. ``--batch`` prints the offline analysis of the game of the century
-from its shipped evaluations (the paper's Figure 1) and exits. Perceived
+there too, under ``livegain/demo/out`` (not a real service's ``livegain/out``):
+``livegain gateway --broker URL --prefix livegain/demo/out`` serves them.
+``--batch`` prints the offline analysis of the game of the century from its
+shipped evaluations (the paper's Figure 1) and exits. Perceived
 ratings are the calibrated estimate of the shipped model nearest to the
 engine and depth (said at start), with Algorithm 4 beside them.
 """
@@ -29,6 +31,8 @@ from typing import Any
 from livegain.cli._common import CliError, print_json
 
 DEMO_FILES = ("game_of_the_century.pgn", "demo-round.pgn")
+# The demo's MQTT output: apart from a real service's (livegain/out) on the same broker.
+DEMO_PREFIX = "livegain/demo/out"
 
 DEMO_EVENT: dict[str, Any] = {
     # demo-round.pgn is round 5 of a Swiss: the points of rounds 1-4 are carried
@@ -222,7 +226,7 @@ def run_live(args: argparse.Namespace) -> int:
                         mqtt={
                             "enabled": bool(args.mqtt),
                             "url": args.mqtt or "mqtt://127.0.0.1:1883",
-                            "prefix": "livegain/demo/out",
+                            "prefix": DEMO_PREFIX,
                         },
                         log={"level": "warning", "json": False},
                     )
@@ -243,6 +247,11 @@ def run_live(args: argparse.Namespace) -> int:
                         f"livegain demo: {games} boards replayed live at {args.speed:g}x "
                         f"({'MQTT ' + args.mqtt if args.mqtt else 'PGN relay ' + replay.pgn_url})"
                     )
+                    if args.mqtt:
+                        print(
+                            "Gateways meet it with: "
+                            f"livegain gateway --broker {args.mqtt} --prefix {DEMO_PREFIX}"
+                        )
                     print(f"Perceived ratings: {service.perceived_model_line()}")
                     print(f"Win/draw/loss: {service.wdl_model_line()}")
                     event = urllib.parse.quote(DEMO_EVENT["name"])

@@ -101,6 +101,9 @@ __all__ = [
 log = structlog.get_logger("livegain.publish.server")
 
 WS_PATH = "/ws"
+# One machine under three names: a page served as http://localhost:8080 may open
+# ws://127.0.0.1:8080/ws and the other way round (the server's own pages).
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 POLL_S = 0.05
 """Seconds between two reads of a lagging client's write buffer."""
 
@@ -551,7 +554,9 @@ class LiveServer:
             ours = urlsplit(f"//{host}").hostname
         except ValueError:
             return False
-        return theirs is not None and theirs == ours
+        if theirs is None or ours is None:
+            return False
+        return theirs == ours or (theirs in LOOPBACK_NAMES and ours in LOOPBACK_NAMES)
 
     def bad_request(self, status: HTTPStatus, why: str, peer: str) -> Response:
         """The answer to a request that is malformed or uses a method not served."""

@@ -58,6 +58,45 @@ async def test_pages_of_other_origins_may_not_open_the_socket(tmp_path: Path) ->
                 pass
 
 
+async def handshake_status(port: int, host: str, origin: str) -> int:
+    """The status of a WebSocket handshake sent with these Host and Origin headers."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(
+            (
+                f"GET /ws HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\n"
+                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+        await writer.drain()
+        line = await asyncio.wait_for(reader.readline(), 5)
+        return int(line.split()[1])
+    finally:
+        writer.close()
+
+
+async def test_localhost_and_loopback_addresses_are_one_origin(tmp_path: Path) -> None:
+    async with LiveServer("127.0.0.1", 0, static_dir=tmp_path) as srv:
+        # A page served as localhost opens ws://127.0.0.1 (and the other way round).
+        for origin in (f"http://localhost:{srv.port}", f"http://[::1]:{srv.port}"):
+            async with connect(ws_url(srv), origin=origin) as ws:  # type: ignore[arg-type]
+                assert (await recv_json(ws))["type"] == "hello"
+        port = srv.port
+        for host in (f"localhost:{port}", f"[::1]:{port}", f"LOCALHOST:{port}"):
+            assert await handshake_status(port, host, f"http://127.0.0.1:{port}") == 101
+        assert srv.stats.refused_origin == 0
+        # Loopback is one host only among the loopback names: other hosts stay out.
+        for host, origin in (
+            (f"localhost:{port}", "http://127.0.0.2:1"),
+            (f"localhost:{port}", "https://evil.example"),
+            (f"localhost.evil.example:{port}", f"http://127.0.0.1:{port}"),
+            (f"example.org:{port}", f"http://localhost:{port}"),
+        ):
+            assert await handshake_status(port, host, origin) == 403, (host, origin)
+        assert srv.stats.refused_origin == 4
+
+
 async def test_no_wildcard_cors_unless_configured(tmp_path: Path) -> None:
     async with LiveServer("127.0.0.1", 0, static_dir=tmp_path) as srv:
         for path in ("/healthz", "/api/boards", "/nope"):

@@ -24,7 +24,10 @@ pytestmark = pytest.mark.engine
 LIVEGAIN = [sys.executable, "-m", "livegain.cli"]
 
 
-def start(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+def start(
+    args: list[str], env: dict[str, str] | None = None, seen: list[str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """Start ``livegain ARGS`` and wait for its URL; the lines printed before it go to ``seen``."""
     proc = subprocess.Popen(
         LIVEGAIN + args,
         stdout=subprocess.PIPE,
@@ -34,13 +37,13 @@ def start(args: list[str], env: dict[str, str] | None = None) -> tuple[subproces
     )
     assert proc.stdout is not None
     end = time.monotonic() + 60
-    lines = []
+    lines = seen if seen is not None else []
     while time.monotonic() < end:
         line = proc.stdout.readline()
         if not line:
             break
         lines.append(line)
-        m = re.search(r"(?:live at|Open) (http://127\.0\.0\.1:\d+/)", line)
+        m = re.search(r"(?:live at|Open) (https?://127\.0\.0\.1:\d+/)", line)
         if m:
             return proc, m.group(1)
     proc.kill()
@@ -203,8 +206,10 @@ def test_serve_reports_a_missing_engine_and_a_busy_port(tmp_path: Path) -> None:
 
 @pytest.mark.broker
 def test_demo_over_mqtt(shared_broker: str) -> None:
+    seen: list[str] = []
     proc, url = start(
-        ["demo", "--port", "0", "--speed", "200", "--depth", str(DEPTH), "--mqtt", shared_broker]
+        ["demo", "--port", "0", "--speed", "200", "--depth", str(DEPTH), "--mqtt", shared_broker],
+        seen=seen,
     )
     try:
         health = wait_json(
@@ -216,5 +221,15 @@ def test_demo_over_mqtt(shared_broker: str) -> None:
         )
         assert health["feed_errors"] == {}
         assert health["mqtt"]["connected"] is True
+        # The gateway command the demo prints meets its output on the broker.
+        said = [line for line in seen if "livegain gateway --broker" in line]
+        assert len(said) == 1, seen
+        command = said[0].split("livegain gateway", 1)[1].split()
+        assert command == ["--broker", shared_broker, "--prefix", "livegain/demo/out"]
+        gateway, gateway_url = start(["gateway", *command, "--host", "127.0.0.1", "--port", "0"])
+        try:
+            wait_json(gateway_url + "healthz", lambda d: d["boards"] == 7)
+        finally:
+            stop(gateway)
     finally:
         stop(proc, signal.SIGINT)
