@@ -121,7 +121,8 @@ class ForwardBin:
     beta d + gamma d^2`` with ``d = R - center`` between ``low`` and ``high``
     (the fitted ratings' 1 % and 99 % quantiles), continued outside them by
     straight lines with the curve's slope at the ends (at least beta/4, so it
-    always rises); the residual's standard deviation is ``sigma0 + sigma1 R``;
+    always rises); the residual's standard deviation is ``sigma0 + sigma1 R``
+    (held at its value at the ends outside them);
     ``q_low`` and ``q_high`` are the 2.5 % / 97.5 % quantiles of the residual
     divided by it.
     """
@@ -154,7 +155,9 @@ class ForwardBin:
         return self._quadratic(min(self.high, max(self.low, rating)))[1]
 
     def sigma(self, rating: float) -> float:
-        return max(1e-6, self.sigma0 + self.sigma1 * rating)
+        """The residual's spread, constant outside the fitted ratings."""
+        edge = min(self.high, max(self.low, rating))
+        return max(1e-6, self.sigma0 + self.sigma1 * edge)
 
     def _solve(self, s: float, q: float) -> float:
         """The rating where ``s`` lies ``q`` spreads above the mean (bisection:
