@@ -71,6 +71,7 @@ from livegain.core.human_wdl import (
     RatingsPrior,
     kind_of_time_control,
 )
+from livegain.core.moments import Moment, MomentTracker
 from livegain.core.odds import GameOdds, game_probabilities, match_odds
 from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
@@ -500,6 +501,8 @@ class Service:
         self.store: Store | None = None
         self.mqtt: MqttPublisher | None = None
         self.matches = [MatchTracker(m) for m in settings.matches]
+        self.moments = MomentTracker()
+        """Key moments (docs/maths.md): found in each board's updates, published."""
         self.server = LiveServer(
             settings.server.host,
             settings.server.port,
@@ -948,8 +951,10 @@ class Service:
         started = time.perf_counter()
         try:
             game = self.tournament.board(bid)
+            moments = self.moments.observe(game, updates)
             if self.delay_line is not None and self._hold_board(game, updates, new=new):
                 self.stats.updates += len(updates)
+                self._publish_moments(game, moments)
                 self.metrics.publish_seconds.observe(time.perf_counter() - started)
                 return
             match = self._match_odds(game)
@@ -974,10 +979,33 @@ class Service:
             self.stats.updates += len(updates)
             if self.mqtt is not None:
                 self.mqtt.publish_state(bid, entry.snapshot_bytes)
+            self._publish_moments(game, moments)
         except Exception as exc:
             self.stats.board_failures[bid] += 1
             log.exception("publish_failed", board_id=bid, error=str(exc))
         self.metrics.publish_seconds.observe(time.perf_counter() - started)
+
+    def _publish_moments(self, game: BoardGame, moments: list[Moment]) -> None:
+        """Each ``moment`` message after the board's updates: to the board's
+        WebSocket subscribers and MQTT; with a broadcast delay, held as long
+        as the board (under the key ``moment/<board>``)."""
+        bid = game.board_id
+        for m in moments:
+            msg = convert.moment(m, game, int(time.time() * 1000))
+            data = msg.model_dump_json().encode()
+            log.info("moment", board_id=bid, kind=m.kind, ply=m.ply, move=m.move)
+            delay = self._board_delay(game) if self.delay_line is not None else 0
+            if delay > 0:
+                self._hold(f"moment/{bid}", Message(f"moment/{bid}", data), delay)
+            else:
+                self._send_moment(bid, data)
+
+    def _send_moment(self, bid: str, data: bytes) -> None:
+        entry = self.server.hub.entry(bid)
+        if entry is not None:  # the board's subscribers get it, as its updates
+            self.server.publish_raw(bid, data, entry)
+        if self.mqtt is not None:
+            self.mqtt.publish_moment(bid, data)
 
     def _standings_touch(self, bid: str) -> None:
         """The board changed or left: its event's standings may have to follow."""
@@ -1163,6 +1191,9 @@ class Service:
         to the WebSocket hub (and so /api) and the MQTT publisher, the same bytes."""
         bid = r.board_id
         item = r.held.item
+        if isinstance(item, Message) and bid.startswith("moment/"):
+            self._send_moment(bid.removeprefix("moment/"), item.data)
+            return
         if isinstance(item, Message):
             event = bid.removeprefix("standings/")
             self.server.publish_standings(event, item.data)
@@ -1216,6 +1247,7 @@ class Service:
                 except Exception as exc:
                     self._store_failed(exc, board_id=bid)
         found = self.tournament is not None and self.tournament.remove(bid)
+        self.moments.forget(bid)
         self._unsaved.pop(bid, None)
         if self.store is not None:
             try:

@@ -108,6 +108,7 @@ from typing import Literal
 
 import chess
 
+from livegain.core.accuracy import NO_ACCURACY, GameAccuracy, game_accuracy, phases_from_fens
 from livegain.core.evaluation import (
     Evaluation,
     Rule,
@@ -281,6 +282,7 @@ class BoardUpdate:
     white_form: CalibratedRating | None = None
     black_form: CalibratedRating | None = None
     scale: str | None = None
+    accuracy: GameAccuracy | None = None
 
 
 @dataclass(frozen=True)
@@ -655,6 +657,7 @@ class BoardGame:
         self._input_problems: set[str] = set()
         self._ledger_version = 0
         self._ratings_cache: tuple[int, _Ratings] | None = None
+        self._accuracy_cache: tuple[int, GameAccuracy] | None = None
         # The ledger's gains, mirrored (reading them from the ledger copies them).
         self._gains: list[int] = []
         # Bumped whenever the positions or their evaluations change: the
@@ -853,6 +856,26 @@ class BoardGame:
     def trace(self, color: Color) -> list[TracePoint]:
         return self._ledger.trace(color)
 
+    def accuracy(self) -> GameAccuracy:
+        """Both players' accuracies (lichess's method, :mod:`livegain.core.accuracy`)
+        over the contiguous evaluated prefix, overall and by phase; recomputed
+        from the ledger's scores when they change (exact after any rollback)."""
+        cache = self._accuracy_cache
+        if cache is None or cache[0] != self._ledger_version:
+            n = max(self._ledger_plies, 0)
+            scores = self._ledger.scores[: n + 1]
+            if n == 0:
+                value = GameAccuracy(NO_ACCURACY, NO_ACCURACY)
+            else:
+                value = game_accuracy(
+                    scores,
+                    self._ledger.first_mover_is_white,
+                    phases_from_fens([self.fen_at(k) for k in range(n)]),
+                    self._uncounted,
+                )
+            cache = self._accuracy_cache = (self._ledger_version, value)
+        return cache[1]
+
     def head_to_head(self) -> HeadToHead | None:
         """Algorithm 1, White against Black; None until both have moved."""
         return self._ratings().head_to_head
@@ -1025,6 +1048,7 @@ class BoardGame:
             white_form=self.form("white"),
             black_form=self.form("black"),
             scale=self.scale,
+            accuracy=self.accuracy(),
         )
 
     def _parse(

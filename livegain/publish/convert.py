@@ -27,10 +27,12 @@ from typing import Literal
 
 import chess
 
+from livegain.core.accuracy import GameAccuracy, PlayerAccuracy
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import PlayerInfo
 from livegain.core.game import BoardGame, BoardUpdate, Clocks, Color, PlyInfo
 from livegain.core.ledger import TracePoint
+from livegain.core.moments import Moment
 from livegain.core.perceived import CalibratedRating
 from livegain.core.rating import HeadToHead, PerceivedRating
 from livegain.core.wdl import Wdl
@@ -144,6 +146,47 @@ def algorithm4(pr: PerceivedRating | None) -> schema.Algorithm4 | None:
         expected=pr.expected,
         moves=pr.moves,
         bounded=pr.bounded,
+    )
+
+
+def accuracy(a: PlayerAccuracy | None) -> schema.Accuracy | None:
+    """A player's accuracy (None before his first evaluated move)."""
+    if a is None or a.moves == 0:
+        return None
+    return schema.Accuracy(
+        overall=a.overall,
+        moves=a.moves,
+        opening=a.opening,
+        middlegame=a.middlegame,
+        endgame=a.endgame,
+    )
+
+
+def _accuracies(g: GameAccuracy | None) -> dict[str, schema.Accuracy | None]:
+    if g is None:
+        return {"white_accuracy": None, "black_accuracy": None}
+    return {"white_accuracy": accuracy(g.white), "black_accuracy": accuracy(g.black)}
+
+
+def moment(m: Moment, game: BoardGame, at_ms: int) -> schema.Moment:
+    """A core moment as the ``moment`` message, named with the board's players."""
+    return schema.Moment(
+        board_id=m.board_id,
+        tournament=game.event,
+        round=game.round,
+        board=game.board,
+        white=game.white.name,
+        black=game.black.name,
+        kind=m.kind,
+        ply=m.ply,
+        move=m.move,
+        color=m.color,
+        before=m.before,
+        after=m.after,
+        swing=m.swing,
+        best=m.best,
+        result=m.result,
+        at_ms=at_ms,
     )
 
 
@@ -261,6 +304,7 @@ def board_state(
         black_form=_form_of(game, "black"),
         white_algorithm4=algorithm4(game.perceived("white")),
         black_algorithm4=algorithm4(game.perceived("black")),
+        **_accuracies(game.accuracy()),
         white_trace=[trace_point(tp) for tp in game.trace("white")],
         black_trace=[trace_point(tp) for tp in game.trace("black")],
         head_to_head=head_to_head(game.head_to_head()),
@@ -327,6 +371,7 @@ def update(u: BoardUpdate, *, match: schema.MatchOdds | None = None) -> schema.U
         black_form=perceived(u.black_form, u.rating_range, u.scale, u.black_label),
         white_algorithm4=algorithm4(u.white_perceived),
         black_algorithm4=algorithm4(u.black_perceived),
+        **_accuracies(u.accuracy),
         white_points=[trace_point(tp) for tp in u.white_points],
         black_points=[trace_point(tp) for tp in u.black_points],
         head_to_head=head_to_head(u.head_to_head),

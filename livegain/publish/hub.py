@@ -389,6 +389,8 @@ def apply_update(state: BoardState, update: Update) -> BoardState:
         "black_form": update.black_form,
         "white_algorithm4": update.white_algorithm4,
         "black_algorithm4": update.black_algorithm4,
+        "white_accuracy": update.white_accuracy,
+        "black_accuracy": update.black_accuracy,
         "head_to_head": update.head_to_head,
         "match": update.match,
         "clocks": update.clocks if update.clocks is not None else Clocks(),

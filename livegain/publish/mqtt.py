@@ -7,6 +7,8 @@ by replacing ``/``, ``+``, ``#`` and control characters with ``_``):
   (``{"type": "snapshot", "state": BoardState}``), retained, QoS 1: a
   subscriber that arrives late gets the whole board at once;
 - ``{prefix}/{board_id}/update``: every ``update`` message, QoS 1, not retained;
+- ``{prefix}/{board_id}/moment``: each ``moment`` message (a key moment of
+  the game), QoS 1, not retained;
 - ``{prefix}/boards``: the ``boards`` message (list of boards), retained;
 - ``{prefix}/standings/{event}``: each event's latest ``standings`` message,
   retained (the event name made topic-safe as board ids are);
@@ -99,6 +101,7 @@ class MqttPublisher:
         self._dirty_standings: dict[str, None] = {}  # ordered set
         self._updates: deque[tuple[str, bytes]] = deque()
         self._queued: dict[str, int] = {}  # updates in _updates, per board
+        self._moments: deque[tuple[str, bytes]] = deque()
         self._wake = asyncio.Event()
 
     @classmethod
@@ -113,6 +116,9 @@ class MqttPublisher:
 
     def update_topic(self, board_id: str) -> str:
         return f"{self.prefix}/{topic_safe(board_id)}/update"
+
+    def moment_topic(self, board_id: str) -> str:
+        return f"{self.prefix}/{topic_safe(board_id)}/moment"
 
     @property
     def status_topic(self) -> str:
@@ -159,6 +165,14 @@ class MqttPublisher:
         else:
             del self._queued[board_id]
 
+    def publish_moment(self, board_id: str, moment: bytes) -> None:
+        """Queue one ``moment`` message (not retained; the oldest dropped past ``max_queue``)."""
+        if len(self._moments) >= self.max_queue:
+            self._moments.popleft()
+            self.stats.dropped += 1
+        self._moments.append((board_id, moment))
+        self._wake.set()
+
     def publish_boards(self, boards: bytes) -> None:
         self._boards = boards
         self._boards_dirty = True
@@ -174,6 +188,7 @@ class MqttPublisher:
     def pending(self) -> int:
         return (
             len(self._updates)
+            + len(self._moments)
             + len(self._dirty_states)
             + int(self._boards_dirty)
             + len(self._dirty_standings)
@@ -268,6 +283,13 @@ class MqttPublisher:
                 # The board's state follows its updates.
                 if board_id in self._dirty_states and board_id not in self._queued:
                     await self._send_state(client, board_id)
+                continue
+            if self._moments:
+                board_id, data = self._moments[0]
+                await client.publish(self.moment_topic(board_id), data, qos=self.qos)
+                if self._moments and self._moments[0][1] is data:
+                    self._moments.popleft()
+                self.stats.published += 1
                 continue
             if self._dirty_states:
                 board_id = next(iter(self._dirty_states))

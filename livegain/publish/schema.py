@@ -5,7 +5,7 @@ MQTT (retained per-board state and per-ply updates). JSON Schema files are
 exported from these models to ``docs/protocol/``.
 
 Server -> client messages: ``hello``, ``boards``, ``boards_diff``, ``snapshot``,
-``update``, ``standings``, ``error``, ``pong``. Client -> server: ``subscribe``,
+``update``, ``standings``, ``moment``, ``error``, ``pong``. Client -> server: ``subscribe``,
 ``unsubscribe``, ``ping``, ``list_boards``, ``subscribe_standings``,
 ``unsubscribe_standings``.
 
@@ -26,6 +26,10 @@ Protocol 3: ``EvalInfo.wdl`` is the human win/draw/loss model's (fitted on
 real results, named by ``wdl_model``), the engine's own W/D/L is
 ``engine_wdl``; ``*_form``; ``Perceived`` names its rating ``scale`` and
 carries a ``label`` instead of ``in_range`` (every player gets a number).
+
+Protocol 4: each player's ``*_accuracy`` (lichess's accuracy, overall and by
+phase: :class:`Accuracy`) in snapshots and updates; the ``moment`` message
+(:class:`Moment`: a blunder, a missed win, a turnaround, a game's end).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 
 Color = Literal["white", "black"]
 
@@ -200,6 +204,18 @@ class MatchOdds(_Model):
     b_wins: float
 
 
+class Accuracy(_Model):
+    """A player's accuracy in this game, in percent (0-100), by lichess's
+    method (docs/maths.md, "Accuracy"): overall and per phase (null: no
+    evaluated move in it)."""
+
+    overall: float | None = Field(description="over all his evaluated moves; null: none yet")
+    moves: int = Field(description="his moves counted")
+    opening: float | None = None
+    middlegame: float | None = None
+    endgame: float | None = None
+
+
 class Ply(_Model):
     ply: int
     san: str
@@ -275,6 +291,10 @@ class BoardState(_Model):
         default=None, description="Algorithm 4 (null before White's first counted move)"
     )
     black_algorithm4: Algorithm4 | None = Field(default=None, description="Algorithm 4 of Black")
+    white_accuracy: Accuracy | None = Field(
+        default=None, description="White's accuracy (null before his first evaluated move)"
+    )
+    black_accuracy: Accuracy | None = Field(default=None, description="Black's accuracy")
     white_trace: list[TracePoint]
     black_trace: list[TracePoint]
     head_to_head: HeadToHead | None = None
@@ -366,6 +386,10 @@ class Update(_Model):
     black_form: Perceived | None = None
     white_algorithm4: Algorithm4 | None = None
     black_algorithm4: Algorithm4 | None = None
+    white_accuracy: Accuracy | None = Field(
+        default=None, description="White's accuracy (null before his first evaluated move)"
+    )
+    black_accuracy: Accuracy | None = Field(default=None, description="Black's accuracy")
     white_points: list[TracePoint] = Field(
         default_factory=list, description="points to append to White's trace"
     )
@@ -450,6 +474,37 @@ class Standings(_Model):
     )
 
 
+class Moment(_Model):
+    """A key moment of a game (docs/maths.md, "Key moments"): a move that
+    swung the shown chances past a threshold, or the game's end. Sent to the
+    board's subscribers once, when it happens (not kept: a client that
+    connects later does not get it); on MQTT ``<prefix>/<board>/moment``."""
+
+    type: Literal["moment"] = "moment"
+    board_id: str
+    tournament: str | None = None
+    round: str | None = None
+    board: int | None = None
+    white: str = Field(description="White's name")
+    black: str = Field(description="Black's name")
+    kind: Literal["turnaround", "missed-win", "blunder", "game-end"]
+    ply: int = Field(description="the move (1-based ply); a game's end: its last move (0: none)")
+    move: str | None = Field(default=None, description="the move in SAN")
+    color: Color | None = Field(default=None, description="who played it")
+    before: float | None = Field(
+        default=None,
+        description="White's expected score (win + draw/2 of the W/D/L shown, 0-1) before "
+        "the move",
+    )
+    after: float | None = Field(default=None, description="the same after the move")
+    swing: float | None = Field(default=None, description="after - before (White's view)")
+    best: str | None = Field(
+        default=None, description="the engine's best move (SAN) in the position before the move"
+    )
+    result: str | None = Field(default=None, description="a game's end: its result")
+    at_ms: int = Field(description="when the server saw it, epoch milliseconds")
+
+
 class Error(_Model):
     type: Literal["error"] = "error"
     message: str
@@ -501,7 +556,7 @@ class ListBoards(_Model):
 
 
 ServerMessage = Annotated[
-    Hello | Boards | BoardsDiff | Snapshot | Update | Standings | Error | Pong,
+    Hello | Boards | BoardsDiff | Snapshot | Update | Standings | Moment | Error | Pong,
     Field(discriminator="type"),
 ]
 ClientMessage = Annotated[

@@ -60,7 +60,7 @@ async def test_hello_subscribe_snapshot_then_updates(server: LiveServer) -> None
     async with connect(ws_url(server)) as ws:
         hello = await recv_json(ws)
         assert hello["type"] == "hello"
-        assert hello["protocol"] == PROTOCOL_VERSION == 3
+        assert hello["protocol"] == PROTOCOL_VERSION == 4
         assert [b["board_id"] for b in hello["boards"]] == ["b1", "b2"]
         assert (hello["boards_total"], hello["boards_next"]) == (2, None)
         # (the list's diff for b1 and b2 goes to every client once its interval

@@ -5,7 +5,7 @@
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 /** The wire protocol version these pages are written for (docs/protocol/). */
-export const PROTOCOL = 3;
+export const PROTOCOL = 4;
 
 // ---------------------------------------------------------------- URL parameters
 
@@ -338,6 +338,8 @@ export function applyUpdate(state, u) {
     "black_form",
     "white_algorithm4",
     "black_algorithm4",
+    "white_accuracy",
+    "black_accuracy",
     "head_to_head",
     "match",
   ]) {
