@@ -106,6 +106,13 @@ def register(sub: Any) -> None:
 
     add_broker_options(p, url_required=False)  # --broker: `livegain worker` processes evaluate
     p.add_argument(
+        "--job-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="with --broker: seconds a worker has for a position before another gets it (30)",
+    )
+    p.add_argument(
         "--pairing",
         choices=("aggregate", "pair"),
         default="aggregate",
@@ -296,6 +303,8 @@ def _remote_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[Anno
 
     if args.workers is not None or args.engine is not None:
         raise CliError("--workers and --engine are the workers' own options, not --broker's")
+    if not args.job_timeout > 0:
+        raise CliError(f"--job-timeout must be positive, got {args.job_timeout:g}")
     broker = broker_from_args(args)
     import logging
 
@@ -314,6 +323,7 @@ def _remote_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[Anno
                 SearchLimit.of(args.depth, args.nodes),
                 cache_path=args.cache,
                 prefix=args.prefix,
+                job_timeout=args.job_timeout,
             )
         )
     except Exception as exc:  # no worker, engine failures: one line, no traceback

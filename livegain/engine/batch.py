@@ -114,6 +114,28 @@ def annotate(pos: _GamePositions, evaluations: Sequence[Evaluation]) -> Annotate
     )
 
 
+def to_search(prepared: Sequence[_GamePositions]) -> tuple[list[chess.Board], list[str]]:
+    """The boards of ``prepared`` an engine must search, and their FENs, in
+    order: every position the rules of chess do not score with the game's
+    history. The local pool and the workers (``analyze --broker``) are given
+    exactly these, so that both paths score the same positions the same way."""
+    boards = [b for p in prepared for b, r in zip(p.boards, p.ruled, strict=True) if r is None]
+    fens = [f for p in prepared for f, r in zip(p.fens, p.ruled, strict=True) if r is None]
+    return boards, fens
+
+
+def annotate_all(
+    prepared: Sequence[_GamePositions], searched: Sequence[Evaluation]
+) -> list[AnnotatedGame]:
+    """The annotated games: each position's score by the rules, else the next
+    of ``searched`` (the evaluations of :func:`to_search`'s boards, in order)."""
+    it = iter(searched)
+    out = [annotate(p, [r if r is not None else next(it) for r in p.ruled]) for p in prepared]
+    if next(it, None) is not None:
+        raise ValueError("more evaluations than positions to search")
+    return out
+
+
 async def analyse_games(
     games: Sequence[chess.pgn.Game],
     pool: EnginePool,
@@ -133,17 +155,14 @@ async def _analyse_prepared(
     # Every position the rules do not score, of every game, as one batch: the
     # pool searches each distinct one once, its processes chaining their
     # searches without waking the event loop per position.
-    boards = [b for p in prepared for b, r in zip(p.boards, p.ruled, strict=True) if r is None]
-    fens = [f for p in prepared for f, r in zip(p.fens, p.ruled, strict=True) if r is None]
+    boards, fens = to_search(prepared)
     progress = None if on_progress is None else (lambda n: on_progress(by_rule + n, total))
     # Every board was scored by the rules above and comes from a valid one by
     # legal moves (game_positions): the pool need not check them again.
-    searched = iter(await pool.evaluate_many(boards, fens, on_progress=progress, by_rule=False))
+    searched = await pool.evaluate_many(boards, fens, on_progress=progress, by_rule=False)
     if on_progress is not None:
         on_progress(total, total)
-    return [
-        annotate(p, [r if r is not None else next(searched) for r in p.ruled]) for p in prepared
-    ]
+    return annotate_all(prepared, searched)
 
 
 GameSource = Sequence[chess.pgn.Game] | Callable[[], Sequence[chess.pgn.Game]]

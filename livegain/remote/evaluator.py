@@ -570,8 +570,14 @@ async def analyse_games_remote(
 ) -> tuple[list[Any], str, RemoteEvaluator]:
     """Every position of every game evaluated by the workers: the annotated
     games (as :func:`livegain.engine.batch.analyse_games` makes them), the
-    engine's name, and the (closed) evaluator with its counts."""
-    from livegain.engine.batch import annotate, game_positions
+    engine's name, and the (closed) evaluator with its counts.
+
+    The positions the rules score with the game's history (a threefold
+    repetition, the 50-move rule, insufficient material) are scored here and
+    never sent to a worker, exactly as the local batch does
+    (:func:`livegain.engine.batch.to_search`): a repetition is a draw on
+    both paths, whatever a search of its bare FEN would say."""
+    from livegain.engine.batch import annotate_all, game_positions, to_search
 
     cache = EvalCache(cache_path) if cache_path is not None else None
     ev = RemoteEvaluator(
@@ -586,13 +592,11 @@ async def analyse_games_remote(
     try:
         async with ev:
             prepared = [game_positions(g) for g in games]
+            boards, _ = to_search(prepared)
             # All at once: the evaluator keeps the most urgent out and the rest
             # queued; the first failure ends the run.
-            flat = await asyncio.gather(*(ev.evaluate(b) for p in prepared for b in p.boards))
-            annotated, i = [], 0
-            for p in prepared:
-                annotated.append(annotate(p, flat[i : i + len(p.boards)]))
-                i += len(p.boards)
+            searched = await asyncio.gather(*(ev.evaluate(b) for b in boards))
+            annotated = annotate_all(prepared, searched)
     finally:
         if cache is not None:
             cache.close()
