@@ -15,9 +15,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import chess
 import numpy as np
 
 from livegain.annotated import AnnotatedGame as AnnotatedGame
+from livegain.core.accuracy import (
+    Phase,
+    PlayerAccuracy,
+    game_accuracy,
+    mean_accuracy,
+    phases_from_fens,
+)
 from livegain.core.evaluation import CLIP_CP, Evaluation
 from livegain.core.histogram import GainHistogram
 from livegain.core.human_wdl import CLASSICAL_OTB, HumanWdlModel
@@ -90,6 +98,8 @@ class PlayerGame:
     #: his official rating updated by his moves of this game (None without a
     #: rating or a model with forward lines)
     form: CalibratedRating | None = None
+    #: his accuracy (lichess's method), overall and by phase
+    accuracy: PlayerAccuracy | None = None
 
 
 @dataclass
@@ -140,6 +150,8 @@ class PlayerReport:
     tournament_high: float | None = None
     calibrated: CalibratedRating | None = None
     form: CalibratedRating | None = None
+    #: the mean of his games' accuracies (:func:`~livegain.core.accuracy.mean_accuracy`)
+    accuracy: PlayerAccuracy | None = None
 
 
 @dataclass(frozen=True)
@@ -217,6 +229,24 @@ def _pgn_evaluation(score: int) -> Evaluation:
     return Evaluation(cp=score)
 
 
+def game_phases(game: AnnotatedGame) -> list[Phase] | None:
+    """The phase of each move (:func:`~livegain.core.accuracy.phase_of`),
+    from the positions the game's moves reach; None when a move cannot be read."""
+    variant = game.headers.get("Variant", "").lower()
+    try:
+        board = chess.Board(
+            game.start_fen or chess.STARTING_FEN,
+            chess960="960" in variant or "fischer" in variant,
+        )
+        fens = []
+        for uci in game.ucis:
+            fens.append(board.fen())
+            board.push(chess.Move.from_uci(uci))
+    except (ValueError, IndexError, AssertionError):
+        return None
+    return phases_from_fens(fens) if len(fens) == len(game.sans) else None
+
+
 def analyze_game(
     game: AnnotatedGame,
     engine_rating: float,
@@ -271,6 +301,11 @@ def analyze_game(
         plies.append(PlyRow(ply, game.move_label(ply), mover, game.scores[ply], g, shown, ev.wdl))
         white = not white
 
+    phases = game_phases(game)
+    accuracy = game_accuracy(
+        game.scores[skip:], first_white, None if phases is None else phases[skip:]
+    )
+
     def side(color: Literal["white", "black"]) -> PlayerGame:
         hist = ledger.histogram(color).copy()
         s1, denom = ledger.score_sum(color)
@@ -291,6 +326,7 @@ def analyze_game(
             move_classes=classes,
             centi_sum=centi,
             form=model.form([(len(classes), centi)], elo) if model is not None else None,
+            accuracy=accuracy.of(color),
         )
 
     return GameReport(
@@ -397,6 +433,7 @@ def analyze(
                 perceived=perceived,
                 interval_method=method,
                 mean_gain=hist.mean() if hist.n else None,
+                accuracy=mean_accuracy([e.accuracy for e in entries if e.accuracy is not None]),
             )
         )
     # best first; players without a counted move (forfeits only) last
@@ -794,10 +831,24 @@ def head_to_head_json(h: HeadToHead) -> dict[str, Any]:
     }
 
 
+def accuracy_json(a: PlayerAccuracy | None) -> dict[str, Any] | None:
+    """A player's accuracy in percent (None: no move counted)."""
+    if a is None or a.moves == 0:
+        return None
+    return {
+        "overall": a.overall,
+        "moves": a.moves,
+        "opening": a.opening,
+        "middlegame": a.middlegame,
+        "endgame": a.endgame,
+    }
+
+
 def _player_game_json(p: PlayerGame, model: PerceivedModel | None) -> dict[str, Any]:
     return {
         "name": p.name,
         "elo": p.elo,
+        "accuracy": accuracy_json(p.accuracy),
         "perceived": perceived_label_json(p.calibrated, model),
         "form": estimate_json(p.form, model, p.elo),
         "algorithm4": perceived_json(p.perceived),
@@ -851,6 +902,7 @@ def _player_json(p: PlayerReport, model: PerceivedModel | None = None) -> dict[s
         "name": p.name,
         "elo": _r(p.elo),
         "games": p.games,
+        "accuracy": accuracy_json(p.accuracy),
         "perceived": perceived_label_json(p.calibrated, model),
         "form": estimate_json(p.form, model, p.elo),
         "algorithm4": perceived_json(p.perceived),

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from livegain.cli._common import CliError, add_engine_options, console, table
+from livegain.core.accuracy import PHASES, Phase, PlayerAccuracy
 from livegain.core.elo import PAPER_ENGINE_RATING
 
 # Chess, the PGN reader and the engine pool are imported once the engine
@@ -671,6 +672,47 @@ def _wdl_text(w: tuple[int, int, int] | None) -> str:
     return f"{w[0] / 10:.0f}/{w[1] / 10:.0f}/{w[2] / 10:.0f}"
 
 
+def _acc(a: PlayerAccuracy | None, phase: Phase | None = None) -> str:
+    """An accuracy in percent (lichess's method), overall or of one phase; '-': none."""
+    if a is None or a.moves == 0:
+        return "-"
+    x = a.overall if phase is None else a.phase(phase)
+    return "-" if x is None else f"{x:.1f}"
+
+
+def print_accuracy(report: AnalysisReport, out: Any) -> None:
+    """Accuracy (lichess's method, docs/maths.md) per game and per player, by phase."""
+    phases = ["Opening", "Middlegame", "Endgame"]
+    rows: list[list[Any]] = []
+    for g in report.games:
+        for pg in (g.white, g.black):
+            a = pg.accuracy
+            rows.append(
+                [g.number, pg.name, pg.color, a.moves if a else 0, _acc(a)]
+                + [_acc(a, ph) for ph in PHASES]
+            )
+    out.print(
+        table(
+            "Accuracy per game, % (lichess's method; phases: docs/maths.md)",
+            ["#", "Player", "Colour", "Moves", "Accuracy", *phases],
+            rows,
+        )
+    )
+    if len(report.games) < 2:
+        return
+    prows: list[list[Any]] = []
+    for p in report.players:
+        a = p.accuracy
+        prows.append([p.name, p.games, _acc(a)] + [_acc(a, ph) for ph in PHASES])
+    out.print(
+        table(
+            "Accuracy per player, % (the mean of his games')",
+            ["Player", "Games", "Accuracy", *phases],
+            prows,
+        )
+    )
+
+
 def _labels_used(report: AnalysisReport) -> set[str]:
     model = report.model
     if model is None:
@@ -762,6 +804,7 @@ def print_report(
     if trace:
         for g in report.games:
             print_trace(g, out, model)
+    print_accuracy(report, out)
     rows = []
     for p in report.players:
         pr = p.perceived

@@ -215,3 +215,20 @@ def game_accuracy(
 def phases_from_fens(fens_before: Sequence[str], first_ply: int = 1) -> list[Phase]:
     """The phase of each move from the FEN of the position before it."""
     return [phase_of(first_ply + i, pieces_in_fen(f)) for i, f in enumerate(fens_before)]
+
+
+def _mean(xs: Sequence[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return round(sum(vals) / len(vals), 1) if vals else None
+
+
+def mean_accuracy(games: Sequence[PlayerAccuracy]) -> PlayerAccuracy:
+    """A player's accuracy over several games: the plain mean of his games'
+    accuracies, overall and per phase (each over the games with a move in it)."""
+    return PlayerAccuracy(
+        overall=_mean([g.overall for g in games]),
+        moves=sum(g.moves for g in games),
+        opening=_mean([g.opening for g in games]),
+        middlegame=_mean([g.middlegame for g in games]),
+        endgame=_mean([g.endgame for g in games]),
+    )
