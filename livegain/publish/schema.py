@@ -493,8 +493,7 @@ class Moment(_Model):
     color: Color | None = Field(default=None, description="who played it")
     before: float | None = Field(
         default=None,
-        description="White's expected score (win + draw/2 of the W/D/L shown, 0-1) before "
-        "the move",
+        description="White's expected score (win + draw/2 of the W/D/L shown, 0-1) before the move",
     )
     after: float | None = Field(default=None, description="the same after the move")
     swing: float | None = Field(default=None, description="after - before (White's view)")
