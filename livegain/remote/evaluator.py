@@ -397,6 +397,8 @@ class RemoteEvaluator:
                 "by_local_pool": self.results_by.get("local", 0),
                 "duplicates": s.duplicates,
                 "refused": s.refused,
+                "invalid": s.invalid,
+                "invalid_by": dict(t.invalid_by),
                 "worker_errors": s.errors,
                 "unknown": s.unknown,
                 "failed": s.failed,
@@ -525,6 +527,8 @@ class RemoteEvaluator:
             log.warning("job_failed", job=outcome.job, fen=outcome.fen, reason=outcome.reason)
         elif outcome.kind == "refused":
             log.warning("result_refused", job=outcome.job, fen=outcome.fen, reason=outcome.reason)
+        elif outcome.kind == "invalid":
+            log.warning("result_invalid", job=outcome.job, fen=outcome.fen, reason=outcome.reason)
         elif outcome.kind == "retry":
             log.info("job_retried", job=outcome.job, fen=outcome.fen, reason=outcome.reason)
         else:  # duplicate or unknown: dropped, counted by the tracker

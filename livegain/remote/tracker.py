@@ -17,25 +17,85 @@ publishes what :meth:`JobTracker.take` returns.
   finished job is a duplicate (dropped, counted); a result for another engine
   key, limit or position is refused (counted, and the job given out again);
   a worker's error puts the job back in the queue (or fails it, past
-  ``max_attempts``).
+  ``max_attempts``);
+- a result that no search of the job's position can give
+  (:func:`result_problem`: an illegal best move or PV, a score out of range,
+  a mate that does not match its score or does not mate, a W/D/L that is not
+  per mille, a depth beyond the limit) is *invalid*: refused and counted per
+  worker, and the job stays out as it was (the worker that took it may still
+  answer; its deadline gives it out again otherwise): whoever can publish a
+  result cannot make a job fail or be searched again by forging invalid ones.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Literal
 
-from livegain.core.evaluation import Evaluation
-from livegain.remote.protocol import Job, Limit, Result
+import chess
+
+from livegain.core.evaluation import CLIP_CP, Evaluation
+from livegain.remote.protocol import Eval, Job, Limit, Result
 
 DONE_MEMORY = 100_000
 """Finished job ids remembered, to tell a duplicate from an unknown result."""
 
 State = Literal["queued", "remote", "local"]
-Kind = Literal["accepted", "duplicate", "refused", "unknown", "retry", "failed"]
+Kind = Literal["accepted", "duplicate", "refused", "invalid", "unknown", "retry", "failed"]
+
+
+def result_problem(fen: str, ev: Eval, limit: Limit) -> str | None:
+    """Why ``ev`` cannot be a search of ``fen`` at ``limit``, or None.
+
+    Checked (cheap: one board, the PV replayed): the best move is given and
+    legal; the PV, when given, starts with it and is legal; ``cp`` is within
+    +/-3900; a mate score has ``cp`` at +/-3900 of its sign, and a mate in 1
+    for the side to move is mated by the best move; W/D/L values are per
+    mille and add up to 1000; ``depth`` is at least 1 and, under a depth
+    limit, at most the limit. The job's position is never finished (those
+    are scored without an engine), so a real search always has a best move.
+    Not checked: whether the numbers are the engine's (a plausible forged
+    score passes; docs/security.md).
+    """
+    board = chess.Board(fen)
+    if abs(ev.cp) > CLIP_CP:
+        return f"cp {ev.cp} beyond +/-{CLIP_CP}"
+    if ev.mate is not None:
+        if ev.mate == 0:
+            return "mate 0"
+        if ev.cp != (CLIP_CP if ev.mate > 0 else -CLIP_CP):
+            return f"mate {ev.mate} with cp {ev.cp}"
+    if ev.wdl is not None and (min(ev.wdl) < 0 or max(ev.wdl) > 1000 or sum(ev.wdl) != 1000):
+        return f"W/D/L {list(ev.wdl)} not per mille"
+    if ev.depth < 1:
+        return f"depth {ev.depth}"
+    if limit.depth is not None and ev.depth > limit.depth:
+        return f"depth {ev.depth} beyond the limit {limit.depth}"
+    if ev.best is None:
+        return "no best move"
+    try:
+        best = board.parse_uci(ev.best)
+    except ValueError:
+        return f"best move {ev.best!r} is not legal here"
+    if ev.pv:
+        if ev.pv[0] != ev.best:
+            return f"PV starts with {ev.pv[0]!r}, not the best move {ev.best!r}"
+        line = board.copy(stack=False)
+        for i, uci in enumerate(ev.pv):
+            try:
+                line.push(line.parse_uci(uci))
+            except ValueError:
+                return f"PV move {i + 1} {uci!r} is not legal"
+    if ev.mate is not None:
+        mover_mates = (ev.mate > 0) == (board.turn == chess.WHITE)
+        if mover_mates and abs(ev.mate) == 1:
+            board.push(best)
+            if not board.is_checkmate():
+                return f"mate in 1 claimed, {ev.best} does not mate"
+    return None
 
 
 @dataclass
@@ -78,6 +138,7 @@ class TrackerStats:
     errors: int = 0
     failed: int = 0
     local: int = 0
+    invalid: int = 0
 
 
 class JobTracker:
@@ -111,6 +172,8 @@ class JobTracker:
         self._queue: list[tuple[int, int, str]] = []
         self._done: OrderedDict[str, None] = OrderedDict()
         self._remote = 0
+        self.invalid_by: Counter[str] = Counter()
+        """Invalid results per worker id (as the results name it)."""
 
     # -- asking ------------------------------------------------------------
 
@@ -286,6 +349,14 @@ class JobTracker:
         if res.eval is None:
             self.stats.errors += 1
             return self._retry(job, f"{res.worker}: {res.error or 'error without text'}", "retry")
+        problem = result_problem(job.fen, res.eval, self.limit)
+        if problem is not None:
+            # Refused, and the job left as it is: a forger racing the worker
+            # that took it neither fails the job nor has it searched again.
+            self.stats.invalid += 1
+            self.invalid_by[res.worker] += 1
+            reason = f"invalid result from {res.worker}: {problem}"
+            return Outcome("invalid", job.id, job.fen, worker=res.worker, reason=reason)
         self.stats.accepted += 1
         self._finish(job)
         return Outcome("accepted", job.id, job.fen, res.eval.evaluation(), worker=res.worker)

@@ -3,6 +3,7 @@ job tracker's rules (deadlines, first result wins, refusals)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -28,6 +29,12 @@ EV = Evaluation(
 )
 
 
+def ev_for(fen: str) -> Evaluation:
+    """``EV`` with a best move legal in ``fen`` (results are checked: tracker.result_problem)."""
+    move = min(m.uci() for m in chess.Board(fen).legal_moves)
+    return dataclasses.replace(EV, best=move, pv=(move,))
+
+
 def tracker(**kw: object) -> JobTracker:
     args: dict[str, object] = {"job_timeout": 10.0, "max_attempts": 3}
     args.update(kw)
@@ -44,6 +51,8 @@ def result(
     error: str | None = None,
     worker: str = "w1",
 ) -> Result:
+    if ev is EV:
+        ev = ev_for(job.fen)
     return Result(
         job=job.job,
         fen=fen or job.fen,
@@ -72,7 +81,7 @@ def test_evaluation_survives_the_wire_exactly() -> None:
     (job,) = t.take(1, now=1000.0)
     back = decode(encode(result(decode(encode(job)))))  # type: ignore[arg-type]
     assert isinstance(back, Result) and back.eval is not None
-    assert back.eval.evaluation() == EV
+    assert back.eval.evaluation() == ev_for(job.fen)
 
 
 def test_guide_examples_are_valid_messages() -> None:
@@ -123,7 +132,8 @@ def test_first_result_wins_and_later_ones_are_counted_duplicates() -> None:
     t.submit(FENS[1])
     (job,) = t.take(1, now=0.0)
     first = t.on_result(result(job, worker="w1"))
-    assert first.kind == "accepted" and first.evaluation == EV and first.worker == "w1"
+    assert first.kind == "accepted" and first.evaluation == ev_for(job.fen)
+    assert first.worker == "w1"
     other = Evaluation(cp=-5, depth=8, nodes=1)
     again = t.on_result(result(job, worker="w2", ev=other))
     assert again.kind == "duplicate" and again.evaluation is None
