@@ -494,13 +494,14 @@ def find_perceived_model(
 ) -> tuple[PerceivedModel | None, str]:
     """The perceived-rating model for this evaluation source, and why
     (:func:`choose_for_source`). With a ``scale`` ("fide" or "lichess"), the
-    models of that rating scale are preferred; with none for the source on
-    that scale, the other scale's model is taken and the line says so."""
+    models of that rating scale are preferred (one at another limit of the
+    same engine too, labelled so); with none for the source on that scale,
+    the other scale's model is taken and the line says so."""
     models = load_perceived_models(path)
     if scale is not None:
         same = [m for m in models if m.scale == scale]
         found = choose_for_source(same, _provenance, _name, evals, engine_name, limit)
-        if found[0] is not None and "not validated" not in found[1] and "no model" not in found[1]:
+        if found[0] is not None and "no model for" not in found[1]:
             return found
         anywhere = choose_for_source(models, _provenance, _name, evals, engine_name, limit)
         other, why = anywhere

@@ -140,7 +140,7 @@ def register(sub: Any) -> None:
         choices=("fide", "lichess"),
         default=None,
         help="rating scale of the perceived-rating model (default: lichess when the first "
-        "game's Site is a lichess.org address, else fide)",
+        "game's Site is a URL (a game played online), else fide)",
     )
     p.add_argument("--trace", action="store_true", help="print the move-by-move traces")
     out = p.add_mutually_exclusive_group()
@@ -367,12 +367,12 @@ def eval_source(
 
 def default_scale(headers: Mapping[str, str]) -> tuple[str, str]:
     """(rating scale, why) for the perceived-rating model when ``--scale`` is
-    not given: ``lichess`` for a game played on lichess (its Site tag is a
-    lichess.org address), else ``fide`` (over-the-board PGN)."""
-    site = headers.get("Site", "").casefold()
-    if "lichess.org" in site:
-        return "lichess", "default: the Site tag is a lichess.org address"
-    return "fide", "default: over-the-board games (no lichess.org Site tag)"
+    not given (:func:`~livegain.core.perceived.scale_of_tags`)."""
+    from livegain.core.perceived import scale_of_tags
+
+    if scale_of_tags(headers) == "lichess":
+        return "lichess", "default: the Site tag is a URL (a game played online)"
+    return "fide", "default: over-the-board games (no URL in the Site tag)"
 
 
 def default_engine_rating(
@@ -425,10 +425,10 @@ def perceived_model(
 
 class WdlModels:
     """The human W/D/L model of each game (:data:`livegain.analysis.WdlChooser`):
-    its kind from ``--kind``, else from its TimeControl tag
-    (:func:`~livegain.core.human_wdl.kind_of_time_control`), else classical over
-    the board; the model of this evaluation source and kind, picked once per
-    kind. ``used`` keeps each kind's (model, why, games)."""
+    its kind from ``--kind``, else from its tags
+    (:func:`~livegain.core.human_wdl.kind_of_tags`); the model of this
+    evaluation source and kind, picked once per kind. ``used`` keeps each
+    kind's (model, why, games)."""
 
     def __init__(self, source: EvalSource, kind: str | None, path: str | None = None) -> None:
         self.source = source
@@ -437,9 +437,9 @@ class WdlModels:
         self.used: dict[str, tuple[HumanWdlModel | None, str, int]] = {}
 
     def __call__(self, headers: Mapping[str, str]) -> tuple[str, HumanWdlModel | None]:
-        from livegain.core.human_wdl import CLASSICAL_OTB, kind_of_time_control
+        from livegain.core.human_wdl import kind_of_tags
 
-        kind = self.kind or kind_of_time_control(headers.get("TimeControl"))[0] or CLASSICAL_OTB
+        kind = self.kind or kind_of_tags(headers)
         kept = self.used.get(kind)
         if kept is None:
             from livegain.wdl_models import pick_wdl_model

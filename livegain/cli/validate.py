@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from livegain.cli._common import CliError, add_engine_options, console, print_json, table
-from livegain.core.human_wdl import CLASSICAL_OTB, KINDS, ONLINE_RAPID
+from livegain.core.human_wdl import KINDS
 from livegain.core.perceived import MoveClasses
 
 
@@ -75,8 +75,8 @@ def register(sub: Any) -> None:
         "--scale",
         choices=("fide", "lichess"),
         default=None,
-        help="the rating scale of the games' ratings (default: lichess for games whose Site "
-        "is a lichess URL, else fide)",
+        help="the rating scale of the games' ratings (default: lichess when the first game's "
+        "Site is a URL, else fide)",
     )
     fit.add_argument(
         "--wdl",
@@ -88,8 +88,8 @@ def register(sub: Any) -> None:
         "--kind",
         choices=KINDS,
         default=None,
-        help="--wdl: the kind of game (default: online-rapid for lichess games, else "
-        "classical-otb)",
+        help="--wdl: the kind of game (default: from the first game's TimeControl, else "
+        "online-rapid when its Site is a URL, else classical-otb)",
     )
     fit.add_argument(
         "--prior-games",
@@ -227,39 +227,30 @@ def _chosen(args: argparse.Namespace, games: list[Any], tags: Any) -> list[Any]:
     return games
 
 
-def _online(games: list[Any]) -> bool:
-    """Whether the games are online games (their Site a URL, as lichess gives)."""
-    sites = [g.headers.get("Site", "") for g in games[:50]]
-    return bool(sites) and all(site.startswith(("http://", "https://")) for site in sites)
-
-
 def _scale(args: argparse.Namespace, games: list[Any]) -> str:
-    return str(args.scale or ("lichess" if _online(games) else "fide"))
+    """``--scale``, else the first game's (:func:`~livegain.core.perceived.scale_of_tags`)."""
+    from livegain.core.perceived import scale_of_tags
+
+    return str(args.scale or scale_of_tags(games[0].headers))
 
 
 def _kind(args: argparse.Namespace, games: list[Any]) -> str:
-    return str(args.kind or (ONLINE_RAPID if _online(games) else CLASSICAL_OTB))
+    """``--kind``, else the first game's (:func:`~livegain.core.human_wdl.kind_of_tags`)."""
+    from livegain.core.human_wdl import kind_of_tags
+
+    return str(args.kind or kind_of_tags(games[0].headers))
 
 
 def _source(
     args: argparse.Namespace, games: list[Any], engine_name: str | None
 ) -> tuple[str, str | None, str | None]:
-    """``(evals, engine, limit)`` of the games' evaluations, as the models are
-    chosen by them: the engine in use (``--evals engine``), the engine and
-    limit of a PGN's ``[Annotator "Stockfish 15.1 depth 10"]`` tag, or
-    ``("pgn", None, None)`` for other PGN evaluations (lichess's)."""
-    from livegain.annotated import annotator_engine
+    """``(evals, engine, limit)`` of the games' evaluations, as ``analyze``
+    reads them (:func:`livegain.cli.analyze.eval_source`): the engine in use,
+    the engine and limit of a PGN's ``Annotator`` tag, or lichess's."""
+    from livegain.cli.analyze import eval_source
 
-    if args.evals == "engine":
-        from livegain.engine.pool import SearchLimit
-
-        return "engine", engine_name, SearchLimit.of(args.depth, args.nodes).describe()
-    found = {annotator_engine(g.headers) for g in games}
-    if len(found) == 1:
-        only = found.pop()
-        if only is not None:
-            return "engine", only[0], only[1]
-    return "pgn", None, None
+    s = eval_source(args, engine_name, games[0].headers)
+    return s.evals, s.engine, s.limit
 
 
 def run_fit(args: argparse.Namespace) -> int:
@@ -465,7 +456,7 @@ def run_validate(args: argparse.Namespace) -> int:
     model, why = pick_perceived_model(evals, engine, limit, args.models, scale)
     if model is None:
         raise CliError(f"{why} (run livegain fit --write-config first)")
-    engine_rating, source = _engine_rating(args, evals, engine, limit)
+    engine_rating, source = _engine_rating(args, annotated, engine_name)
     rows = validity_rows(annotated, model, engine_rating)
     try:
         report = validate(rows, model.prior)
@@ -505,19 +496,14 @@ def run_validate(args: argparse.Namespace) -> int:
 
 
 def _engine_rating(
-    args: argparse.Namespace, evals: str, engine: str | None, limit: str | None
+    args: argparse.Namespace, games: list[Any], engine_name: str | None
 ) -> tuple[float, str]:
-    """Algorithm 4's r_e: ``--engine-rating``, else the shipped calibration of
-    the evaluations' engine and limit (a PGN annotated by an engine counts as
-    that engine), else the paper's."""
-    from livegain.cli.analyze import default_engine_rating
+    """Algorithm 4's r_e, as ``analyze`` picks it for these evaluations."""
+    from livegain.cli.analyze import default_engine_rating, eval_source
 
-    if evals == "engine" and args.evals == "pgn" and limit and limit.startswith("depth "):
-        as_engine = argparse.Namespace(**vars(args))
-        as_engine.evals = "engine"
-        as_engine.depth = int(limit.split()[1])
-        return default_engine_rating(as_engine, engine)
-    return default_engine_rating(args, engine)
+    return default_engine_rating(
+        args, engine_name, eval_source(args, engine_name, games[0].headers)
+    )
 
 
 def _run_validate_wdl(args: argparse.Namespace) -> int:

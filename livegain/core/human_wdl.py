@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from livegain.core.evaluation import Evaluation
@@ -268,6 +269,17 @@ class HumanWdlModel:
             pawns = ev.cp / 100.0
         w, _d, lo = self.probabilities(pawns, ply, white, black, white_to_move)
         return to_per_mille(w, lo)
+
+
+def kind_of_tags(tags: Mapping[str, str]) -> str:
+    """The kind of game of a PGN's tags: its ``TimeControl``'s nearer kind;
+    without one, online rapid for a game whose Site is a URL (a game played
+    on a server), else classical over the board."""
+    kind = kind_of_time_control(tags.get("TimeControl"))[0]
+    if kind is not None:
+        return kind
+    site = tags.get("Site", "").strip()
+    return ONLINE_RAPID if site.startswith(("http://", "https://")) else CLASSICAL_OTB
 
 
 def kind_of_time_control(time_control: str | None) -> tuple[str | None, bool]:

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 #: Evaluations are clipped to +/- this many centipawns before classing a move.
@@ -111,6 +111,14 @@ class MoveBin:
     slope: float
     q_low: float
     q_high: float
+
+
+def scale_of_tags(tags: Mapping[str, str]) -> str:
+    """The rating scale of a PGN's ``WhiteElo``/``BlackElo``: ``lichess`` for
+    a game whose Site is a URL (a game played on a server: the nearer of the
+    two fitted scales), else ``fide`` (over the board)."""
+    site = tags.get("Site", "").strip()
+    return "lichess" if site.startswith(("http://", "https://")) else "fide"
 
 
 @dataclass(frozen=True)

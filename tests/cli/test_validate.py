@@ -213,22 +213,33 @@ def test_fit_refuses_too_few_games(
     assert code == 2 and "at least 50" in err
 
 
-def test_shipped_models_are_picked_by_evaluation_source() -> None:
-    """The shipped models: one for PGN evaluations, one for Stockfish 15.1 at
-    depth 10 (also validated at depth 12, docs/validity.md); other limits get
-    the nearest one, labelled as not validated."""
-    pgn, why = find_perceived_model("pgn")
+def test_shipped_models_are_picked_by_evaluation_source_and_scale() -> None:
+    """The shipped models: lichess's PGN evaluations and Stockfish 15.1 at
+    depth 10 on the lichess scale, Stockfish 15.1 at depth 10 on the FIDE
+    scale (also validated at depth 12, docs/validity.md); other limits get
+    the nearest one of the scale, labelled as not validated."""
+    pgn, why = find_perceived_model("pgn", scale="lichess")
     assert pgn is not None and pgn.provenance["evals"] == "pgn" and "not validated" not in why
-    d10, why = find_perceived_model("engine", "Stockfish 15.1", "depth 10")
-    assert d10 is not None and d10.provenance["limit"] == "depth 10" and why == f"model {d10.name}"
-    d12, why = find_perceived_model("engine", "Stockfish 15.1", "depth 12")
-    assert d12 == d10 and "validated at depth 12" in why
-    d20, why = find_perceived_model("engine", "Stockfish 15.1", "depth 20")
-    assert d20 == d10 and "not validated" in why
-    for m in (pgn, d10):
+    fide, why = find_perceived_model("engine", "Stockfish 15.1", "depth 10", scale="fide")
+    assert fide is not None and fide.scale == "fide" and why == f"model {fide.name}"
+    d12, why = find_perceived_model("engine", "Stockfish 15.1", "depth 12", scale="fide")
+    assert d12 == fide and "validated at depth 12" in why
+    d20, why = find_perceived_model("engine", "Stockfish 15.1", "depth 20", scale="fide")
+    assert d20 == fide and "not validated" in why
+    online, why = find_perceived_model("engine", "Stockfish 15.1", "depth 10", scale="lichess")
+    assert online is not None and online.scale == "lichess" and why == f"model {online.name}"
+    online12, why = find_perceived_model("engine", "Stockfish 15.1", "depth 12", scale="lichess")
+    assert online12 == online and "not validated" in why
+    # lichess's evaluations on the FIDE scale: no such model, the lichess one, said so
+    other, why = find_perceived_model("pgn", scale="fide")
+    assert other == pgn and "no fide-scale model" in why
+    for m in (pgn, online):
         assert m.rating_low is not None and m.rating_high is not None
         assert 700 < m.rating_low < 1000 < 2200 < m.rating_high < 2600
-        assert m.provenance["command"].startswith("livegain fit ")
+        assert m.forward and m.provenance["command"].startswith("livegain fit ")
+    assert fide.rating_low is not None and fide.rating_high is not None
+    assert 2000 <= fide.rating_low < 2100 and 2700 < fide.rating_high < 2850
+    assert fide.forward and fide.below_label == "not validated on FIDE games"
 
 
 @pytest.fixture(scope="module")
