@@ -129,6 +129,13 @@ from livegain.core.human_wdl import HumanWdlModel
 from livegain.core.ledger import GameLedger, TracePoint, official_rating
 from livegain.core.perceived import CalibratedRating, PerceivedModel
 from livegain.core.rating import HeadToHead, PerceivedRating
+from livegain.core.timeuse import (
+    TimeControl,
+    in_time_trouble,
+    parse_time_control,
+    spent_seconds,
+    trouble_threshold,
+)
 from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, position_wdl
 
 __all__ = [
@@ -200,6 +207,10 @@ class Clocks:
     white: int | None = None
     black: int | None = None
     running: Color | None = None
+    white_time_trouble: bool = False
+    black_time_trouble: bool = False
+    time_trouble_below: int | None = None
+    """Seconds under which a clock is in time trouble (core.timeuse); None: unknown."""
 
 
 @dataclass(frozen=True)
@@ -233,6 +244,8 @@ class PlyInfo:
     wdl: Wdl | None = None
     gain: int | None = None
     engine_wdl: Wdl | None = None
+    spent: int | None = None
+    """Seconds the move took (core.timeuse.spent_seconds); None: unknown."""
 
 
 @dataclass(frozen=True)
@@ -712,7 +725,36 @@ class BoardGame:
         running: Color | None = None
         if self.status == "live" and self._plies:
             running = "white" if self.fen.split()[1] == "w" else "black"
-        return Clocks(self._clock_white, self._clock_black, running)
+        below = self.time_trouble_below
+        return Clocks(
+            self._clock_white,
+            self._clock_black,
+            running,
+            in_time_trouble(self._clock_white, below),
+            in_time_trouble(self._clock_black, below),
+            below,
+        )
+
+    @property
+    def time_control(self) -> TimeControl | None:
+        """The game's time control from its ``TimeControl`` tag (None: unknown)."""
+        return parse_time_control(self.tags.get("TimeControl"))
+
+    @property
+    def time_trouble_below(self) -> int | None:
+        """Seconds under which a clock is in time trouble (core.timeuse)."""
+        first = [p.clock for p in self._plies[:2]]
+        return trouble_threshold(self.time_control, first)
+
+    def spent_at(self, ply: int) -> int | None:
+        """Seconds move ``ply`` (1-based) took (core.timeuse.spent_seconds)."""
+        if ply < 1 or ply > len(self._plies):
+            return None
+        p = self._plies[ply - 1]
+        first_white = self._plies[0].white
+        move = (ply + 1) // 2 if p.white == first_white else ply // 2
+        previous = self._plies[ply - 3].clock if ply > 2 else None
+        return spent_seconds(self.time_control, move, p.clock, previous)
 
     def eval_at(self, ply: int) -> Evaluation | None:
         return self._evals.get(ply)
@@ -796,6 +838,7 @@ class BoardGame:
             wdl=None if ev is None else self._shown_wdl(ply, ev),
             gain=gains[ply - 1] if ply <= len(gains) and ply not in self._uncounted else None,
             engine_wdl=None if ev is None else engine_wdl(ev),
+            spent=self.spent_at(ply),
         )
 
     def moves(self) -> list[PlyInfo]:
@@ -1555,8 +1598,10 @@ class BoardGame:
                     self._clock_black = clock
             updates.append(self._update("move", ply=self.ply_info(ply)))
         self._set_clocks(snap)
-        # A clock that arrives late for a move already shown is sent with that move.
-        for k in clock_fixed:
+        # A clock that arrives late for a move already shown is sent with that move,
+        # and with the same player's next move, whose time spent it changes.
+        resend = sorted({j for k in clock_fixed for j in (k, k + 2) if j <= common})
+        for k in resend:
             if k <= len(self._plies):
                 updates.append(self._update("clock", ply=self.ply_info(k)))
         # The parsed board stands at ply first + len(new) = the current position.

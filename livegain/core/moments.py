@@ -15,6 +15,11 @@ after the move. The first predicate that holds names the moment:
   chances);
 - :func:`is_game_end`: the result went from ``*`` to a result.
 
+Apart from the shown chances, :func:`is_time_trouble` names the move after
+which its player's clock first fell under the time-trouble threshold
+(core.timeuse, docs/maths.md "Time use"): once per player and game, with
+the clock after the move.
+
 Each moment carries the board, the ply, the move (SAN), White's expected
 score before and after and their difference (``swing``, White's view), and
 the engine's preferred move in the position before the move (the ``best`` of
@@ -31,12 +36,13 @@ from typing import TYPE_CHECKING, Literal
 
 import chess
 
+from livegain.core.timeuse import in_time_trouble
 from livegain.core.wdl import Wdl
 
 if TYPE_CHECKING:
     from livegain.core.game import BoardGame, BoardUpdate
 
-MomentKind = Literal["turnaround", "missed-win", "blunder", "game-end"]
+MomentKind = Literal["turnaround", "missed-win", "blunder", "game-end", "time-trouble"]
 
 BLUNDER_DROP = 0.15
 WINNING = 0.75
@@ -72,6 +78,12 @@ def is_game_end(result_before: str | None, result_after: str) -> bool:
     return result_before == "*" and result_after != "*"
 
 
+def is_time_trouble(before: int | None, after: int | None, threshold: int | None) -> bool:
+    """The mover's clock was not under ``threshold`` after his previous move (or
+    unknown: his first move) and is under it after this one."""
+    return in_time_trouble(after, threshold) and not in_time_trouble(before, threshold)
+
+
 def move_kind(before: float, after: float) -> MomentKind | None:
     """The moment a move with the mover's expected score ``before`` -> ``after`` makes."""
     if is_turnaround(before, after):
@@ -98,6 +110,7 @@ class Moment:
     swing: float | None = None
     best: str | None = None
     result: str | None = None
+    clock: int | None = None
 
 
 def san_of(uci: str | None, fen: str, chess960: bool = False) -> str | None:
@@ -135,6 +148,24 @@ def move_moment(game: BoardGame, ply: int) -> Moment | None:
         after=round(e1, 3),
         swing=round(e1 - e0, 3),
         best=None if ev is None else san_of(ev.best, game.fen_at(ply - 1), game.chess960),
+    )
+
+
+def time_trouble_moment(game: BoardGame, ply: int) -> Moment | None:
+    """The time-trouble moment move ``ply`` of ``game`` makes, if any."""
+    if ply < 1 or ply > game.plies:
+        return None
+    info = game.ply_info(ply)
+    before = game.ply_info(ply - 2).clock if ply > 2 else None
+    if not is_time_trouble(before, info.clock, game.time_trouble_below):
+        return None
+    return Moment(
+        board_id=game.board_id,
+        kind="time-trouble",
+        ply=ply,
+        move=info.san,
+        color=info.color,
+        clock=info.clock,
     )
 
 
@@ -179,6 +210,14 @@ class MomentTracker:
                 if m is not None and (m.ply, m.kind) not in seen:
                     seen.add((m.ply, m.kind))
                     out.append(m)
+            if u.ply is not None:
+                tt = time_trouble_moment(game, u.ply.ply)
+                # Once per player and game: plies of one parity are one player's.
+                if tt is not None and not any(
+                    k == "time-trouble" and p % 2 == tt.ply % 2 for p, k in seen
+                ):
+                    seen.add((tt.ply, tt.kind))
+                    out.append(tt)
         before = self._result.get(bid)
         self._result[bid] = game.result
         if is_game_end(before, game.result) and (game.plies, "game-end") not in seen:

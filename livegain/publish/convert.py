@@ -186,6 +186,7 @@ def moment(m: Moment, game: BoardGame, at_ms: int) -> schema.Moment:
         swing=m.swing,
         best=m.best,
         result=m.result,
+        clock=m.clock,
         at_ms=at_ms,
     )
 
@@ -226,7 +227,14 @@ def head_to_head(h: HeadToHead | None) -> schema.HeadToHead | None:
 
 
 def clocks(c: Clocks) -> schema.Clocks:
-    return schema.Clocks(white=c.white, black=c.black, running=c.running)
+    return schema.Clocks(
+        white=c.white,
+        black=c.black,
+        running=c.running,
+        white_time_trouble=c.white_time_trouble,
+        black_time_trouble=c.black_time_trouble,
+        time_trouble_below=c.time_trouble_below,
+    )
 
 
 def ply(
@@ -241,6 +249,7 @@ def ply(
         uci=p.uci,
         color=p.color,
         clock=p.clock,
+        spent=p.spent,
         eval=eval_info(
             p.eval,
             p.wdl,

@@ -222,6 +222,12 @@ class Ply(_Model):
     uci: str
     color: Color = Field(description="who played this move")
     clock: int | None = Field(default=None, description="mover's clock after the move, seconds")
+    spent: int | None = Field(
+        default=None,
+        description="seconds the move took: the mover's previous clock (his base time before "
+        "his first move) + the increment (+ a new period's time) - ``clock``, at least 0; "
+        "null: unknown (docs/maths.md, 'Time use')",
+    )
     eval: EvalInfo | None = Field(
         default=None, description="evaluation of the position after the move"
     )
@@ -231,9 +237,23 @@ class Ply(_Model):
 
 
 class Clocks(_Model):
+    """Seconds left on each clock, whose clock runs, and time trouble
+    (docs/maths.md, 'Time use')."""
+
     white: int | None = None
     black: int | None = None
     running: Color | None = None
+    white_time_trouble: bool = Field(
+        default=False, description="White's clock is under ``time_trouble_below``"
+    )
+    black_time_trouble: bool = Field(
+        default=False, description="Black's clock is under ``time_trouble_below``"
+    )
+    time_trouble_below: int | None = Field(
+        default=None,
+        description="seconds under which a clock is in time trouble (5 min classical, "
+        "1 min rapid, 10 % of the base time in blitz); null: unknown time control",
+    )
 
 
 class BoardSummary(_Model):
@@ -487,8 +507,11 @@ class Moment(_Model):
     board: int | None = None
     white: str = Field(description="White's name")
     black: str = Field(description="Black's name")
-    kind: Literal["turnaround", "missed-win", "blunder", "game-end"]
-    ply: int = Field(description="the move (1-based ply); a game's end: its last move (0: none)")
+    kind: Literal["turnaround", "missed-win", "blunder", "game-end", "time-trouble"]
+    ply: int = Field(
+        description="the move (1-based ply); a game's end: its last move (0: none); time "
+        "trouble: the move after which the mover's clock fell under the threshold"
+    )
     move: str | None = Field(default=None, description="the move in SAN")
     color: Color | None = Field(default=None, description="who played it")
     before: float | None = Field(
@@ -501,6 +524,9 @@ class Moment(_Model):
         default=None, description="the engine's best move (SAN) in the position before the move"
     )
     result: str | None = Field(default=None, description="a game's end: its result")
+    clock: int | None = Field(
+        default=None, description="time trouble: the mover's clock after the move, seconds"
+    )
     at_ms: int = Field(description="when the server saw it, epoch milliseconds")
 
 

@@ -149,9 +149,13 @@ def test_updates_folded_by_a_client_give_the_snapshot(calibrated: bool) -> None:
     evaluate("latest")
     core.extend(t.apply(snap(MOVES[:16], result="*")).updates)
     evaluate("all")
-    # the operator fixes the clock of an old move
+    # the operator fixes the clock of an old move: it is sent again, and so is
+    # the same player's next move, whose time spent it changes
     fixed = t.apply(snap(MOVES[:16], clocks=(None, None, 7133)))
-    assert [(u.kind, u.ply.ply if u.ply else None) for u in fixed.updates] == [("clock", 3)]
+    assert [(u.kind, u.ply.ply if u.ply else None) for u in fixed.updates] == [
+        ("clock", 3),
+        ("clock", 5),
+    ]
     core.extend(fixed.updates)
     core.extend(t.apply(snap(MOVES, result="1-0")).updates)
     evaluate("all")
@@ -190,7 +194,12 @@ def test_board_state_fields() -> None:
     assert [m.san for m in state.moves] == MOVES[:6]
     assert [m.color for m in state.moves[:2]] == ["white", "black"]
     assert state.moves[0].uci == "d2d4" and state.moves[0].clock == 7200
-    assert state.clocks == schema.Clocks(white=7160, black=7150, running="white")
+    # no TimeControl tag: the base is the first clocks' (2 h: classical, 5 min)
+    assert state.clocks == schema.Clocks(
+        white=7160, black=7150, running="white", time_trouble_below=300
+    )
+    # no base time for the first moves; then the clock's difference (no increment known)
+    assert [m.spent for m in state.moves[:4]] == [None, None, 20, 20]
     # Engine WDL is passed through; otherwise the win-chance model fills it in.
     assert state.eval is not None and state.eval.wdl == schema.Wdl(win=300, draw=500, loss=200)
     m1 = state.moves[0].eval

@@ -1,5 +1,5 @@
 // The key moments widget (widget-moments.html): the latest key moments across all
-// boards (a blunder, a missed win, a turnaround, a game's end), newest first, as the
+// boards (a blunder, a missed win, a turnaround, time trouble, a game's end), newest first, as the
 // server sends them (`moment` messages; docs/maths.md, "Key moments").
 // URL parameters: rows=N (default 8), boards=ID,ID (only these; default every board),
 // theme, bg, scale, show/hide (title). See docs/obs.md.
@@ -10,6 +10,7 @@ const KIND_TEXT = {
   "missed-win": "Missed win",
   turnaround: "Turnaround",
   "game-end": "Game over",
+  "time-trouble": "Time trouble",
 };
 
 /** "3…Nf6" for ply 6, "4.Qxf7#" for ply 7. */
@@ -19,8 +20,14 @@ export function moveText(ply, san) {
   return ply % 2 ? `${n}.${san}` : `${n}…${san}`;
 }
 
-/** White's chances before and after, in percent: "52 % → 0 %"; "" when unknown. */
+/** White's chances before and after, in percent: "52 % → 0 %"; time trouble: the
+ * clock left ("4:50 left"); "" when unknown. */
 export function swingText(m) {
+  if (m.kind === "time-trouble") {
+    if (m.clock === null || m.clock === undefined) return "";
+    const s = Math.max(0, Math.round(m.clock));
+    return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} left`;
+  }
   if (m.before === null || m.before === undefined || m.after === null || m.after === undefined) return "";
   return `${Math.round(m.before * 100)} % → ${Math.round(m.after * 100)} %`;
 }
