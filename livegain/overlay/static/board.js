@@ -2,6 +2,7 @@
 import { boardFlipped, checkSquare, renderBoard } from "./chessboard.js";
 import { renderEvalBar } from "./evalbar.js";
 import { drawEvalGraph } from "./evalgraph.js";
+import { drawTimeStrip } from "./timestrip.js";
 import { BoardFollower } from "./follow.js";
 import {
   DASH,
@@ -140,6 +141,8 @@ function renderPlayer(color) {
   const clock = byTestId(root, `${color}-clock`);
   clock.textContent = clocks[color] === null || clocks[color] === undefined ? "" : clockText(clocks[color]);
   clock.dataset.running = clocks.running === color ? "true" : "false";
+  // time trouble (docs/maths.md, "Time use"): the clock is marked
+  clock.dataset.trouble = clocks[`${color}_time_trouble`] ? "true" : "false";
 }
 
 /** What the perceived ratings are, for the footer: the audience can tell which number it sees. */
@@ -280,6 +283,8 @@ function renderChessboard() {
 function renderGraph() {
   const plot = byTestId(root, "evalgraph-plot");
   if (!plot.closest("[hidden]")) drawEvalGraph(plot, state);
+  const strip = byTestId(root, "timestrip-plot");
+  if (!strip.closest("[hidden]")) drawTimeStrip(strip, state);
 }
 
 const plot = byTestId(root, "trace-plot");
@@ -300,5 +305,9 @@ const graph = byTestId(root, "evalgraph-plot");
 new ResizeObserver(() => {
   if (state && !graph.closest("[hidden]")) drawEvalGraph(graph, state);
 }).observe(graph);
+const strip = byTestId(root, "timestrip-plot");
+new ResizeObserver(() => {
+  if (state && !strip.closest("[hidden]")) drawTimeStrip(strip, state);
+}).observe(strip);
 
 follower.start();

@@ -16,6 +16,12 @@ export const BIG_LOSS_CP = 200;
 export const BIG_DROP = 0.2;
 const MIN_PLIES = 60; // the x axis spans at least 30 moves, then the whole game
 
+/** Plies the x axis spans: at least 30 moves, then the whole game (the time strip shares it). */
+export function graphSpan(state) {
+  const lastPly = Math.max(0, ...(state.moves || []).map((m) => m.ply));
+  return Math.max(MIN_PLIES, lastPly + 2);
+}
+
 /** White's winning chances for one evaluation (an EvalInfo), 0..1; null without one. */
 export function winChance(ev) {
   if (!ev) return null;
@@ -68,8 +74,7 @@ export function drawEvalGraph(container, state, options = {}) {
   const pad = { left: 6, right: 6, top: 8, bottom: small ? 18 : 24 };
   const pts = evalPoints(state, options);
   const start = winChance(state.start_eval);
-  const lastPly = Math.max(0, ...(state.moves || []).map((m) => m.ply));
-  const span = Math.max(MIN_PLIES, lastPly + 2);
+  const span = graphSpan(state);
   const innerW = width - pad.left - pad.right;
   const innerH = height - pad.top - pad.bottom;
   const x = (ply) => pad.left + (ply / span) * innerW;
