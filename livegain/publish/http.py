@@ -14,6 +14,8 @@ WebSocket handshake, on the same port as ``/ws``:
 - ``/api/standings`` -> JSON list of every event's latest
   :class:`~livegain.publish.schema.Standings` message (by event name);
   ``/api/standings/<event>`` -> one (URL-encoded name);
+- ``/api/producer`` -> :class:`~livegain.publish.schema.ProducerRanking`, every
+  board ranked for the crew (docs/producer.md); ``/overlay/producer`` its page;
 - ``DELETE /api/boards/<id>`` with ``Authorization: Bearer <admin token>``
   removes a board (only when an admin token is configured).
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 import email.utils
 import hmac
 import json
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Generator
@@ -84,6 +87,8 @@ PAGES = {
     "/overlay/board.html": "board.html",
     "/overlay/boards": "boards.html",
     "/overlay/boards.html": "boards.html",
+    "/overlay/producer": "producer.html",
+    "/overlay/producer.html": "producer.html",
 }
 
 
@@ -135,6 +140,9 @@ class HttpSite:
         self.remove = remove
         self.admin_token = admin_token
         self.note = notes or Notes()
+        # board id -> when the producer's ranking first saw its game over (monotonic)
+        self._ended_seen: dict[str, float] = {}
+        self._producer_polled = False
 
     def answer(
         self, connection: ServerConnection, request: Request, path: str, query: str
@@ -244,6 +252,8 @@ class HttpSite:
             parts = [hub.standings(e) for e in hub.standings_events()]
             body = b"[" + b",".join(p for p in parts if p is not None) + b"]"
             return response_of(HTTPStatus.OK, body, ".json")
+        if path == "/api/producer":
+            return response_of(HTTPStatus.OK, self._producer().encode(), ".json")
         if path.startswith("/api/standings/"):
             event = unquote(path[len("/api/standings/") :])
             data = self.hub.standings(event)
@@ -265,6 +275,28 @@ class HttpSite:
         if path.startswith(prefix):
             return self._file(unquote(path[len(prefix) :]))
         return response_of(HTTPStatus.NOT_FOUND, f"not found: {path}\n".encode(), ".txt")
+
+    def _producer(self) -> str:
+        """The producer's ranking (JSON) of the boards as shown now."""
+        from livegain.publish import producer
+
+        states = [e.state for e in self.hub.entries()]
+        now = time.monotonic()
+        finished = {s.board_id for s in states if s.result != "*"}
+        for bid in list(self._ended_seen):
+            if bid not in finished:
+                del self._ended_seen[bid]
+        # Games already over at the first request ended before anyone looked: not "just".
+        first = not self._producer_polled
+        self._producer_polled = True
+        for bid in finished:
+            self._ended_seen.setdefault(bid, -math.inf if first else now)
+        ended_ago = {bid: now - t for bid, t in self._ended_seen.items()}
+        hub = self.hub
+        raw = [hub.standings(e) for e in hub.standings_events()]
+        standings = producer.standings_of(r for r in raw if r is not None)
+        at_ms = int(time.time() * 1000)
+        return producer.ranking(states, standings, ended_ago, at_ms).model_dump_json()
 
     def _file(self, name: str) -> Response:
         target = safe_join(self.static_dir, name)

@@ -530,6 +530,40 @@ class Moment(_Model):
     at_ms: int = Field(description="when the server saw it, epoch milliseconds")
 
 
+class ProducerTerm(_Model):
+    """One term of a board's points (docs/producer.md)."""
+
+    name: Literal["swing", "decisive", "time-trouble", "standings", "just-ended"]
+    points: float
+    reason: str
+
+
+class ProducerRow(_Model):
+    """One board in the producer's ranking."""
+
+    board_id: str
+    rank: int = Field(description="1: the board that deserves the camera most now")
+    score: float = Field(description="the sum of the terms' points")
+    reason: str = Field(description="the term that gave most points, in words; 'quiet': none")
+    terms: list[ProducerTerm]
+    tournament: str | None = None
+    round: str | None = None
+    board: int | None = None
+    white: str
+    black: str
+    result: str
+    overlay: str = Field(description="the board overlay's path, e.g. /overlay/board?board=ID")
+
+
+class ProducerRanking(_Model):
+    """``GET /api/producer``: every board ranked by how much it deserves the
+    camera now (rule: core.producer, docs/producer.md), from what viewers
+    are shown (after any broadcast delay)."""
+
+    at_ms: int = Field(description="when it was computed, epoch milliseconds")
+    boards: list[ProducerRow]
+
+
 class Error(_Model):
     type: Literal["error"] = "error"
     message: str
@@ -599,6 +633,7 @@ SCHEMA_FILES: dict[str, Any] = {
     "client-message.schema.json": ClientMessage,
     "board-state.schema.json": BoardState,
     "standings.schema.json": Standings,
+    "producer.schema.json": ProducerRanking,
 }
 
 
