@@ -259,6 +259,8 @@ def run_live(args: argparse.Namespace) -> int:
                         "Standings and chances of leading after round 5: "
                         f"{service.url}overlay/static/widget-standings.html?event={event}"
                     )
+                    print(f"Key moments: {service.url}overlay/static/widget-moments.html")
+                    print(f"Producer's view (for the crew): {service.url}overlay/producer")
                     print(f"Open {service.url}  (Ctrl-C to stop)", flush=True)
 
                 await run_until_stopped(service, on_ready)

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -160,6 +161,17 @@ def test_demo_replays_a_live_round() -> None:
         else:
             assert shown and all(p["model"] == picked["model"] for p in shown)
         assert any(b["white_algorithm4"] is not None for b in boards)
+        # Clocks and time spent on the wire (the demo round has [%clk] and 90+30)
+        busiest = max(boards, key=lambda b: b["plies"])
+        state = get_json(url + "api/boards/" + urllib.parse.quote(busiest["board_id"], safe=""))
+        assert state["clocks"]["time_trouble_below"] == 300
+        assert any(m["spent"] is not None for m in state["moves"])
+        # The producer's view ranks every board
+        ranking = get_json(url + "api/producer")
+        assert sorted(r["rank"] for r in ranking["boards"]) == list(range(1, 8))
+        assert all(r["reason"] for r in ranking["boards"])
+        with urllib.request.urlopen(url + "overlay/producer", timeout=10) as resp:
+            assert resp.status == 200
         with urllib.request.urlopen(url, timeout=10) as resp:
             assert resp.status == 200
             assert "text/html" in resp.headers["Content-Type"]
