@@ -40,11 +40,12 @@ were not fitted to), whose standardised 2.5 % and 97.5 % quantiles are
   ``N(rating, tau^2)`` with ``tau`` 200, seed 004) given ``u = (s -
   alpha_n)/beta_n``, whose variance beyond ``tau^2`` is the moves' noise.
 
-No interval reaches below the scale's lowest rating (FIDE 1400, lichess
-400). A rating outside the fitted range is labelled: ``extrapolated`` above it (and
-the interval widened by the distance beyond the range on both sides), and
-below it the model's ``below_label`` (``not validated on FIDE games`` for a
-FIDE-scale model, whose data start at 2000).
+No interval of ``perceived`` reaches below the scale's lowest rating (FIDE
+1400, lichess 400) or above the highest any player has had, rounded up
+(FIDE 2900, lichess 3300). A rating outside the fitted range is labelled:
+``extrapolated`` above it (and the interval widened by the distance beyond
+the range on both sides), and below it the model's ``below_label`` (``not
+validated on FIDE games`` for a FIDE-scale model, whose data start at 2000).
 
 Move scores are held as integers (hundredths of a point), so a running sum
 adds and removes exactly and rollback is exact. Everything here is pure: the
@@ -197,8 +198,17 @@ Z95 = 1.959964
 _MIN_NOISE_SHARE = 0.1
 EXTRAPOLATED = "extrapolated"
 #: The lowest rating each scale has (FIDE's floor is 1400; lichess's ratings
-#: start near 400): no interval reaches below it.
+#: start near 400) and the highest any player has had, rounded up (FIDE
+#: 2882; lichess rapid about 3200): no interval of ``perceived`` (a rating,
+#: not a performance) reaches beyond them.
 SCALE_FLOOR: dict[str, float] = {"fide": 1400.0, "lichess": 400.0}
+SCALE_CEILING: dict[str, float] = {"fide": 2900.0, "lichess": 3300.0}
+
+
+def _within_scale(scale: str, low: float, high: float) -> tuple[float, float]:
+    low = max(low, SCALE_FLOOR.get(scale, -math.inf))
+    high = min(high, SCALE_CEILING.get(scale, math.inf))
+    return (min(low, high), max(low, high))
 
 
 @dataclass(frozen=True)
@@ -293,9 +303,7 @@ class PerceivedModel:
         low, high = rating + b.q_low, rating + b.q_high
         ev = self.evidence(moves, centi_sum)
         if ev is not None:
-            low, high = ev.belt
-            low = max(low, SCALE_FLOOR.get(self.scale, -math.inf))
-            high = max(high, low)
+            low, high = _within_scale(self.scale, *ev.belt)
             rating = min(high, max(low, rating))
         return CalibratedRating(
             rating=rating,
@@ -355,8 +363,7 @@ class PerceivedModel:
         half = Z95 / math.sqrt(precision)
         prior_precision = 1.0 / self.pop_sd**2
         point = (self.pop_mean * prior_precision + mean * precision) / (prior_precision + precision)
-        low = max(mean - half, SCALE_FLOOR.get(self.scale, -math.inf))
-        high = max(mean + half, low)
+        low, high = _within_scale(self.scale, mean - half, mean + half)
         moves = sum(m for m, _c in played)
         return CalibratedRating(
             rating=min(high, max(low, point)),
