@@ -11,6 +11,9 @@ the key figures, nothing spilling out of the 1920x1080 frame.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ from ._live import (
     model_for_pictures,
     save_artifact,
     wait_settled,
+    wait_until,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.engine, pytest.mark.slow]
@@ -190,6 +194,115 @@ def test_multi_board_and_index_screenshots(
     expect(inner.get_by_test_id("status")).to_have_attribute("data-state", "live")
     page.wait_for_timeout(800)
     save_artifact(page, "index.png")
+
+
+class MomentCollector:
+    """A WebSocket client of every board that keeps each ``moment`` message in order.
+    :meth:`drain` waits for the server's answer to a ping: the moments the server
+    sent before it are all here then."""
+
+    def __init__(self, ws_url: str) -> None:
+        from websockets.sync.client import connect
+
+        self.stack = contextlib.ExitStack()
+        self.ws = self.stack.enter_context(connect(ws_url, open_timeout=5))
+        assert json.loads(self.ws.recv(timeout=5))["type"] == "hello"
+        self.moments: list[dict[str, Any]] = []
+        self.pongs = 0
+        self.lock = threading.Lock()
+        self.ws.send(json.dumps({"type": "subscribe", "boards": "*"}))
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        with contextlib.suppress(Exception):
+            for raw in self.ws:
+                msg = json.loads(raw)
+                with self.lock:
+                    if msg["type"] == "moment":
+                        self.moments.append(msg)
+                    elif msg["type"] == "pong":
+                        self.pongs += 1
+
+    def drain(self, timeout: float = 10.0) -> list[dict[str, Any]]:
+        with self.lock:
+            seen = self.pongs
+        self.ws.send(json.dumps({"type": "ping"}))
+        wait_until(lambda: self.pongs > seen, timeout, "the server's pong")
+        with self.lock:
+            return list(self.moments)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.stack.close()
+        self.thread.join(5)
+
+
+def shown_moments(page: Any) -> list[tuple[str, int, str]]:
+    return [
+        (str(b), int(p), str(k))
+        for b, p, k in page.eval_on_selector_all(
+            '[data-testid="moment"]',
+            "rows => rows.map(r => [r.dataset.board, r.dataset.ply, r.dataset.kind])",
+        )
+    ]
+
+
+def test_producer_and_moments_screenshots(
+    showcase: tuple[Serve, ReplayThread, str], page_factory: Any
+) -> None:
+    """The producer's view at 55 % of the round; then the key moments widget, open
+    while the rest of the round is played (a moment is sent once, when it happens),
+    at the end of the round. Last of the showcase's tests: it plays the round out."""
+    serve, replay, _ = showcase
+    games = replay.replay.games
+
+    # the producer's view, for the crew (a 1920 x 1080 screen, not a stream scene)
+    page = page_factory(1920, 1080)
+    page.goto(f"{serve.url}/overlay/producer")
+    expect(page.get_by_test_id("producer")).to_have_attribute("data-state", "ok")
+    expect(page.get_by_test_id("producer-row")).to_have_count(len(games))
+    ranks = page.eval_on_selector_all(
+        '[data-testid="producer-rank"]', "cells => cells.map(c => c.textContent)"
+    )
+    assert ranks == [str(i + 1) for i in range(len(games))]
+    for reason in page.get_by_test_id("producer-reason").all_text_contents():
+        assert reason.strip(), "a board without its reason"
+    for button in page.get_by_test_id("producer-copy").all():
+        assert "/overlay/board?board=" in (button.get_attribute("data-url") or "")
+    fits_in_frame(page)
+    assert font_px(page, "producer-game") >= 16
+    save_artifact(page, "producer.png")
+
+    # the key moments widget (720 x 660, its default 8 rows)
+    widget = page_factory(720, 660)
+    widget.goto(f"{serve.url}/overlay/static/widget-moments.html")
+    expect(widget.get_by_test_id("widget")).to_have_attribute("data-fresh", "true")
+    collector = MomentCollector(serve.ws_url)
+    try:
+        collector.drain()  # subscribed before the round goes on
+        replay.advance(replay.total_plies)
+        for i, g in enumerate(games):
+            bid = board_id_of(serve, g.full.white.name)
+            wait_settled(serve, bid, replay.replay.revealed[i], timeout=180)
+        # each moment once, as the widget keeps it (board, ply, kind)
+        sent = list({(m["board_id"], m["ply"], m["kind"]): m for m in collector.drain()}.values())
+    finally:
+        collector.close()
+    ends = [m for m in sent if m["kind"] == "game-end"]
+    assert len(ends) == len(games), ends  # every game of the round ended
+    wait_until(
+        lambda: widget.get_by_test_id("widget").get_attribute("data-count") == str(len(sent)),
+        20,
+        f"the widget to have the {len(sent)} moments sent",
+    )
+    newest = [(m["board_id"], m["ply"], m["kind"]) for m in reversed(sent)][:8]
+    assert shown_moments(widget) == newest
+    expect(widget.get_by_test_id("waiting")).to_be_hidden()
+    fits_in_frame(widget)
+    assert font_px(widget, "moment-move") >= 20
+    assert font_px(widget, "moment-kind") >= 14
+    save_artifact(widget, "widget-moments.png", omit_background=True)
 
 
 def test_too_early_screenshot(
