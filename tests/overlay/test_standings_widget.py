@@ -1,7 +1,9 @@
 """The standings widget (``/overlay/static/widget-standings.html``) against a real
 ``livegain serve`` following a replayed round robin: its rows are those of
 ``/api/standings``, and when a result arrives the points and the chances of first
-place change on the page. The index page links the widget for each event."""
+place change on the page. Each player's form (with its difference to his rating) and
+perceived rating over the event are the message's, the perceived rating's interval
+on hover. The index page links the widget for each event."""
 
 from __future__ import annotations
 
@@ -31,11 +33,17 @@ def game(rnd: str, white: str, black: str, moves: str, result: str) -> str:
     )
 
 
-# Round 1 of four players: Black resigns a level position (1-0 with the 6th ply);
-# the other game goes on. Four pairings are on no board yet.
-PGN = game("1.1", "Alpha, Ann", "Beta, Bob", "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6", "1-0") + game(
-    "1.2", "Gamma, Gil", "Delta, Dan", "1. d4 d5 2. c4 e6", "*"
-)
+# Round 1 of four players: Black resigns a level position (1-0 with the 14th ply);
+# the other game goes on (two moves each: too early for a rating). Four pairings are
+# on no board yet.
+PGN = game(
+    "1.1",
+    "Alpha, Ann",
+    "Beta, Bob",
+    "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6",
+    "1-0",
+) + game("1.2", "Gamma, Gil", "Delta, Dan", "1. d4 d5 2. c4 e6", "*")
+RESIGNED_AT = 14
 
 
 def chance_text(p: float, se: float) -> str:
@@ -59,6 +67,31 @@ def points_text(x: float) -> str:
 
 def tb_text(v: float | None) -> str:
     return "–" if v is None else f"{round(v, 2):g}"
+
+
+def form_text(form: dict[str, Any] | None, official: int | None) -> str:
+    """What the page shows for a form (standings.js formText): "2631(+31)"."""
+    if form is None:
+        return "–"
+    if form["early"]:
+        return "too early"
+    shown = f"{round(form['rating'])}"
+    if official:
+        d = round(form["rating"]) - official
+        shown += "(0)" if d == 0 else f"({'+' if d > 0 else '−'}{abs(d)})"
+    return shown
+
+
+def perceived_text(p: dict[str, Any] | None) -> tuple[str, str, str]:
+    """The perceived rating's number, its title (interval, moves, model) and label."""
+    if p is None:
+        return "–", "", ""
+    if p["early"]:
+        moves = f"{p['moves']} move{'' if p['moves'] == 1 else 's'} so far"
+        return "too early", f"{moves} · model {p['model']}", ""
+    moves = f"{p['moves']} move{'' if p['moves'] == 1 else 's'}"
+    title = f"95 % interval {round(p['low'])}–{round(p['high'])} · {moves} · model {p['model']}"
+    return f"{round(p['rating'])}", title, p["label"] or ""
 
 
 def api(serve: Serve) -> dict[str, Any] | None:
@@ -86,6 +119,10 @@ def page_rows(page: Any) -> list[dict[str, Any]]:
                 chance: r.querySelector('[data-testid="row-win"]').textContent,
                 p: Number(r.querySelector('[data-testid="row-win"]').dataset.p),
                 dot: r.querySelector('[data-testid="row-live"]') !== null,
+                form: r.querySelector('[data-testid="row-form"]').textContent,
+                perceived: r.querySelector('[data-testid="row-perceived-value"]').textContent,
+                perceived_title: r.querySelector('[data-testid="row-perceived"]').title,
+                label: r.querySelector('[data-testid="row-perceived-label"]')?.textContent ?? "",
             }))""",
         )
     )
@@ -103,6 +140,10 @@ def expected_rows(msg: dict[str, Any]) -> list[dict[str, Any]]:
             "chance": chance_text(r["win"], r["win_se"]),
             "p": r["win"],
             "dot": r["live"],
+            "form": form_text(r["form"], r["rating"]),
+            "perceived": perceived_text(r["perceived"])[0],
+            "perceived_title": perceived_text(r["perceived"])[1],
+            "label": perceived_text(r["perceived"])[2],
         }
         for r in msg["rows"]
     ]
@@ -128,12 +169,18 @@ def test_the_widget_shows_the_standings_and_follows_a_result(
 ) -> None:
     serve, replay = standings_round
     timeline = replay.replay.timeline
-    last = next(k for k, (_, i, ply) in enumerate(timeline) if (i, ply) == (0, 6))
+    last = next(k for k, (_, i, ply) in enumerate(timeline) if (i, ply) == (0, RESIGNED_AT))
     replay.advance(last)
+
+    def rated(m: dict[str, Any]) -> bool:
+        """Alpha's and Beta's moves so far evaluated into their form and perceived rating."""
+        rows = [r for r in m["rows"] if r["name"] in ("Alpha, Ann", "Beta, Bob")]
+        return all(r["form"] and r["perceived"] and not r["perceived"]["early"] for r in rows)
+
     before = wait_until(
-        lambda: (m := api(serve)) and m["live"] == 2 and m["plies"] == last and m,
-        60,
-        "standings with both games in progress",
+        lambda: (m := api(serve)) and m["live"] == 2 and m["plies"] == last and rated(m) and m,
+        90,
+        "standings with both games in progress, Alpha and Beta rated",
     )
     page = page_factory(1280, 720)
     page.goto(f"{serve.url}/overlay/static/widget-standings.html?event={urllib.parse.quote(EVENT)}")
@@ -149,6 +196,21 @@ def test_the_widget_shows_the_standings_and_follows_a_result(
     expect(page.get_by_test_id("standings-event")).to_have_text(EVENT)
     expect(page.get_by_test_id("head-win")).to_have_text("1st place")
     assert all(r["dot"] and r["points"] == "0" for r in page_rows(page))
+    expect(page.get_by_test_id("head-form")).to_have_text("Form")
+    expect(page.get_by_test_id("head-perceived")).to_have_text("Perceived")
+    # the form and perceived rating of the message, against the official rating 2600
+    shown = {r["name"]: r for r in page_rows(page)}
+    for m in before["rows"]:
+        row = shown[m["name"]]
+        if m["name"] in ("Alpha, Ann", "Beta, Bob"):
+            form = round(m["form"]["rating"])
+            assert row["form"].startswith(str(form)) and row["form"] != str(form)
+            assert row["perceived"] == str(round(m["perceived"]["rating"]))
+            low, high = round(m["perceived"]["low"]), round(m["perceived"]["high"])
+            assert f"95 % interval {low}–{high}" in row["perceived_title"]
+            assert low <= round(m["perceived"]["rating"]) <= high
+        else:  # two moves each
+            assert row["perceived"] == "too early"
     note = page.get_by_test_id("standings-note")
     expect(note).to_contain_text("0 finished, 2 in progress, 4 to play")
     alpha_before = next(r["win"] for r in before["rows"] if r["name"] == "Alpha, Ann")
@@ -158,7 +220,9 @@ def test_the_widget_shows_the_standings_and_follows_a_result(
     after = wait_until(
         lambda: (m := api(serve)) and m["finished"] == 1 and m, 60, "the result in the standings"
     )
-    wait_until(lambda: shown_as(api(serve) or {}), 20, "the page to show the result")
+    wait_until(
+        lambda: (m := api(serve)) and rated(m) and shown_as(m), 20, "the page to show the result"
+    )
     rows = {r["name"]: r for r in page_rows(page)}
     alpha, beta = rows["Alpha, Ann"], rows["Beta, Bob"]
     assert (alpha["rank"], alpha["points"], alpha["dot"]) == ("1", "1", False)

@@ -1,8 +1,20 @@
-// The standings widget (widget-standings.html): an event's standings, tie-breaks and
-// each player's chance of first place with its Monte Carlo error, live.
+// The standings widget (widget-standings.html): an event's standings, tie-breaks,
+// each player's form and perceived rating over his games of the event, and his
+// chance of first place with its Monte Carlo error, live.
 // URL parameters: event=NAME (default: the first event by name), rows=N (the top N
 // only), theme, bg, scale, show/hide (title, note). See docs/obs.md.
-import { DASH, LiveConnection, applyPageParams, applyWidgetParams, byTestId, el, param } from "./lib.js";
+import {
+  DASH,
+  LiveConnection,
+  applyPageParams,
+  applyWidgetParams,
+  byTestId,
+  earlyText,
+  el,
+  param,
+  rating,
+  signed,
+} from "./lib.js";
 
 /** Points as chess writes them: 3½, ½, 0. */
 export function pointsText(x) {
@@ -32,6 +44,62 @@ export function chanceText(p, se) {
   return { p: text, se: err };
 }
 
+/**
+ * A player's form over his games of the event (his official rating updated by his
+ * moves): { text: "2731", diff: "+29" (form minus the official rating; "" without
+ * one), early } ; too few moves: "too early"; none: a dash.
+ */
+export function formText(form, official) {
+  if (!form || !Number.isFinite(form.rating)) return { text: DASH, diff: "", early: false };
+  if (form.early) return { text: "too early", diff: "", early: true };
+  const diff = Number.isFinite(official) && official > 0 ? signed(Math.round(form.rating) - official) : "";
+  return { text: rating(form.rating), diff, early: false };
+}
+
+/**
+ * A player's perceived rating over his games of the event: { text: "2704", title:
+ * "95 % interval 2560–2850 · 84 moves · model NAME", label (the model's words when
+ * his rating is outside the ratings it was validated on, else ""), early }.
+ */
+export function perceivedText(p) {
+  if (!p || !Number.isFinite(p.rating)) return { text: DASH, title: "", label: "", early: false };
+  const model = p.model ? ` · model ${p.model}` : "";
+  if (p.early) return { text: "too early", title: `${earlyText(p.moves)}${model}`, label: "", early: true };
+  const moves = `${p.moves} move${p.moves === 1 ? "" : "s"}`;
+  return {
+    text: rating(p.rating),
+    title: `95 % interval ${rating(p.low)}–${rating(p.high)} · ${moves}${model}`,
+    label: p.label ?? "",
+    early: false,
+  };
+}
+
+function formCell(row) {
+  const f = formText(row.form, row.rating);
+  const td = el("td", { class: "st-form", testid: "row-form" });
+  td.dataset.value = f.early || !row.form ? "" : String(row.form.rating);
+  td.append(el("span", { testid: "row-form-value" }, f.text));
+  if (f.diff) {
+    const d = el("span", { class: "st-form-diff", testid: "row-form-diff" }, `(${f.diff})`);
+    d.dataset.sign = f.diff.startsWith("+") ? "up" : f.diff === "0" ? "zero" : "down";
+    td.append(d);
+  }
+  if (row.form && !f.early) {
+    td.title = `form: his rating ${row.rating ?? DASH} updated by his moves of the event (95 % interval ${rating(row.form.low)}–${rating(row.form.high)})`;
+  }
+  return td;
+}
+
+function perceivedCell(row) {
+  const p = perceivedText(row.perceived);
+  const td = el("td", { class: "st-perceived", testid: "row-perceived" });
+  td.dataset.value = p.early || !row.perceived ? "" : String(row.perceived.rating);
+  if (p.title) td.title = p.title;
+  td.append(el("span", { testid: "row-perceived-value" }, p.text));
+  if (p.label) td.append(el("span", { class: "st-label", testid: "row-perceived-label" }, p.label));
+  return td;
+}
+
 function playerCell(row) {
   const td = el("td", { class: "st-player", testid: "row-name" });
   if (row.title) td.append(el("span", { class: "st-title" }, row.title));
@@ -41,9 +109,20 @@ function playerCell(row) {
   return td;
 }
 
+/** Form and Perceived columns: when a row has either (the server has a calibrated model). */
+function ratingColumns(msg) {
+  return msg.rows.some((r) => r.form || r.perceived);
+}
+
 function headers(msg, odds) {
   const cells = [el("th", {}, "#"), el("th", { class: "st-player" }, "Player"), el("th", {}, "Rtg"), el("th", {}, "Pts")];
   for (const tb of msg.tiebreaks) cells.push(el("th", { testid: "head-tb" }, tb));
+  if (ratingColumns(msg)) {
+    cells.push(
+      el("th", { testid: "head-form", title: "his rating updated by his moves of the event (difference to it)" }, "Form"),
+      el("th", { testid: "head-perceived", title: "the rating of players whose moves look like his in the event (hover: 95 % interval)" }, "Perceived"),
+    );
+  }
   if (odds) {
     const label = msg.format === "swiss" && msg.round ? `Lead after R${msg.round}` : "1st place";
     cells.push(el("th", { testid: "head-win", title: `chance, ± its Monte Carlo error (${msg.sims} simulations)` }, label));
@@ -60,6 +139,7 @@ function render(root, msg) {
   const limit = Number(param("rows", "0"));
   const rows = Number.isFinite(limit) && limit > 0 ? msg.rows.slice(0, limit) : msg.rows;
   const best = Math.max(0, ...rows.map((r) => r.win ?? 0));
+  const withRatings = ratingColumns(msg);
   const body = byTestId(root, "standings-body");
   body.replaceChildren(
     ...rows.map((r) => {
@@ -77,6 +157,7 @@ function render(root, msg) {
         td.dataset.tb = tb;
         tr.append(td);
       }
+      if (withRatings) tr.append(formCell(r), perceivedCell(r));
       if (odds) {
         const c = chanceText(r.win, r.win_se);
         const td = el("td", { class: "st-win", testid: "row-win" });
