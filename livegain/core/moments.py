@@ -84,6 +84,13 @@ def is_time_trouble(before: int | None, after: int | None, threshold: int | None
     return in_time_trouble(after, threshold) and not in_time_trouble(before, threshold)
 
 
+def is_engine_move(played: str, best: str | None) -> bool:
+    """The move played is the engine's own choice in the position before it:
+    never a mistake, whatever the next evaluation says (a search at a fixed
+    depth can see more after the move than before it)."""
+    return best is not None and played == best
+
+
 def move_kind(before: float, after: float) -> MomentKind | None:
     """The moment a move with the mover's expected score ``before`` -> ``after`` makes."""
     if is_turnaround(before, after):
@@ -133,11 +140,13 @@ def move_moment(game: BoardGame, ply: int) -> Moment | None:
         return None
     e0, e1 = expected_score(w0), expected_score(w1)
     info = game.ply_info(ply)
+    ev = game.eval_at(ply - 1)
+    if is_engine_move(info.uci, None if ev is None else ev.best):
+        return None
     white = info.color == "white"
     kind = move_kind(e0, e1) if white else move_kind(1.0 - e0, 1.0 - e1)
     if kind is None:
         return None
-    ev = game.eval_at(ply - 1)
     return Moment(
         board_id=game.board_id,
         kind=kind,

@@ -12,6 +12,7 @@ from livegain.core.moments import (
     MomentTracker,
     expected_score,
     is_blunder,
+    is_engine_move,
     is_game_end,
     is_missed_win,
     is_turnaround,
@@ -68,7 +69,7 @@ def _snap(moves: list[str], result: str = "*") -> GameSnapshot:
     )
 
 
-def _evaluate(t: Tournament) -> list[BoardUpdate]:
+def _evaluate(t: Tournament, evals: list[tuple[int, int | None, str]] = EVALS) -> list[BoardUpdate]:
     fens = [chess.Board().fen()]
     b = chess.Board()
     for m in MOVES:
@@ -76,7 +77,7 @@ def _evaluate(t: Tournament) -> list[BoardUpdate]:
         fens.append(b.fen())
     by_fen = {
         fen: Evaluation(cp=cp, mate=mate, best=best)
-        for fen, (cp, mate, best) in zip(fens, EVALS, strict=False)
+        for fen, (cp, mate, best) in zip(fens, evals, strict=False)
     }
     out: list[BoardUpdate] = []
     for _ in range(100):
@@ -123,3 +124,22 @@ def test_a_takeback_forgets_the_moment() -> None:
     applied = t.apply(_snap(MOVES[:6]))
     again = tracker.observe(game, [*applied.updates, *_evaluate(t)])
     assert [(m.kind, m.ply) for m in again] == [("blunder", 6)]
+
+
+def test_the_engines_own_move_is_never_a_mistake() -> None:
+    """A depth-limited search can see more after a move than before it: the
+    same blunder-sized drop after the move the engine itself preferred is no
+    moment."""
+    assert is_engine_move("g7g6", "g7g6") and not is_engine_move("g8f6", "g7g6")
+    assert not is_engine_move("g8f6", None)
+    t = Tournament(PAPER_ENGINE_RATING)
+    tracker = MomentTracker()
+    applied = t.apply(_snap(MOVES[:6]))
+    bid = applied.board_id
+    assert bid is not None
+    game = t.board(bid)
+    tracker.observe(game, applied.updates)
+    # the engine named 3...Nf6 itself, then saw the mate after it
+    evals = list(EVALS)
+    evals[5] = (20, None, "g8f6")
+    assert tracker.observe(game, _evaluate(t, evals)) == []
