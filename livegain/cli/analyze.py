@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from livegain.cli._common import CliError, add_engine_options, console, table
-from livegain.core.accuracy import PHASES, Phase, PlayerAccuracy
 from livegain.core.elo import PAPER_ENGINE_RATING
 
 # Chess, the PGN reader and the engine pool are imported once the engine
@@ -29,6 +28,7 @@ from livegain.core.elo import PAPER_ENGINE_RATING
 if TYPE_CHECKING:
     from livegain.analysis import AnalysisReport, GameReport, PlayerReport
     from livegain.annotated import AnnotatedGame
+    from livegain.core.accuracy import Phase, PlayerAccuracy
     from livegain.core.human_wdl import HumanWdlModel
     from livegain.core.perceived import CalibratedRating, PerceivedModel
     from livegain.core.rating import PerceivedRating
@@ -682,6 +682,9 @@ def _acc(a: PlayerAccuracy | None, phase: Phase | None = None) -> str:
 
 def print_accuracy(report: AnalysisReport, out: Any) -> None:
     """Accuracy (lichess's method, docs/maths.md) per game and per player, by phase."""
+    # imported here: the parser must not load chess before the engines start
+    from livegain.core.accuracy import PHASES
+
     phases = ["Opening", "Middlegame", "Endgame"]
     rows: list[list[Any]] = []
     for g in report.games:

@@ -162,6 +162,6 @@ def test_models_chosen_per_board_from_the_snapshot() -> None:
     ev = g.eval_at(8)
     assert ev is not None and g.current_wdl == rapid.wdl(ev, 8, 2450.0, 2100.0, True)
     t.apply(snap(MOVES[:8], tags=(("TimeControl", "5400+30"),)))
-    ref, _ = board(MOVES[:8])
+    ref, _ = board(MOVES[:8], tags=(("TimeControl", "5400+30"),))
     assert g.state() == ref.board(bid).state()
     assert g.wdl_model is HUMAN and not g.wdl_fallback
