@@ -52,6 +52,8 @@ def apply_update(state: dict[str, Any], upd: dict[str, Any]) -> None:
         "black_form",
         "white_algorithm4",
         "black_algorithm4",
+        "white_accuracy",
+        "black_accuracy",
         "head_to_head",
     ):
         state[key] = upd[key]
