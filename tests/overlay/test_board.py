@@ -84,10 +84,15 @@ def shows_update(page: Any, update: dict[str, Any] | None) -> bool:
 
 
 def expect_shows_rating(
-    page: Any, color: str, per: dict[str, Any] | None, official: int | None
+    page: Any,
+    color: str,
+    per: dict[str, Any] | None,
+    official: int | None,
+    form: dict[str, Any] | None = None,
 ) -> None:
     """The card shows this calibrated rating: "too early" and no number while it
-    is early, else the number, its 95 % interval and its difference to FIDE."""
+    is early, else the number, its 95 % interval and, beside it, the player's
+    form minus his FIDE rating ("vs FIDE"; nothing without a form)."""
     value = page.get_by_test_id(f"{color}-perceived")
     box = page.get_by_test_id(f"{color}-perceived-box")
     expect(page.get_by_test_id(f"{color}-perceived-label")).to_have_text("Perceived rating")
@@ -116,10 +121,11 @@ def expect_shows_rating(
     expect(page.get_by_test_id(f"{color}-perceived-low")).to_have_text(str(js_round(per["low"])))
     expect(page.get_by_test_id(f"{color}-perceived-high")).to_have_text(str(js_round(per["high"])))
     expect(page.get_by_test_id(f"{color}-perceived-bound")).to_have_text("")
-    if official:
-        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text(
-            f"{signed(per['rating'] - official)} vs FIDE"
-        )
+    diff = page.get_by_test_id(f"{color}-perceived-diff")
+    if official and form is not None:
+        expect(diff).to_have_text(f"{signed(js_round(form['rating']) - official)} vs FIDE")
+    else:
+        expect(diff).to_have_text("")
 
 
 def expect_trace(page: Any, color: str, trace: list[dict[str, Any]]) -> None:
@@ -145,7 +151,9 @@ def expect_matches_state(page: Any, state: dict[str, Any]) -> None:
         expect(page.get_by_test_id(f"{color}-rating")).to_have_text(str(player["rating"]))
         if player.get("title"):
             expect(page.get_by_test_id(f"{color}-title")).to_have_text(player["title"])
-        expect_shows_rating(page, color, state[f"{color}_perceived"], player["rating"])
+        expect_shows_rating(
+            page, color, state[f"{color}_perceived"], player["rating"], state[f"{color}_form"]
+        )
         expect_trace(page, color, state[f"{color}_trace"])
         clock = state["clocks"][color]
         if clock is not None:
@@ -235,7 +243,7 @@ def test_board_overlay_follows_the_replay_ply_by_ply(
                     assert per is not None and per["moves"] == moves
                     assert per["early"] == (moves < TEST_MIN_MOVES)
                     states.add("early" if per["early"] else "estimate")
-                expect_shows_rating(page, color, per, official)
+                expect_shows_rating(page, color, per, official, update[f"{color}_form"])
         assert states == {"early", "estimate"}
         total = len(replay.replay.games[index].full.moves)
         assert seen == total
