@@ -33,6 +33,7 @@ game); a rollback is exact because nothing is carried over.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Collection, Sequence
@@ -142,6 +143,7 @@ def combine(accuracies: Sequence[float], weights: Sequence[float]) -> float | No
     return (wm + hm) / 2.0
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def pieces_in_fen(fen: str) -> int:
     """Queens, rooks, bishops and knights of both sides in a FEN."""
     placement = fen.split(" ", 1)[0]

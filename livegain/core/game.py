@@ -677,6 +677,10 @@ class BoardGame:
         # missing positions are worked out again only then.
         self.version = 0
         self._missing_cache: tuple[int, list[int]] | None = None
+        self._wdl_kept: dict[
+            int,
+            tuple[Evaluation, HumanWdlModel, float | None, float | None, str, Wdl],
+        ] = {}
 
     # -- views ------------------------------------------------------------
     @property
@@ -785,14 +789,24 @@ class BoardGame:
         m = self.models.wdl
         if m is None:
             return position_wdl(ev, self._draw_share)
-        white_to_move = self.fen_at(ply).split()[1] == "w"
-        return m.wdl(
-            ev,
-            ply,
-            self.official_rating("white"),
-            self.official_rating("black"),
-            white_to_move,
-        )
+        white, black = self.official_rating("white"), self.official_rating("black")
+        fen = self.fen_at(ply)
+        # kept per ply: every update and snapshot reads the shown W/D/L of
+        # every move, and it changes only with the evaluation, the model, the
+        # ratings or the position
+        kept = self._wdl_kept.get(ply)
+        if (
+            kept is not None
+            and kept[0] is ev
+            and kept[1] is m
+            and kept[2] == white
+            and kept[3] == black
+            and kept[4] == fen
+        ):
+            return kept[5]
+        wdl = m.wdl(ev, ply, white, black, fen.split()[1] == "w")
+        self._wdl_kept[ply] = (ev, m, white, black, fen, wdl)
+        return wdl
 
     def wdl_at(self, ply: int) -> Wdl | None:
         """The W/D/L shown for the position after ``ply`` plies (None: not evaluated)."""

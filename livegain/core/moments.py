@@ -162,9 +162,12 @@ def move_moment(game: BoardGame, ply: int) -> Moment | None:
 
 def time_trouble_moment(game: BoardGame, ply: int) -> Moment | None:
     """The time-trouble moment move ``ply`` of ``game`` makes, if any."""
-    if ply < 1 or ply > game.plies:
+    threshold = game.time_trouble_below
+    if ply < 1 or ply > game.plies or threshold is None:
         return None
     info = game.ply_info(ply)
+    if not in_time_trouble(info.clock, threshold):  # the common case: cheap
+        return None
     before = game.ply_info(ply - 2).clock if ply > 2 else None
     if not is_time_trouble(before, info.clock, game.time_trouble_below):
         return None
