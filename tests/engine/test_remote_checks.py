@@ -138,8 +138,14 @@ async def test_a_forger_answering_every_job_first_changes_nothing(
             w.start("honest", depth=8, engine=stockfish)
             async with evaluator(private_broker, 8, job_timeout=30.0) as ev:
 
-                async def lie() -> None:
+                async def forge(job: Job, bogus: Eval) -> None:
                     nonlocal forged
+                    await liar.publish(
+                        job.reply_to, encode(result(job, bogus, "honest")), qos=1
+                    )  # in another's name
+                    forged += 1
+
+                async def lie() -> None:
                     kinds = itertools.cycle(
                         [
                             Eval(cp=250, depth=8, nodes=1, best="a1a8", pv=("a1a8",)),
@@ -152,9 +158,10 @@ async def test_a_forger_answering_every_job_first_changes_nothing(
                     async for message in liar.messages:
                         job = decode(bytes(message.payload))  # type: ignore[arg-type]
                         assert isinstance(job, Job)
-                        bogus = result(job, next(kinds), "honest")  # in another's name
-                        await liar.publish(job.reply_to, encode(bogus), qos=1)
-                        forged += 1
+                        # shielded: stopping the liar never cuts a forgery between
+                        # its sending and its count (the tracker must see as many
+                        # as were counted)
+                        await asyncio.shield(forge(job, next(kinds)))
 
                 liar_task = asyncio.create_task(lie())
                 try:
