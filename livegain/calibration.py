@@ -15,6 +15,7 @@ Algorithm 4 against a measured engine instead of the single peak at 0.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import importlib.resources
@@ -22,7 +23,7 @@ import math
 import os
 import tomllib
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -135,6 +136,21 @@ def numbers_to_table(value: Any, skip: Sequence[str] = ()) -> dict[str, Any]:
         for f in dataclasses.fields(value)
         if f.init and f.name not in skip and isinstance(getattr(value, f.name), int | float)
     }
+
+
+@contextlib.contextmanager
+def reading_table(where: str, raw: Any) -> Iterator[dict[str, Any]]:
+    """A TOML table of a model file, read in a ``with`` block: a table that is
+    not one, a missing key or a bad value becomes one CalibrationError naming
+    ``where``."""
+    if not isinstance(raw, dict):
+        raise CalibrationError(f"{where}: not a table")
+    try:
+        yield raw
+    except KeyError as exc:
+        raise CalibrationError(f"{where}: missing {exc.args[0]!r}") from exc
+    except (TypeError, ValueError) as exc:
+        raise CalibrationError(f"{where}: bad value ({exc})") from exc
 
 
 def _read_toml(p: Path) -> dict[str, Any]:
@@ -380,10 +396,7 @@ def load_perceived_models(path: str | Path | None = None) -> list[PerceivedModel
 
 
 def _model(path: Path, number: int, raw: Any) -> PerceivedModel:
-    where = f"{path}: [[model]] #{number}"
-    if not isinstance(raw, dict):
-        raise CalibrationError(f"{where}: not a table")
-    try:
+    with reading_table(f"{path}: [[model]] #{number}", raw):
         classes = MoveClasses(
             phase_edges=tuple(int(x) for x in raw["phase_edges"]),
             eval_edges=tuple(int(x) for x in raw["eval_edges"]),
@@ -412,10 +425,6 @@ def _model(path: Path, number: int, raw: Any) -> PerceivedModel:
             below_label=str(raw.get("below_label", EXTRAPOLATED)),
             tau=float(raw.get("tau", FORM_TAU)),
         )
-    except KeyError as exc:
-        raise CalibrationError(f"{where}: missing {exc.args[0]!r}") from exc
-    except (TypeError, ValueError) as exc:
-        raise CalibrationError(f"{where}: bad value ({exc})") from exc
 
 
 def _depth(limit: str | None) -> int | None:

@@ -25,6 +25,7 @@ from livegain.calibration import (
     choose_for_source,
     numbers_from_table,
     numbers_to_table,
+    reading_table,
 )
 from livegain.core.human_wdl import CLASSICAL_OTB, KINDS, HumanWdlModel, Knot, RatingsPrior
 
@@ -52,10 +53,7 @@ def wdl_path() -> Path:
 
 
 def _prior(path: Path, number: int, raw: Any) -> RatingsPrior:
-    where = f"{path}: [[prior]] #{number}"
-    if not isinstance(raw, dict):
-        raise CalibrationError(f"{where}: not a table")
-    try:
+    with reading_table(f"{path}: [[prior]] #{number}", raw):
         kind = str(raw["kind"])
         if kind not in KINDS:
             raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -65,10 +63,6 @@ def _prior(path: Path, number: int, raw: Any) -> RatingsPrior:
             kind=kind,
             provenance={k: str(raw[k]) for k in _PRIOR_KEYS if k in raw},
         )
-    except KeyError as exc:
-        raise CalibrationError(f"{where}: missing {exc.args[0]!r}") from exc
-    except (TypeError, ValueError) as exc:
-        raise CalibrationError(f"{where}: bad value ({exc})") from exc
 
 
 def _knots(raw: Any) -> tuple[Knot, ...]:
@@ -80,10 +74,7 @@ def _knots(raw: Any) -> tuple[Knot, ...]:
 
 
 def _model(path: Path, number: int, raw: Any, priors: dict[str, RatingsPrior]) -> HumanWdlModel:
-    where = f"{path}: [[model]] #{number}"
-    if not isinstance(raw, dict):
-        raise CalibrationError(f"{where}: not a table")
-    try:
+    with reading_table(f"{path}: [[model]] #{number}", raw):
         kind = str(raw["kind"])
         if kind not in priors:
             raise ValueError(f"no [[prior]] for kind {kind!r}")
@@ -98,10 +89,6 @@ def _model(path: Path, number: int, raw: Any, priors: dict[str, RatingsPrior]) -
                 None if raw.get("curve_draw_share") is None else float(raw["curve_draw_share"])
             ),
         )
-    except KeyError as exc:
-        raise CalibrationError(f"{where}: missing {exc.args[0]!r}") from exc
-    except (TypeError, ValueError) as exc:
-        raise CalibrationError(f"{where}: bad value ({exc})") from exc
 
 
 def load_wdl_file(path: str | Path | None = None) -> tuple[list[RatingsPrior], list[HumanWdlModel]]:
