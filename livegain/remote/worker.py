@@ -158,8 +158,11 @@ class EngineWorker:
         )
 
     async def _session(self, client: aiomqtt.Client) -> None:
-        await client.publish(self.presence_topic, encode(self.presence()), qos=1, retain=True)
+        # Subscribed before announced: a requester gives out jobs as soon as it
+        # sees the presence, and a job published before the subscription would
+        # reach no worker (it would wait out its deadline).
         await client.subscribe(shared_jobs_filter(self.prefix, self.pool.engine_key), qos=1)
+        await client.publish(self.presence_topic, encode(self.presence()), qos=1, retain=True)
         self.connected = True
         self.subscribed.set()
         self.stats.connects += 1

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -211,6 +212,39 @@ async def test_results_are_those_of_the_local_pool_node_counts_included(
             assert all(
                 x["accepted"] and x["engine"].startswith("Stockfish") for x in status["workers"]
             )
+
+
+async def test_a_job_sent_the_moment_a_worker_announces_itself_is_answered(
+    stockfish: str, private_broker: PrivateBroker, tmp_path: Path
+) -> None:
+    """A requester gives out work as soon as it sees a presence: the worker is
+    subscribed to its jobs by then (a job sent before would reach no one and
+    wait out its deadline)."""
+    fen = century_boards(1)[0].fen()
+    reply_to = "livegain/engine/results/eager"
+    async with aiomqtt.Client(
+        "127.0.0.1", private_broker.port, protocol=aiomqtt.ProtocolVersion.V5
+    ) as client:
+        await client.subscribe("livegain/engine/workers/+", qos=1)
+        await client.subscribe(reply_to, qos=1)
+        with workers(tmp_path, private_broker.url) as w:
+            w.start("fresh", depth=6, engine=stockfish)
+            async with asyncio.timeout(60):
+                async for message in client.messages:
+                    msg = decode(bytes(message.payload)) if message.payload else None  # type: ignore[arg-type]
+                    if isinstance(msg, Presence):
+                        job = Job(
+                            job="eager-1",
+                            fen=fen,
+                            engine=msg.engine_key,
+                            limit=msg.limit,
+                            deadline=time.time() + 600,
+                            reply_to=reply_to,
+                        )
+                        await client.publish(msg.jobs_topic, encode(job), qos=1)
+                    elif isinstance(msg, Result):
+                        assert msg.job == "eager-1" and msg.error is None and msg.eval
+                        break
 
 
 async def test_a_worker_killed_mid_job_loses_nothing_and_duplicates_nothing(
