@@ -76,3 +76,19 @@ def position_wdl(ev: Evaluation, draw_share: float = DEFAULT_DRAW_SHARE) -> Wdl:
     if ev.mate is not None and ev.mate != 0:
         return (1000, 0, 0) if ev.mate > 0 else (0, 0, 1000)
     return wdl_from_cp(ev.cp, draw_share)
+
+
+def engine_wdl(ev: Evaluation) -> Wdl | None:
+    """The engine's own W/D/L of an evaluation, per mille summing to 1000 (as
+    :func:`livegain.core.wdl.position_wdl` rescales it); None when it gave none."""
+    if ev.wdl is None:
+        return None
+    w, d, lo = ev.wdl
+    total = w + d + lo
+    if total <= 0 or min(w, d, lo) < 0:
+        return None
+    if total == 1000:
+        return (w, d, lo)
+    wn = round(1000 * w / total)
+    ln = round(1000 * lo / total)
+    return (wn, 1000 - wn - ln, ln)

@@ -58,10 +58,12 @@ from livegain.broker import (
     taken_over,
     unique_client_id,
 )
+from livegain.core.board.identity import positive_number, split_round
+from livegain.core.board.results import RESULTS, normalize_result
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds._common import Backoff
 from livegain.feeds.base import FeedSink, MqttFeedConfig, source_sink
-from livegain.feeds.pgn import RESULTS, normalise_result, parse_game, split_games, split_round
+from livegain.feeds.pgn import parse_game, split_games
 from livegain.mqtt_client import Client
 
 RECONNECT_DELAYS: tuple[float, ...] = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
@@ -463,7 +465,7 @@ class MqttIngest:
         if "san" in data or "uci" in data:
             self._move(st, data, where, out)
         if "result" in data:
-            r = normalise_result(data["result"]) if isinstance(data["result"], str) else None
+            r = normalize_result(data["result"]) if isinstance(data["result"], str) else None
             if r is None:
                 out.errors.append((where, f"unknown result {data['result']!r} (one of {RESULTS})"))
             else:
@@ -581,7 +583,7 @@ class MqttIngest:
                 st.clock_black = clock_value
 
     def _emit(self, st: _Board, out: IngestResult) -> None:
-        rnd, board_no = split_round(st.round, st.board)
+        rnd, board_no = split_round(st.round, positive_number(st.board))
         snap = GameSnapshot(
             source=self.source,
             white=st.white,

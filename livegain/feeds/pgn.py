@@ -29,14 +29,14 @@ from dataclasses import dataclass, field, replace
 
 import chess
 
+from livegain.core.board.board import DEFAULT_MAX_PLIES
+from livegain.core.board.identity import positive_number, split_round
+from livegain.core.board.results import normalize_result
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import DEFAULT_MAX_PLIES
 
 #: Default plies per game (``limits.max_plies``); a longer game is refused.
 MAX_PLIES = DEFAULT_MAX_PLIES
 
-RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
-_RESULT_ALIASES = {"½-½": "1/2-1/2", "1/2": "1/2-1/2", "0.5-0.5": "1/2-1/2"}
 
 # A game starts at a tag line; games are split on a blank line followed by a tag.
 _SPLIT_RE = re.compile(r"\n[ \t]*\n\s*(?=\[[A-Za-z0-9_]+[ \t]+\")")
@@ -111,35 +111,8 @@ def _hms(a: str, b: str, c: str | None) -> float:
     return int(a) * 3600 + int(b) * 60 + float(c)
 
 
-def normalise_result(value: str | None) -> str | None:
-    """A result token in any common spelling -> one of ``RESULTS``, or None."""
-    if value is None:
-        return None
-    v = value.strip()
-    v = _RESULT_ALIASES.get(v, v)
-    return v if v in RESULTS else None
-
-
-def _int_or_none(value: str | None) -> int | None:
-    if value is None:
-        return None
-    v = value.strip()
-    if not _is_number(v):
-        return None
-    n = int(v)
-    return n if n > 0 else None
-
-
-def _is_number(v: str) -> bool:
-    """ASCII digits, at most 12 (``"²".isdigit()`` is true but int() refuses it)."""
-    return 0 < len(v) <= 12 and v.isascii() and v.isdigit()
-
-
 def _id_or_none(value: str | None) -> str | None:
-    if value is None:
-        return None
-    v = value.strip()
-    return v if _is_number(v) and int(v) > 0 else None
+    return value.strip() if value is not None and positive_number(value) is not None else None
 
 
 def _text_or_none(value: str | None) -> str | None:
@@ -155,22 +128,9 @@ def player_from_headers(headers: dict[str, str], color: str) -> PlayerInfo:
         name=(headers.get(color) or "?").strip() or "?",
         title=_text_or_none(headers.get(f"{color}Title")),
         federation=_text_or_none(headers.get(f"{color}Fed") or headers.get(f"{color}Federation")),
-        rating=_int_or_none(headers.get(f"{color}Elo")),
+        rating=positive_number(headers.get(f"{color}Elo")),
         fide_id=_id_or_none(headers.get(f"{color}FideId")),
     )
-
-
-def split_round(round_tag: str | None, board_tag: str | None) -> tuple[str | None, int | None]:
-    """``Round "3.5"`` = round 3 board 5 (a ``Board`` tag, when present, wins for the board)."""
-    rnd = _text_or_none(round_tag)
-    board = _int_or_none(board_tag)
-    if rnd is not None:
-        head, sep, tail = rnd.partition(".")
-        if sep and head.isdigit() and _is_number(tail):
-            rnd = head
-            if board is None:
-                board = _int_or_none(tail)
-    return rnd, board
 
 
 def describe_game(headers: dict[str, str], index: int) -> str:
@@ -440,7 +400,7 @@ def _parse_game(text: str, source: str, index: int, max_plies: int | None) -> Pa
                     target[1][-1] = _hms(em.group(1), em.group(2), em.group(3))
             continue
         if tok.kind == "result":
-            movetext_result = normalise_result(tok.text)
+            movetext_result = normalize_result(tok.text)
             break
         if tok.kind == "truncated":
             tail_cut = True
@@ -518,14 +478,14 @@ def _parse_game(text: str, source: str, index: int, max_plies: int | None) -> Pa
             ]
         return ParsedGame(index, None, tuple(issues), tuple(order), text=text)
 
-    header_result = normalise_result(headers.get("Result"))
+    header_result = normalize_result(headers.get("Result"))
     if headers.get("Result") is not None and header_result is None:
         issues.append(PgnIssue(where, f"unknown result {headers.get('Result')!r}, using '*'"))
     result = header_result or "*"
     if result == "*" and movetext_result not in (None, "*"):
         result = movetext_result or "*"
 
-    rnd, board_no = split_round(headers.get("Round"), headers.get("Board"))
+    rnd, board_no = split_round(headers.get("Round"), positive_number(headers.get("Board")))
     int_clocks = tuple(None if c is None else int(c) for c in clocks)
     clock_white = _side_clock(headers.get("WhiteClock"), int_clocks, first_white, chess.WHITE)
     clock_black = _side_clock(headers.get("BlackClock"), int_clocks, first_white, chess.BLACK)

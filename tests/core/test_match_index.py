@@ -17,15 +17,12 @@ from dataclasses import dataclass
 import pytest
 
 from core.test_game import OPERA
+from livegain.core.board.board import BoardGame
+from livegain.core.board.identity import Identity, identity
+from livegain.core.board.matching import board_keys
+from livegain.core.board.registry import Tournament
+from livegain.core.board.updates import Applied
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import (
-    Applied,
-    BoardGame,
-    Tournament,
-    _board_keys,
-    _Identity,
-    _identity,
-)
 from livegain.core.rating import PAPER_ENGINE_RATING
 
 # Another line from move 3 on: a source showing it conflicts with OPERA.
@@ -38,7 +35,7 @@ BOARDS = 6
 class ScanAll(Tournament):
     """The reference: every board is looked at, in board order."""
 
-    def _candidates(self, src: str, group: str | None, ident: _Identity) -> Iterable[BoardGame]:
+    def _candidates(self, src: str, group: str | None, ident: Identity) -> Iterable[BoardGame]:
         return self.boards.values()
 
 
@@ -112,7 +109,7 @@ def outcome(a: Applied) -> tuple[object, ...]:
 
 
 def assert_index_is_current(t: Tournament) -> None:
-    assert t._index_keys == {bid: _board_keys(g) for bid, g in t.boards.items()}
+    assert t._index_keys == {bid: board_keys(g) for bid, g in t.boards.items()}
     filed: dict[object, set[str]] = {}
     for bid, keys in t._index_keys.items():
         for k in keys:
@@ -175,7 +172,7 @@ def pgn(k: int, white: str = "White", black: str = "Black", **kw: object) -> Gam
 
 
 def looked_at(t: Tournament, snap: GameSnapshot) -> list[str]:
-    return [g.board_id for g in t._candidates(snap.source, snap.group, _identity(snap))]
+    return [g.board_id for g in t._candidates(snap.source, snap.group, identity(snap))]
 
 
 def test_a_game_is_matched_against_the_boards_it_may_be_not_every_board() -> None:

@@ -14,7 +14,6 @@ from livegain.feeds.pgn import (
     parse_pgn,
     parse_time,
     split_games,
-    split_round,
 )
 
 DGT_ROUND = (
@@ -189,11 +188,9 @@ def test_players_unknown_values() -> None:
     assert g.snapshot.white.fide_id is None
 
 
-def test_split_round_and_time() -> None:
-    assert split_round("3.5", None) == ("3", 5)
-    assert split_round("3.5", "7") == ("3", 7)
-    assert split_round("3", None) == ("3", None)
-    assert split_round("?", None) == (None, None)
+def test_round_board_tag_and_time() -> None:
+    (g,) = parse_pgn('[Round "3.5"]\n[Board "7"]\n[White "A"]\n[Black "B"]\n\n1. e4 *')
+    assert g.snapshot is not None and (g.snapshot.round, g.snapshot.board) == ("3", 7)
     assert parse_time("1:31:3") == 5463
     assert parse_time("0:15:27.5") == 927.5
     assert parse_time("junk") is None

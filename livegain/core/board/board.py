@@ -1,0 +1,1294 @@
+"""One board: its moves, corrections, results, clocks, evaluations, ratings
+and the sources that feed it."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+import chess
+
+from livegain.core.accuracy import NO_ACCURACY, GameAccuracy, game_accuracy, phases_from_fens
+from livegain.core.board.identity import (
+    Identity,
+    PlayerKey,
+    player_key_pair,
+    round_board,
+)
+from livegain.core.board.moves import (
+    diff_uci,
+    is_standard_start,
+    mover_white,
+    parse_move,
+    position_key,
+    pseudo_legal,
+    reported_position,
+)
+from livegain.core.board.results import dgt_signal_result, normalize_result
+from livegain.core.board.updates import (
+    LATEST_PRIORITY,
+    BoardError,
+    BoardModels,
+    BoardUpdate,
+    Clocks,
+    Color,
+    EvalRequest,
+    IllegalPly,
+    PlyInfo,
+    SourceStatus,
+    Status,
+    UpdateKind,
+)
+from livegain.core.evaluation import (
+    Evaluation,
+    Rule,
+    draw_evaluation,
+    draw_rule,
+    repetitions,
+    rule_evaluation,
+)
+from livegain.core.events import (
+    GameSnapshot,
+    PlayerInfo,
+)
+from livegain.core.histogram import GainHistogram
+from livegain.core.human_wdl import HumanWdlModel
+from livegain.core.ledger import GameLedger, TracePoint, official_rating
+from livegain.core.perceived import CalibratedRating, PerceivedModel
+from livegain.core.rating import HeadToHead, PerceivedRating
+from livegain.core.timeuse import (
+    TimeControl,
+    in_time_trouble,
+    parse_time_control,
+    spent_seconds,
+    trouble_threshold,
+)
+from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, engine_wdl, position_wdl
+
+#: Default limits (``[limits]`` in the service's configuration): plies per game,
+#: boards per tournament. Real games stay far below (the longest on record: 538 plies).
+DEFAULT_MAX_PLIES = 1000
+
+
+@dataclass
+class _Ply:
+    token: str
+    san: str
+    uci: str
+    fen: str
+    white: bool
+    clock: int | None = None
+    stood: bool = False  # an illegal move that stood over the board
+    evaluable: bool = True  # False: the position after it is no position an engine takes
+    how: Literal["reported", "played", ""] = ""  # where a stood move's position came from
+
+
+@dataclass(frozen=True)
+class _Ratings:
+    white: PerceivedRating | None
+    black: PerceivedRating | None
+    head_to_head: HeadToHead | None
+    white_calibrated: CalibratedRating | None
+    black_calibrated: CalibratedRating | None
+    white_form: CalibratedRating | None
+    black_form: CalibratedRating | None
+
+
+@dataclass
+class _NewPly:
+    token: str
+    uci: str
+    san: str
+    fen: str  # the position after it
+    rule: Rule | None  # the draw rule that scores it (see draw_rule)
+    stood: bool = False
+    evaluable: bool = True
+    how: Literal["reported", "played", ""] = ""
+
+
+@dataclass
+class _Parsed:
+    moves: list[_NewPly]
+    illegal_ply: int | None = None
+    illegal_token: str | None = None
+    illegal_reason: str | None = None
+    illegal_fen: str | None = None
+    illegal_after: int = 0  # tokens past the illegal move
+    signal: str | None = None
+    board: chess.Board | None = None  # the position after the last legal move
+
+
+@dataclass
+class _Source:
+    """What one source last showed of a board."""
+
+    priority: int
+    takeover_after: float
+    snap: GameSnapshot | None = None
+    differs_since: float | None = None  # since when its list differs from the board's
+    relation: Literal["same", "ahead", "behind", "conflict", "none"] = "none"
+    conflict_key: tuple[int, str] | None = None  # the conflict last reported
+    conflicts: int = 0
+
+
+#: Seconds a source waits, showing more than the board, before it takes over
+#: from a preferred source that no longer moves the board on (``takeover_after``).
+DEFAULT_TAKEOVER_AFTER = 30.0
+
+
+class BoardGame:
+    """One board's game: moves, clocks, result, evaluations and the ledger.
+
+    Read it through its properties; change it only through :class:`Tournament`.
+    With a ``model`` every ledger it keeps also gives the calibrated estimate;
+    with a ``wdl_model`` the W/D/L shown is the human model's;
+    ``choose_models`` picks both from the board's snapshots instead.
+    """
+
+    def __init__(
+        self,
+        board_id: str,
+        source: str,
+        engine_rating: float,
+        engine: GainHistogram | None = None,
+        draw_share: float = DEFAULT_DRAW_SHARE,
+        max_errors_kept: int = 20,
+        model: PerceivedModel | None = None,
+        group: str | None = None,
+        wdl_model: HumanWdlModel | None = None,
+        choose_models: Callable[[GameSnapshot], BoardModels] | None = None,
+    ) -> None:
+        self.board_id = board_id
+        self.source = source  # the source that first showed the board
+        self.group = group  # the event group its sources share (None: one source)
+        self.source_active = source  # the source whose snapshots drive the board
+        self._sources: dict[str, _Source] = {}
+        self.game_ids: dict[str, str] = {}  # source -> the GameId it gives this game
+        # source -> the identity it last gave the game: players, round, board number
+        self.seen_as: dict[str, Identity] = {}
+        self.takeovers = 0
+        self.conflicts = 0
+        self.engine_rating = float(engine_rating)
+        self._engine = engine
+        self.model = model
+        self.models = BoardModels(model, wdl_model)
+        self._choose_models = choose_models
+        self._draw_share = draw_share
+        self.white = PlayerInfo(name="?")
+        self.black = PlayerInfo(name="?")
+        self.white_key: PlayerKey = player_key_pair(self.white)
+        self.black_key: PlayerKey = player_key_pair(self.black)
+        self.game_id: str | None = None
+        self.event: str | None = None
+        self.round: str | None = None
+        self.board: int | None = None
+        self.tags: dict[str, str] = {}
+        self.feed_result = "*"
+        self.signal_result: str | None = None
+        self._start_fen = chess.STARTING_FEN
+        self.chess960 = False
+        self._plies: list[_Ply] = []
+        self._evals: dict[int, Evaluation] = {}
+        self._ledger = self._new_ledger(first_mover_is_white=True)
+        self._ledger_plies = -1  # -1: start score not set
+        self._clock_white: int | None = None
+        self._clock_black: int | None = None
+        self.seq = 0
+        self.errors = 0
+        self.last_errors: deque[BoardError] = deque(maxlen=max_errors_kept)
+        self._last_illegal: tuple[str, int, str] | None = None
+        self._stopped: IllegalPly | None = None  # the illegal move the board stops at
+        self._stood_seen: set[tuple[int, str, str]] = set()  # stood moves reported
+        self._no_eval: set[int] = set()  # plies whose position the engine cannot take
+        self._uncounted: set[int] = set()  # plies whose gain is not counted
+        self._board_result = "*"  # checkmate / stalemate of the current position
+        self._tip: chess.Board | None = None  # the current position, once parsed
+        self._last_snap: GameSnapshot | None = None
+        self._models_snap: GameSnapshot | None = None  # the snapshot models were chosen on
+        self._input_problems: set[str] = set()
+        self._ledger_version = 0
+        self._ratings_cache: tuple[int, _Ratings] | None = None
+        self._accuracy_cache: tuple[int, GameAccuracy] | None = None
+        # The ledger's gains, mirrored (reading them from the ledger copies them).
+        self._gains: list[int] = []
+        # Bumped whenever the positions or their evaluations change: the
+        # missing positions are worked out again only then.
+        self.version = 0
+        self._missing_cache: tuple[int, list[int]] | None = None
+        self._wdl_kept: dict[
+            int,
+            tuple[Evaluation, HumanWdlModel, float | None, float | None, str, Wdl],
+        ] = {}
+
+    # -- views ------------------------------------------------------------
+    @property
+    def start_fen(self) -> str:
+        return self._start_fen
+
+    @property
+    def custom_start(self) -> bool:
+        """True when the game starts from a position other than the standard one."""
+        return not is_standard_start(self._start_fen)
+
+    @property
+    def plies(self) -> int:
+        return len(self._plies)
+
+    @property
+    def fen(self) -> str:
+        return self._plies[-1].fen if self._plies else self._start_fen
+
+    def fen_at(self, ply: int) -> str:
+        return self._start_fen if ply == 0 else self._plies[ply - 1].fen
+
+    @property
+    def sans(self) -> list[str]:
+        return [p.san for p in self._plies]
+
+    @property
+    def ucis(self) -> list[str]:
+        return [p.uci for p in self._plies]
+
+    @property
+    def result(self) -> str:
+        """The feed's result if it has one, else DGT's signal, else checkmate/stalemate."""
+        if self.feed_result != "*":
+            return self.feed_result
+        if self.signal_result is not None:
+            return self.signal_result
+        return self._board_result
+
+    @property
+    def status(self) -> Status:
+        return "live" if self.result == "*" else "finished"
+
+    @property
+    def clocks(self) -> Clocks:
+        running: Color | None = None
+        if self.status == "live" and self._plies:
+            running = "white" if self.fen.split()[1] == "w" else "black"
+        below = self.time_trouble_below
+        return Clocks(
+            self._clock_white,
+            self._clock_black,
+            running,
+            in_time_trouble(self._clock_white, below),
+            in_time_trouble(self._clock_black, below),
+            below,
+        )
+
+    @property
+    def time_control(self) -> TimeControl | None:
+        """The game's time control from its ``TimeControl`` tag (None: unknown)."""
+        return parse_time_control(self.tags.get("TimeControl"))
+
+    @property
+    def time_trouble_below(self) -> int | None:
+        """Seconds under which a clock is in time trouble (core.timeuse)."""
+        first = [p.clock for p in self._plies[:2]]
+        return trouble_threshold(self.time_control, first)
+
+    def spent_at(self, ply: int) -> int | None:
+        """Seconds move ``ply`` (1-based) took (core.timeuse.spent_seconds)."""
+        if ply < 1 or ply > len(self._plies):
+            return None
+        p = self._plies[ply - 1]
+        first_white = self._plies[0].white
+        move = (ply + 1) // 2 if p.white == first_white else ply // 2
+        previous = self._plies[ply - 3].clock if ply > 2 else None
+        return spent_seconds(self.time_control, move, p.clock, previous)
+
+    def eval_at(self, ply: int) -> Evaluation | None:
+        return self._evals.get(ply)
+
+    @property
+    def start_eval(self) -> Evaluation | None:
+        return self._evals.get(0)
+
+    @property
+    def current_eval(self) -> Evaluation | None:
+        return self._evals.get(len(self._plies))
+
+    @property
+    def wdl_model(self) -> HumanWdlModel | None:
+        """The human W/D/L model shown (None: the engine's W/D/L)."""
+        return self.models.wdl
+
+    @property
+    def wdl_fallback(self) -> bool:
+        """True when the W/D/L model is not one fitted for this game's kind."""
+        return self.models.wdl is not None and self.models.wdl_fallback
+
+    def official_rating(self, color: Color) -> float | None:
+        """The player's official rating from the feed (None: unknown or 0)."""
+        return official_rating((self.white if color == "white" else self.black).rating)
+
+    def _shown_wdl(self, ply: int, ev: Evaluation) -> Wdl:
+        m = self.models.wdl
+        if m is None:
+            return position_wdl(ev, self._draw_share)
+        white, black = self.official_rating("white"), self.official_rating("black")
+        fen = self.fen_at(ply)
+        # kept per ply: every update and snapshot reads the shown W/D/L of
+        # every move, and it changes only with the evaluation, the model, the
+        # ratings or the position
+        kept = self._wdl_kept.get(ply)
+        if (
+            kept is not None
+            and kept[0] is ev
+            and kept[1] is m
+            and kept[2] == white
+            and kept[3] == black
+            and kept[4] == fen
+        ):
+            return kept[5]
+        wdl = m.wdl(ev, ply, white, black, fen.split()[1] == "w")
+        self._wdl_kept[ply] = (ev, m, white, black, fen, wdl)
+        return wdl
+
+    def wdl_at(self, ply: int) -> Wdl | None:
+        """The W/D/L shown for the position after ``ply`` plies (None: not evaluated)."""
+        ev = self._evals.get(ply)
+        return None if ev is None else self._shown_wdl(ply, ev)
+
+    def engine_wdl_at(self, ply: int) -> Wdl | None:
+        """The engine's own W/D/L of that position (None: none given)."""
+        ev = self._evals.get(ply)
+        return None if ev is None else engine_wdl(ev)
+
+    @property
+    def start_wdl(self) -> Wdl | None:
+        return self.wdl_at(0)
+
+    @property
+    def current_wdl(self) -> Wdl | None:
+        return self.wdl_at(len(self._plies))
+
+    @property
+    def evaluated_plies(self) -> int:
+        """Length of the contiguous evaluated prefix (gains known up to this ply); -1: none."""
+        return self._ledger_plies
+
+    @property
+    def ledger(self) -> GameLedger:
+        return self._ledger
+
+    def ply_info(self, ply: int, gains: list[int] | None = None) -> PlyInfo:
+        """Move ``ply`` (1-based) as it stands; ``gains``: the ledger's, if already at hand."""
+        p = self._plies[ply - 1]
+        ev = self._evals.get(ply)
+        if gains is None:
+            gains = self._gains
+        return PlyInfo(
+            ply=ply,
+            san=p.san,
+            uci=p.uci,
+            color="white" if p.white else "black",
+            fen=p.fen,
+            clock=p.clock,
+            eval=ev,
+            wdl=None if ev is None else self._shown_wdl(ply, ev),
+            gain=gains[ply - 1] if ply <= len(gains) and ply not in self._uncounted else None,
+            engine_wdl=None if ev is None else engine_wdl(ev),
+            spent=self.spent_at(ply),
+        )
+
+    def moves(self) -> list[PlyInfo]:
+        gains = self._gains
+        return [self.ply_info(k, gains) for k in range(1, len(self._plies) + 1)]
+
+    def perceived(self, color: Color) -> PerceivedRating | None:
+        """Algorithm 4 over the contiguous evaluated prefix; None before the player's first move."""
+        r = self._ratings()
+        return r.white if color == "white" else r.black
+
+    def calibrated(self, color: Color) -> CalibratedRating | None:
+        """The calibrated estimate over the contiguous evaluated prefix; None
+        without a model or before the player's first move."""
+        r = self._ratings()
+        return r.white_calibrated if color == "white" else r.black_calibrated
+
+    @property
+    def rating_range(self) -> tuple[float, float] | None:
+        """The ratings the calibrated model was fitted to and validated on
+        (its ``rating_low``, ``rating_high``); None without a model or a range."""
+        m = self.model
+        if m is None or m.rating_low is None or m.rating_high is None:
+            return None
+        return (m.rating_low, m.rating_high)
+
+    def form(self, color: Color) -> CalibratedRating | None:
+        """The player's official rating updated by his moves over the
+        contiguous evaluated prefix; None without a rating, without a model
+        with forward curves, or before his first move."""
+        r = self._ratings()
+        return r.white_form if color == "white" else r.black_form
+
+    def profile_sum(self, color: Color) -> tuple[int, int]:
+        """(moves, sum of move scores in hundredths) of the player's calibrated
+        profile in this game: what a model combines over several games."""
+        return self._ledger.profile_sum(color)
+
+    @property
+    def scale(self) -> str | None:
+        """The calibrated model's rating scale ("fide", "lichess"); None without one."""
+        return self.model.scale if self.model is not None else None
+
+    def label(self, color: Color) -> str | None:
+        """What to show beside the player's calibrated numbers: the model's
+        :meth:`~livegain.core.perceived.PerceivedModel.range_label` of his
+        official rating (of his estimate when he has none): None inside the
+        fitted range, ``extrapolated`` above it, the model's below-label under it."""
+        m = self.model
+        if m is None:
+            return None
+        rating = self.official_rating(color)
+        if rating is None:
+            c = self.calibrated(color)
+            rating = None if c is None else c.rating
+        return m.range_label(rating)
+
+    def trace(self, color: Color) -> list[TracePoint]:
+        return self._ledger.trace(color)
+
+    def accuracy(self) -> GameAccuracy:
+        """Both players' accuracies (lichess's method, :mod:`livegain.core.accuracy`)
+        over the contiguous evaluated prefix, overall and by phase; recomputed
+        from the ledger's scores when they change (exact after any rollback)."""
+        cache = self._accuracy_cache
+        if cache is None or cache[0] != self._ledger_version:
+            n = max(self._ledger_plies, 0)
+            scores = self._ledger.scores[: n + 1]
+            if n == 0:
+                value = GameAccuracy(NO_ACCURACY, NO_ACCURACY)
+            else:
+                value = game_accuracy(
+                    scores,
+                    self._ledger.first_mover_is_white,
+                    phases_from_fens([self.fen_at(k) for k in range(n)]),
+                    self._uncounted,
+                )
+            cache = self._accuracy_cache = (self._ledger_version, value)
+        return cache[1]
+
+    def head_to_head(self) -> HeadToHead | None:
+        """Algorithm 1, White against Black; None until both have moved."""
+        return self._ratings().head_to_head
+
+    def missing(self) -> list[int]:
+        """Plies (0 = start) whose position has no evaluation yet."""
+        return list(self._missing())
+
+    def _missing(self) -> list[int]:
+        """:meth:`missing`, worked out once per :attr:`version` (do not modify)."""
+        cached = self._missing_cache
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        n = len(self._plies)
+        if self._no_eval:  # a game that went on from an illegal position
+            skip = self._no_eval
+            out: list[int] = [k for k in range(n + 1) if k not in self._evals and k not in skip]
+        elif len(self._evals) == n + 1:  # evaluations only ever exist for plies 0..n
+            out = []
+        elif len(self._evals) == n and n not in self._evals:
+            out = [n]
+        else:
+            out = [k for k in range(n + 1) if k not in self._evals]
+        self._missing_cache = (self.version, out)
+        return out
+
+    @property
+    def pending_count(self) -> int:
+        """How many positions of this board wait for an evaluation."""
+        return len(self._missing())
+
+    def requests(self) -> list[EvalRequest]:
+        """This board's evaluation requests: latest position first, then oldest missing."""
+        return list(self.iter_requests())
+
+    def latest_request(self) -> EvalRequest | None:
+        """The current position's request (priority 0), or None when it is evaluated."""
+        n = len(self._plies)
+        if n in self._evals or n in self._no_eval:
+            return None
+        return EvalRequest(self.board_id, n, self.fen, LATEST_PRIORITY, self.chess960)
+
+    def iter_requests(self, latest: bool = True) -> Iterator[EvalRequest]:
+        """:meth:`requests` one at a time, built only as they are read (``latest``:
+        include the current position's request, else only the backfill)."""
+        missing = self._missing()
+        n = len(self._plies)
+        if not missing:
+            return
+        if latest and n not in self._evals and n not in self._no_eval:
+            yield EvalRequest(self.board_id, n, self.fen, LATEST_PRIORITY, self.chess960)
+        rank = 0
+        for k in missing:
+            if k == n:
+                continue
+            rank += 1
+            yield EvalRequest(self.board_id, k, self.fen_at(k), rank, self.chess960)
+
+    @property
+    def illegal_plies(self) -> tuple[IllegalPly, ...]:
+        """The illegal moves that stood over the board (the game went on from the
+        position after them), then the one the board stops at, if any."""
+        stood = tuple(
+            IllegalPly(k, p.san, True, p.fen, p.how)
+            for k, p in enumerate(self._plies, start=1)
+            if p.stood
+        )
+        return stood + ((self._stopped,) if self._stopped is not None else ())
+
+    @property
+    def irregular(self) -> bool:
+        """True when an illegal move stood, or the board stops at one with moves past it."""
+        return any(p.stood for p in self._plies) or (
+            self._stopped is not None and self._stopped.after > 0
+        )
+
+    @property
+    def last_snapshot(self) -> GameSnapshot | None:
+        """The snapshot the board last applied (its driving source's): what to store."""
+        return self._last_snap
+
+    def source_status(self) -> list[SourceStatus]:
+        """Every source that showed this board, preferred first (see ``docs/feeds.md``)."""
+        out = []
+        for name, st in sorted(self._sources.items(), key=lambda kv: (kv[1].priority, kv[0])):
+            plies = len(st.snap.tokens) if st.snap is not None else 0
+            out.append(
+                SourceStatus(
+                    name,
+                    st.priority,
+                    name == self.source_active,
+                    plies,
+                    "same" if name == self.source_active else st.relation,
+                    st.differs_since,
+                    st.conflicts,
+                )
+            )
+        return out
+
+    def state(self) -> tuple[object, ...]:
+        """Everything that defines the board's game (not seq or error counts), for equality."""
+        return (
+            self.board_id,
+            self.white,
+            self.black,
+            self.result,
+            self._start_fen,
+            tuple((p.san, p.uci, p.fen, p.clock, p.stood) for p in self._plies),
+            tuple(sorted(self._evals.items())),
+            self._ledger_plies,
+            self._ledger.state(),
+            self.clocks,
+        )
+
+    # -- internals ----------------------------------------------------------
+    def _chess_board(self, fen: str) -> chess.Board:
+        return chess.Board(fen, chess960=self.chess960)
+
+    def _error(
+        self,
+        message: str,
+        ply: int | None = None,
+        san: str | None = None,
+        source: str | None = None,
+    ) -> BoardError:
+        err = BoardError(self.board_id, source or self.source_active, message, ply, san)
+        self.errors += 1
+        self.last_errors.append(err)
+        return err
+
+    def _next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def _update(
+        self,
+        kind: UpdateKind,
+        *,
+        ply: PlyInfo | None = None,
+        truncate_to: int | None = None,
+        white_points: tuple[TracePoint, ...] = (),
+        black_points: tuple[TracePoint, ...] = (),
+    ) -> BoardUpdate:
+        return BoardUpdate(
+            board_id=self.board_id,
+            seq=self._next_seq(),
+            kind=kind,
+            fen=self.fen,
+            result=self.result,
+            status=self.status,
+            clocks=self.clocks,
+            truncate_to=truncate_to,
+            ply=ply,
+            eval=self.current_eval,
+            wdl=self.current_wdl,
+            white_perceived=self.perceived("white"),
+            black_perceived=self.perceived("black"),
+            white_calibrated=self.calibrated("white"),
+            black_calibrated=self.calibrated("black"),
+            rating_range=self.rating_range,
+            white_label=self.label("white"),
+            black_label=self.label("black"),
+            white_points=white_points,
+            black_points=black_points,
+            head_to_head=self.head_to_head(),
+            chess960=self.chess960,
+            engine_wdl=self.engine_wdl_at(len(self._plies)),
+            wdl_model=None if self.models.wdl is None else self.models.wdl.name,
+            wdl_fallback=self.wdl_fallback,
+            white_form=self.form("white"),
+            black_form=self.form("black"),
+            scale=self.scale,
+            accuracy=self.accuracy(),
+        )
+
+    def _parse(
+        self, start: int, tokens: tuple[str, ...], reported: tuple[str | None, ...] = ()
+    ) -> _Parsed:
+        """Parse ``tokens[start:]`` from the position at ply ``start``; ``reported``:
+        the feed's positions per ply (for a move that cannot be played)."""
+        if start == len(self._plies) and self._tip is not None:
+            b = self._tip.copy(stack=False)  # the usual case: moves appended at the end
+        else:
+            b = self._chess_board(self.fen_at(start))
+        out = _Parsed(moves=[])
+        fens: list[str] = []  # the new positions
+        ok = start not in self._no_eval  # the current position is one the engine takes
+
+        def fen_of(ply: int) -> str:  # the game's positions as they will stand
+            return self.fen_at(ply) if ply <= start else fens[ply - start - 1]
+
+        for i in range(start, len(tokens)):
+            tok = tokens[i].strip()
+            move = parse_move(b, tok)
+            if move is None:
+                signal = dgt_signal_result(b, tokens[i:])
+                stood = None if signal is not None else self._stood(b, tokens, i, reported)
+                if stood is not None:
+                    # An illegal move that stood over the board: play goes on from the
+                    # position after it (reported by the feed, or the move as played).
+                    b, uci, how = stood
+                    ok = b.is_valid()
+                    fens.append(b.fen())
+                    out.moves.append(_NewPly(tokens[i], uci, tok, fens[-1], None, True, ok, how))
+                    continue
+                out.illegal_ply = i + 1
+                out.illegal_token = tokens[i]
+                out.illegal_fen = b.fen()
+                out.illegal_after = len(tokens) - i - 1
+                if signal is not None:
+                    out.signal = signal
+                else:
+                    out.illegal_reason = (
+                        "illegal move" if tok else "empty move"
+                    ) + f" in position {b.fen()}"
+                break
+            san = b.san(move)
+            b.push(move)
+            fens.append(b.fen())
+            if not ok:  # after an illegal position: is this one legal again?
+                ok = b.is_valid()
+            if ok:
+                # Three occurrences need at least 8 plies without a capture or pawn move.
+                repeated = repetitions(fen_of, i + 1) if b.halfmove_clock >= 8 else 1
+                rule = draw_rule(b, repeated)
+            else:
+                rule = None
+            out.moves.append(_NewPly(tokens[i], move.uci(), san, fens[-1], rule, evaluable=ok))
+        out.board = b
+        return out
+
+    def _stood(
+        self, b: chess.Board, tokens: tuple[str, ...], i: int, reported: tuple[str | None, ...]
+    ) -> tuple[chess.Board, str, Literal["reported", "played"]] | None:
+        """The position after ``tokens[i]``, a move that cannot be played in ``b``,
+        when the game visibly went on from it: the position the feed reports for
+        that ply; else the one this board already went on from after the same
+        move; else, when the move is pseudo-legal (a king left in check, a pinned
+        piece moved) and the next move is legal after it, the move as played."""
+        tok = tokens[i].strip()
+        text = reported[i] if i < len(reported) else None
+        if text:
+            after = reported_position(b, text)
+            if after is not None:
+                return after, diff_uci(b, after), "reported"
+        if i < len(self._plies):
+            p = self._plies[i]
+            if p.stood and p.token.strip() == tok and self.fen_at(i) == b.fen():
+                after = self._chess_board(p.fen)
+                return after, p.uci, p.how or "reported"
+        if i + 1 < len(tokens):
+            move = pseudo_legal(b, tok)
+            if move is not None:
+                after = b.copy(stack=False)
+                after.push(move)
+                if parse_move(after, tokens[i + 1].strip()) is not None:
+                    return after, move.uci(), "played"
+        return None
+
+    def _settle_position(self, board: chess.Board | None = None) -> None:
+        """After the move list changed: the current position's result, and its
+        score when the rules decide it (see :func:`rule_evaluation`: checkmate,
+        stalemate, a draw by rule, repetitions counted over the game's
+        positions). Only the last position can be checkmate or stalemate; the
+        draws by rule of positions that play went on from are scored as their
+        moves arrive (:meth:`apply`)."""
+        b = board if board is not None else self._chess_board(self.fen)
+        n = len(self._plies)
+        if n in self._no_eval:  # an illegal position: neither scored nor finished
+            self._board_result = "*"
+            return
+        if n not in self._evals:
+            ev = rule_evaluation(b, repetitions(self.fen_at, n))
+            if ev is not None:
+                self._evals[n] = ev
+                self.version += 1
+        if b.is_checkmate():
+            self._board_result = "0-1" if b.turn == chess.WHITE else "1-0"
+        elif b.is_stalemate():
+            self._board_result = "1/2-1/2"
+        else:
+            self._board_result = "*"
+
+    def _ratings(self) -> _Ratings:
+        """Both perceived ratings (Algorithm 4 and calibrated) and head-to-head,
+        recomputed only when the ledger changed."""
+        if self._ratings_cache is None or self._ratings_cache[0] != self._ledger_version:
+            led = self._ledger
+            white, black = led.white.n > 0, led.black.n > 0
+            value = _Ratings(
+                led.perceived("white") if white else None,
+                led.perceived("black") if black else None,
+                led.head_to_head() if white and black else None,
+                led.calibrated("white") if white else None,
+                led.calibrated("black") if black else None,
+                led.form("white") if white else None,
+                led.form("black") if black else None,
+            )
+            self._ratings_cache = (self._ledger_version, value)
+        return self._ratings_cache[1]
+
+    def _truncate(self, plies: int) -> None:
+        del self._plies[plies:]
+        self.version += 1
+        self._no_eval = {k for k in self._no_eval if k <= plies}
+        self._uncounted = {k for k in self._uncounted if k <= plies}
+        # Clocks of abandoned moves go too; _set_clocks recomputes them.
+        self._clock_white = self._clock_black = None
+        for k in [k for k in self._evals if k > plies]:
+            del self._evals[k]
+        if self._ledger_plies > plies:
+            self._ledger.truncate(plies)
+            del self._gains[plies:]
+            self._ledger_plies = plies
+            self._ledger_version += 1
+
+    def _reset(self, start_fen: str, chess960: bool) -> None:
+        self._tip = None
+        self._plies = []
+        self._evals = {}
+        self._no_eval = set()
+        self._uncounted = set()
+        self._start_fen = start_fen
+        self.chess960 = chess960
+        turn_white = start_fen.split()[1] == "w"
+        self._ledger = self._new_ledger(first_mover_is_white=turn_white)
+        self._gains = []
+        self._ledger_plies = -1
+        self._ledger_version += 1
+        self.version += 1
+        self._settle_position()
+
+    def _new_ledger(self, first_mover_is_white: bool) -> GameLedger:
+        # The ledger starts at the start position (ply 0), so its first ply is
+        # the board's ply 1: plies count from the first move of the move list,
+        # as in ``livegain analyze`` (whose figures the live ones must equal).
+        return GameLedger(
+            self.engine_rating,
+            self._engine,
+            first_mover_is_white=first_mover_is_white,
+            model=self.model,
+            first_ply=1,
+            white_rating=self.official_rating("white"),
+            black_rating=self.official_rating("black"),
+        )
+
+    def _set_models(self, models: BoardModels) -> bool:
+        """Use other models (True: they changed). A new perceived model
+        rebuilds the ledger from the evaluations (no updates: the caller
+        publishes the whole board, as for any change of its players or tags)."""
+        if models == self.models:
+            return False
+        rebuild = models.perceived is not self.model
+        self.models = models
+        self.model = models.perceived
+        if rebuild:
+            self._ledger = self._new_ledger(first_mover_is_white=self._start_fen.split()[1] == "w")
+            self._gains = []
+            self._uncounted = set()
+            self._ledger_plies = -1
+            self._ledger_version += 1
+            self._advance(emit=False)
+        return True
+
+    def _advance(self, emit: bool = True) -> list[BoardUpdate]:
+        """Push every newly contiguous evaluation into the ledger (``emit``
+        False: make no updates, as when the ledger is rebuilt)."""
+        out: list[BoardUpdate] = []
+        if self._ledger_plies < 0:
+            start = self._evals.get(0)
+            if start is None:
+                return out
+            self._ledger.set_start(start.cp)
+            self._ledger_plies = 0
+            self._ledger_version += 1
+        while self._ledger_plies < len(self._plies):
+            k = self._ledger_plies + 1
+            if k in self._no_eval:  # no score: the reference stays where it was
+                score = self._ledger.scores[-1]
+            elif k in self._evals:
+                score = self._evals[k].cp
+            else:
+                break
+            # Gains across an illegal move that stood are not counted: its own, and
+            # the next one's when the position after it is no legal position.
+            counted = not (
+                self._plies[k - 1].stood or k in self._no_eval or (k - 1) in self._no_eval
+            )
+            lp = self._ledger.push(score, counted=counted)
+            self._gains.append(lp.gain)
+            if not counted:
+                self._uncounted.add(k)
+            self._ledger_plies = k
+            self._ledger_version += 1
+            if not emit:
+                continue
+            point = TracePoint(k, lp.perceived, lp.calibrated, lp.form)
+            out.append(
+                self._update(
+                    "ply",
+                    ply=self.ply_info(k),
+                    white_points=(point,) if counted and lp.mover == "white" else (),
+                    black_points=(point,) if counted and lp.mover == "black" else (),
+                )
+            )
+        return out
+
+    # -- sources --------------------------------------------------------------
+    def offer(
+        self, snap: GameSnapshot, now: float | None = None
+    ) -> tuple[list[BoardUpdate], list[BoardError], bool, str | None]:
+        """Fold in a snapshot from any of the board's sources: the active source's
+        is applied; another's takes the board over when its source is preferred
+        (lower ``priority``) and not behind, or when it has shown more than the
+        active source (or a conflicting list) for ``takeover_after`` seconds while
+        the active source changed nothing; otherwise it is kept for
+        :meth:`tick`, and a conflicting list is an error. ``now``: seconds on the
+        caller's clock (None: no takeover by time). Returns (updates, errors,
+        info changed, the source that took the board over or None)."""
+        src = snap.source
+        after = snap.takeover_after or DEFAULT_TAKEOVER_AFTER
+        st = self._sources.get(src)
+        if st is None:
+            st = self._sources[src] = _Source(snap.priority, after)
+        st.priority, st.takeover_after, st.snap = snap.priority, after, snap
+        if src == self.source_active:
+            version, seq = self.version, self.seq
+            updates, errors, info = self.apply(snap)
+            if len(self._sources) > 1 and (self.version != version or self.seq != seq):
+                self._restart_windows(now)  # the active source is alive
+            return updates, errors, info, None
+        active = self._sources.get(self.source_active)
+        rel, at = self._relation(snap)
+        st.relation = rel
+        if rel not in ("ahead", "conflict"):
+            st.differs_since = None
+        elif st.differs_since is None:
+            st.differs_since = now
+        preferred = active is None or st.priority < active.priority
+        if (preferred and rel != "behind") or self._stalled(st, now):
+            return self._take_over(src, now)
+        conflict: list[BoardError] = []
+        if rel == "conflict":
+            tokens = snap.tokens
+            key = (at, tokens[at - 1] if at <= len(tokens) else "")
+            if key != st.conflict_key:
+                st.conflict_key = key
+                st.conflicts += 1
+                self.conflicts += 1
+                conflict.append(
+                    self._error(
+                        f"move list from {src} conflicts with the board's (from "
+                        f"{self.source_active}) at this ply; the board keeps its own "
+                        f"unless {self.source_active} stops for {st.takeover_after:g} s",
+                        at,
+                        key[1],
+                        source=src,
+                    )
+                )
+        else:
+            st.conflict_key = None
+        return [], conflict, False, None
+
+    def tick(
+        self, now: float
+    ) -> tuple[list[BoardUpdate], list[BoardError], bool, str | None] | None:
+        """Hand the board to a waiting source whose ``takeover_after`` has run out
+        (preferred first); None when none has."""
+        waiting = [
+            (st.priority, name)
+            for name, st in self._sources.items()
+            if name != self.source_active and st.snap is not None and self._stalled(st, now)
+        ]
+        if not waiting:
+            return None
+        return self._take_over(min(waiting)[1], now)
+
+    def _stalled(self, st: _Source, now: float | None) -> bool:
+        return (
+            now is not None
+            and st.differs_since is not None
+            and now - st.differs_since >= st.takeover_after
+        )
+
+    def _take_over(
+        self, src: str, now: float | None
+    ) -> tuple[list[BoardUpdate], list[BoardError], bool, str | None]:
+        st = self._sources[src]
+        assert st.snap is not None
+        self.source_active = src
+        self.takeovers += 1
+        st.differs_since, st.conflict_key, st.relation = None, None, "same"
+        self._last_snap = None  # the new source's snapshot is applied in full
+        updates, errors, info = self.apply(st.snap)
+        self._restart_windows(now)
+        return updates, errors, info, src
+
+    def _restart_windows(self, now: float | None) -> None:
+        """The board changed under its active source: every other source's wait
+        starts again (from ``now`` if it still shows more, or conflicts)."""
+        for name, st in self._sources.items():
+            if name == self.source_active or st.snap is None:
+                continue
+            st.relation = self._relation(st.snap)[0]
+            st.differs_since = now if st.relation in ("ahead", "conflict") else None
+
+    def _relation(
+        self, snap: GameSnapshot
+    ) -> tuple[Literal["same", "ahead", "behind", "conflict"], int]:
+        """How ``snap``'s move list stands to the active source's (what the board
+        follows): ``same``, ``ahead`` (more moves, or a result where the active
+        source has none), ``behind`` (a prefix), ``conflict`` (they differ at a
+        ply: returned with it)."""
+        active = self._sources.get(self.source_active)
+        ref_snap = active.snap if active is not None else None
+        ref = ref_snap.tokens if ref_snap is not None else tuple(p.token for p in self._plies)
+        ref_result = normalize_result(ref_snap.result) if ref_snap is not None else self.result
+        tokens = snap.tokens
+        n, m = len(ref), len(tokens)
+        for k in range(min(n, m)):
+            a, b = ref[k], tokens[k]
+            if a == b:
+                continue
+            a, b = a.strip().rstrip("+#!?"), b.strip().rstrip("+#!?")
+            if a == b:
+                continue
+            if k < len(self._plies) and not self._plies[k].stood:
+                move = parse_move(self._chess_board(self.fen_at(k)), b)
+                if move is not None and move.uci() == self._plies[k].uci:
+                    continue  # the same move written otherwise (g1f3 / Nf3)
+            return "conflict", k + 1
+        if m > n:
+            return "ahead", n + 1
+        if m < n:
+            return "behind", m
+        result = normalize_result(snap.result)
+        if result not in (None, "*") and ref_result in (None, "*"):
+            return "ahead", n
+        return "same", n
+
+    # -- snapshot -------------------------------------------------------------
+    def apply(self, snap: GameSnapshot) -> tuple[list[BoardUpdate], list[BoardError], bool]:
+        """Fold one snapshot in. Returns (updates, new errors, info changed)."""
+        if snap == self._last_snap:
+            return [], [], False  # applying a snapshot is idempotent: the same again is a no-op
+        self._last_snap = snap
+        errors: list[BoardError] = []
+        updates: list[BoardUpdate] = []
+        info_changed = self._apply_info(snap)
+        if self._choose_models is not None and (info_changed or self._models_snap is None):
+            self._models_snap = snap
+            info_changed = self._set_models(self._choose_models(snap)) or info_changed
+        seen, self._input_problems = self._input_problems, set()
+
+        def problem(message: str) -> None:
+            # Counted once while it lasts, not once per poll.
+            self._input_problems.add(message)
+            if message not in seen:
+                errors.append(self._error(message))
+
+        # Start position (initial FEN, Chess960)
+        start = self._start_from(snap, problem)
+        if start is None:
+            return updates, errors, info_changed
+        start_fen, chess960 = start
+        reset = position_key(start_fen) != position_key(self._start_fen) or (
+            chess960 != self.chess960
+        )
+        old_result, old_clocks = self.result, self.clocks
+        if reset:
+            had = bool(self._plies) or bool(self._evals)
+            self._reset(start_fen, chess960)
+            info_changed = True
+            if had:
+                updates.append(self._update("truncate", truncate_to=0))
+        elif not self._evals and not self._plies:
+            self._settle_position()
+
+        # Moves: raw tokens first (cheap), then parsed moves.
+        tokens = snap.tokens
+        first = 0
+        while (
+            first < len(self._plies)
+            and first < len(tokens)
+            and self._plies[first].token == tokens[first]
+        ):
+            first += 1
+        parsed = self._parse(first, tokens, snap.fens)
+        new = parsed.moves
+        common = first
+        j = 0
+        while (
+            common < len(self._plies)
+            and j < len(new)
+            and self._plies[common].uci == new[j].uci
+            and self._plies[common].fen == new[j].fen
+        ):
+            self._plies[common].token = new[j].token
+            common += 1
+            j += 1
+
+        self.signal_result = parsed.signal
+        if parsed.illegal_reason is not None and parsed.illegal_ply is not None:
+            # Counted once per distinct bad move, not once per poll.
+            token = parsed.illegal_token or ""
+            key = (parsed.illegal_fen or "", parsed.illegal_ply, token)
+            after = parsed.illegal_after
+            self._stopped = IllegalPly(parsed.illegal_ply, token, False, after=after)
+            if key != self._last_illegal:
+                self._last_illegal = key
+                reason = parsed.illegal_reason
+                if after:
+                    reason += (
+                        f"; the game went on for {after} more moves: an illegal move that "
+                        f"stood over the board? The board stays at ply {parsed.illegal_ply - 1} "
+                        "until a feed reports the position after it"
+                    )
+                errors.append(self._error(reason, parsed.illegal_ply, token))
+        else:
+            self._last_illegal = None
+            self._stopped = None
+
+        # Result and clocks are settled before updates are built so that every
+        # update of this snapshot carries them.
+        res = normalize_result(snap.result)
+        if res is None:
+            problem(f"unknown result {snap.result!r}, taken as '*'")
+            res = "*"
+        self.feed_result = res
+
+        # Clocks of the moves that stay: merged (a clock no longer sent is kept).
+        clock_fixed = [
+            k for k in range(1, min(common, len(snap.clocks)) + 1) if self._merge_clock(k, snap)
+        ]
+        if common < len(self._plies):
+            self._truncate(common)
+            self._settle_position()
+            self._set_clocks(snap)
+            updates.append(self._update("truncate", truncate_to=common))
+        if j < len(new):
+            self._set_clocks(snap)
+            self.version += 1
+        for k in range(j, len(new)):
+            np_ = new[k]
+            ply = len(self._plies) + 1
+            white = mover_white(np_.fen)
+            self._plies.append(
+                _Ply(
+                    np_.token,
+                    np_.san,
+                    np_.uci,
+                    np_.fen,
+                    white=white,
+                    stood=np_.stood,
+                    evaluable=np_.evaluable,
+                    how=np_.how,
+                )
+            )
+            if not np_.evaluable:
+                self._no_eval.add(ply)
+            if np_.stood:
+                errors.extend(self._stood_error(ply, np_))
+            self._merge_clock(ply, snap)
+            if k == len(new) - 1:
+                self._settle_position(parsed.board)
+            else:
+                self._board_result = "*"
+                if np_.rule is not None:  # drawn by rule: never asked of the engine
+                    self._evals[ply] = draw_evaluation(np_.rule)
+                    self.version += 1
+            # The clocks as of this move (what _set_clocks gives, one move at a time).
+            clock = self._plies[-1].clock
+            if clock is not None:
+                if white and snap.clock_white is None:
+                    self._clock_white = clock
+                elif not white and snap.clock_black is None:
+                    self._clock_black = clock
+            updates.append(self._update("move", ply=self.ply_info(ply)))
+        self._set_clocks(snap)
+        # A clock that arrives late for a move already shown is sent with that move,
+        # and with the same player's next move, whose time spent it changes.
+        resend = sorted({j for k in clock_fixed for j in (k, k + 2) if j <= common})
+        for k in resend:
+            if k <= len(self._plies):
+                updates.append(self._update("clock", ply=self.ply_info(k)))
+        # The parsed board stands at ply first + len(new) = the current position.
+        self._tip = parsed.board
+        if self._tip is not None:
+            # Only the position is needed: a kept move stack would hold two
+            # objects per ply for the life of the board (and the GC's scans).
+            self._tip.clear_stack()
+        updates.extend(self._advance())
+
+        if not updates:
+            if self.result != old_result:
+                updates.append(self._update("result"))
+            elif self.clocks != old_clocks:
+                updates.append(self._update("clock"))
+        return updates, errors, info_changed
+
+    def _stood_error(self, ply: int, np_: _NewPly) -> list[BoardError]:
+        """The error that marks an illegal move that stood: once per ply, move and position."""
+        key = (ply, np_.token.strip(), np_.fen)
+        if key in self._stood_seen:
+            return []
+        self._stood_seen.add(key)
+        where = "the position the feed reports" if np_.how == "reported" else "the move as played"
+        note = (
+            ""
+            if np_.evaluable
+            else " (no legal position, e.g. a king left in check: not evaluated)"
+        )
+        return [
+            self._error(
+                f"illegal move stood over the board: the game goes on from {where}, "
+                f"{np_.fen}{note}; gains across this move are not counted",
+                ply,
+                np_.token,
+            )
+        ]
+
+    def _merge_clock(self, ply: int, snap: GameSnapshot) -> bool:
+        """Take the feed's clock for ``ply`` if it sent one; True when it changed."""
+        if ply - 1 < len(snap.clocks):
+            c = snap.clocks[ply - 1]
+            if c is not None and self._plies[ply - 1].clock != int(c):
+                self._plies[ply - 1].clock = int(c)
+                return True
+        return False
+
+    def _set_clocks(self, snap: GameSnapshot) -> None:
+        """Current clocks: the feed's own if given, else the last move's, else the last known."""
+        last: dict[bool, int | None] = {True: None, False: None}
+        for p in reversed(self._plies):
+            if last[p.white] is None and p.clock is not None:
+                last[p.white] = p.clock
+            if last[True] is not None and last[False] is not None:
+                break
+        if snap.clock_white is not None:
+            self._clock_white = int(snap.clock_white)
+        elif last[True] is not None:
+            self._clock_white = last[True]
+        if snap.clock_black is not None:
+            self._clock_black = int(snap.clock_black)
+        elif last[False] is not None:
+            self._clock_black = last[False]
+
+    def _apply_info(self, snap: GameSnapshot) -> bool:
+        rnd, board = round_board(snap)
+        tags = dict(snap.tags)
+        before = (
+            self.white,
+            self.black,
+            self.game_id,
+            self.event,
+            self.round,
+            self.board,
+            self.tags,
+        )
+        if (self.white, self.black) != (snap.white, snap.black):
+            self.white, self.black = snap.white, snap.black
+            self.white_key, self.black_key = (
+                player_key_pair(snap.white),
+                player_key_pair(snap.black),
+            )
+            if self._ledger.set_ratings(
+                self.official_rating("white"), self.official_rating("black")
+            ):
+                self._ledger_version += 1
+        if snap.game_id:
+            self.game_id = snap.game_id
+        self.event = snap.event or self.event
+        self.round = rnd or self.round
+        self.board = board if board is not None else self.board
+        self.tags = tags
+        return before != (
+            self.white,
+            self.black,
+            self.game_id,
+            self.event,
+            self.round,
+            self.board,
+            self.tags,
+        )
+
+    def _start_from(
+        self, snap: GameSnapshot, problem: Callable[[str], None]
+    ) -> tuple[str, bool] | None:
+        fen = (snap.initial_fen or "").strip() or dict(snap.tags).get("FEN", "").strip()
+        variant = dict(snap.tags).get("Variant", "").lower()
+        tag960 = "960" in variant or "fischer" in variant
+        if not fen:
+            return chess.STARTING_FEN, tag960
+        try:
+            b = chess.Board(fen, chess960=True)
+        except ValueError as exc:
+            problem(f"bad initial FEN {fen!r}: {exc}")
+            return None
+        if b.king(chess.WHITE) is None or b.king(chess.BLACK) is None:
+            problem(f"bad initial FEN {fen!r}: a king is missing")
+            return None
+        chess960 = tag960 or b.has_chess960_castling_rights()
+        b.chess960 = chess960
+        return b.fen(), chess960
+
+    # -- evaluations ----------------------------------------------------------
+    def record_eval(self, ply: int, fen: str, ev: Evaluation) -> list[BoardUpdate]:
+        if not 0 <= ply <= len(self._plies) or self.fen_at(ply) != fen:
+            return []  # stale: that position is no longer on the board
+        if ply in self._evals or ply in self._no_eval:
+            return []  # duplicate (or a position scored by the rules already)
+        self._evals[ply] = ev
+        self.version += 1
+        out = self._advance()
+        if not any(u.ply is not None and u.ply.ply == ply for u in out):
+            info = self.ply_info(ply) if ply > 0 else None
+            if ply > 0 or ply == len(self._plies):
+                out.insert(0, self._update("eval", ply=info))
+        return out
