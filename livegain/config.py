@@ -28,6 +28,7 @@ from livegain.feeds.base import FeedConfig
 
 if TYPE_CHECKING:
     from livegain.core.event_table import EventRules
+    from livegain.core.players import PlayerFacts
 
 
 class _Section(BaseModel):
@@ -259,6 +260,24 @@ class EventConfig(_Section):
     cycles: Literal[1, 2] = Field(default=1, description="Round robin: single or double")
     pairings: list[list[str]] | str | None = Field(
         default=None,
+class PlayerConfig(_Section):
+    """What is known of a player beyond the feed, for his FIDE K (docs/standings.md,
+    "Player table")."""
+
+    games: int | None = Field(
+        default=None, ge=0, description="Rated games played before the event (under 30: K = 40)"
+    )
+    born: int | None = Field(
+        default=None,
+        ge=1900,
+        le=2100,
+        description="Year of birth (a junior under 2300: K = 40 until the end of the year "
+        "he turns 18)",
+    )
+    ever_2400: bool = Field(default=False, description="His rating once reached 2400 (K = 10)")
+    k: Literal[10, 20, 40] | None = Field(default=None, description="K given outright")
+
+
         description="Games left as [white, black] or [white, black, round], or a file: "
         "PGN headers (White, Black, Round; games with a result are skipped) or one "
         "'White - Black' line per game. Round robin without it: every pair not yet met",
@@ -300,6 +319,11 @@ class EventConfig(_Section):
             return []
         if isinstance(self.pairings, str):
             return _read_pairings(Path(self.pairings))
+    players: dict[str, PlayerConfig] = Field(
+        default_factory=dict,
+        description="Player name (or FIDE id) -> what is known of him for his FIDE K: "
+        "games, born, ever_2400, k (the player table's rating change)",
+    )
         out: list[tuple[str, str, int | None]] = []
         for item in self.pairings:
             if len(item) not in (2, 3) or not all(x.strip() for x in item[:2]):
@@ -324,6 +348,15 @@ class EventConfig(_Section):
             playoff=self.playoff,
             draw_rate=self.draw_rate,
             sims=self.sims,
+    def player_facts(self) -> dict[str, PlayerFacts]:
+        """The configured players' facts, by the name given."""
+        from livegain.core.players import PlayerFacts
+
+        return {
+            name: PlayerFacts(games=p.games, born=p.born, ever_2400=p.ever_2400, k=p.k)
+            for name, p in self.players.items()
+        }
+
             points_before=tuple(self.points_before.items()),
         )
 

@@ -31,7 +31,9 @@ Games not started are simulated with the ratings-only layer of the human
 W/D/L model (``prior(event)``: the event's kind of game, as the service
 chooses it; else the one of its boards' model), the same model the boards'
 live chances start from. Each row carries the player's ``perceived`` rating
-and ``form`` over his games of the event.
+and ``form`` over his games of the event, and his line of the player table
+(:mod:`livegain.core.players`: performance, FIDE rating change with the K
+his configured facts give, accuracy over the event).
 
 Each new ``standings`` message goes to ``publish(event, data)``: the service
 hands it to its WebSocket server (``/api/standings``, ``subscribe_standings``)
@@ -45,7 +47,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -57,9 +59,11 @@ from livegain.core.event_table import (
     entry_of,
     event_table,
 )
+from livegain.core.events import PlayerInfo
 from livegain.core.game import BoardGame
 from livegain.core.human_wdl import RatingsPrior
 from livegain.core.perceived import CalibratedRating
+from livegain.core.players import PlayerFacts, PlayerLine, player_table, resolve_facts
 from livegain.publish import convert, schema
 
 if TYPE_CHECKING:
@@ -91,8 +95,16 @@ def _rated(row: TableRow, c: CalibratedRating | None) -> schema.Perceived | None
     return convert.perceived(c, rating_range, m.scale, row.label)
 
 
-def standings_message(table: EventTable, version: int) -> schema.Standings:
-    """The wire message of a computed table."""
+def _tenth(x: float | None) -> float | None:
+    return None if x is None else round(x, 1)
+
+
+def standings_message(
+    table: EventTable, version: int, players: Mapping[str, PlayerLine] | None = None
+) -> schema.Standings:
+    """The wire message of a computed table, each row with its player's line
+    (:mod:`livegain.core.players`) when ``players`` has it."""
+    lines = players or {}
     return schema.Standings(
         event=table.event,
         format=table.format,
@@ -117,6 +129,7 @@ def standings_message(table: EventTable, version: int) -> schema.Standings:
                 live=r.live,
                 perceived=_rated(r, r.perceived),
                 form=_rated(r, r.form),
+                **_player_fields(lines.get(r.key)),
             )
             for r in table.rows
         ],
@@ -130,10 +143,24 @@ def standings_message(table: EventTable, version: int) -> schema.Standings:
     )
 
 
+def _player_fields(line: PlayerLine | None) -> dict[str, Any]:
+    if line is None:
+        return {}
+    return {
+        "rated_games": line.rated_games,
+        "performance": _tenth(line.performance),
+        "rating_change": _tenth(line.rating_change),
+        "k": line.k,
+        "accuracy": convert.accuracy(line.accuracy),
+    }
+
+
 @dataclass
 class _Event:
     name: str
     rules: EventRules
+    facts: Mapping[str, PlayerFacts] = field(default_factory=dict)
+    """Configured players' facts, by the name given (:class:`PlayerFacts`)."""
     prior: RatingsPrior | None = None
     dirty: asyncio.Event = field(default_factory=asyncio.Event)
     version: int = 0
@@ -145,6 +172,19 @@ class _Event:
     """Boards published since the event last read them."""
     forced: bool = False
     """A board left the event: compute again whatever the others say."""
+
+
+def event_players(
+    table: EventTable,
+    games: Sequence[GameEntry],
+    facts: Mapping[str, PlayerFacts] | None = None,
+    year: int | None = None,
+) -> dict[str, PlayerLine]:
+    """The player table (:func:`livegain.core.players.player_table`) of the
+    standings rows' players; ``facts`` by configured name."""
+    info = {r.key: PlayerInfo(r.name, fide_id=r.fide_id) for r in table.rows}
+    by_key = resolve_facts(facts or {}, info)
+    return player_table(games, {r.key: r.rating for r in table.rows}, by_key, year)
 
 
 @dataclass
@@ -172,8 +212,8 @@ class LiveStandings:
         interval: float = INTERVAL,
         prior: Callable[[str], RatingsPrior | None] | None = None,
     ) -> None:
-        self._configured: dict[str, tuple[str, EventRules]] = {
-            event_key(e.name): (e.name, e.rules()) for e in events
+        self._configured: dict[str, tuple[str, EventRules, dict[str, PlayerFacts]]] = {
+            event_key(e.name): (e.name, e.rules(), e.player_facts()) for e in events
         }
         self._boards = boards
         self._publish = publish
@@ -234,8 +274,9 @@ class LiveStandings:
         if ev is None:
             configured = self._configured.get(event_key(name))
             rules = configured[1] if configured is not None else EventRules()
+            facts = configured[2] if configured is not None else {}
             prior = self._prior(name) if self._prior is not None else None
-            ev = self._events[name] = _Event(name, rules, prior)
+            ev = self._events[name] = _Event(name, rules, facts, prior)
             if self._tg is not None:
                 self._tg.create_task(self._follow(ev), name=f"standings-{name[:40]}")
             else:
@@ -290,7 +331,8 @@ class LiveStandings:
         # The table, its message and the message's bytes are all made in the
         # thread: for an event of a thousand games that is tens of ms of work
         # the event loop would otherwise do at once (tests/service/test_ingest_load.py).
-        made = await asyncio.to_thread(self._make, ev, games)
+        year = time.gmtime().tm_year  # a junior's age (the player table's K)
+        made = await asyncio.to_thread(self._make, ev, games, year)
         ev.seconds = time.perf_counter() - t0
         ev.computations += 1
         self.stats.computations += 1
@@ -304,11 +346,13 @@ class LiveStandings:
         self._publish(ev.name, data)
 
     @staticmethod
-    def _make(ev: _Event, games: list[GameEntry]) -> tuple[schema.Standings, bytes] | None:
+    def _make(
+        ev: _Event, games: list[GameEntry], year: int | None = None
+    ) -> tuple[schema.Standings, bytes] | None:
         """(message, its bytes) for the event's table, or None when a viewer
         would see nothing new (in a worker thread)."""
         table = event_table(ev.name, games, ev.rules, ev.prior)
-        msg = standings_message(table, ev.version + 1)
+        msg = standings_message(table, ev.version + 1, event_players(table, games, ev.facts, year))
         same = {"version": msg.version, "plies": msg.plies}
         if ev.last is not None and msg == ev.last.model_copy(update=same):
             return None

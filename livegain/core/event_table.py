@@ -59,10 +59,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from livegain.core.accuracy import GameAccuracy
 from livegain.core.events import PlayerInfo, normalise_name, player_key
 from livegain.core.game import BoardGame
 from livegain.core.human_wdl import RatingsPrior
@@ -153,6 +154,8 @@ class GameEntry:
     """The board's perceived-rating model (None: none)."""
     prior: RatingsPrior | None = None
     """The ratings-only layer of the board's human W/D/L model (None: none)."""
+    accuracy: GameAccuracy | None = None
+    """Both players' accuracies in the game (None: not known)."""
 
 
 @dataclass(frozen=True)
@@ -232,6 +235,7 @@ def entry_of(game: BoardGame) -> GameEntry:
         black_moves=game.profile_sum("black"),
         model=game.model,
         prior=None if human is None else human.prior,
+        accuracy=game.accuracy(),
     )
 
 
@@ -263,22 +267,33 @@ class _Field:
 
     def resolve(self, name: str) -> str:
         """The key of the player ``name`` designates; a new player when nobody matches."""
-        want = normalise_name(name)
-        if name.strip().isdigit():
-            fide = f"fide:{name.strip().lstrip('0')}"
-            if fide in self.info:
-                return fide
-        exact = [k for k, p in self.info.items() if normalise_name(p.name) == want]
-        if len(exact) == 1:
-            return exact[0]
-        words = set(want.split())
-        if words:
-            part = [k for k, p in self.info.items() if words <= set(normalise_name(p.name).split())]
-            if len(part) == 1:
-                return part[0]
-        key = want or name
+        found = match_player(name, self.info)
+        if found is not None:
+            return found
+        key = normalise_name(name) or name
         self.info.setdefault(key, PlayerInfo(name=name))
         return key
+
+
+def match_player(name: str, players: Mapping[str, PlayerInfo]) -> str | None:
+    """The key (of ``players``: key -> player) of the player a configured
+    ``name`` designates: a FIDE id, else the same normalised name, else the
+    only player whose name contains every word of it; None when nobody (or
+    more than one) matches."""
+    want = normalise_name(name)
+    if name.strip().isdigit():
+        fide = f"fide:{name.strip().lstrip('0')}"
+        if fide in players:
+            return fide
+    exact = [k for k, p in players.items() if normalise_name(p.name) == want]
+    if len(exact) == 1:
+        return exact[0]
+    words = set(want.split())
+    if words:
+        part = [k for k, p in players.items() if words <= set(normalise_name(p.name).split())]
+        if len(part) == 1:
+            return part[0]
+    return None
 
 
 def _byes(key: str, points: float, rounds: int) -> list[Result]:

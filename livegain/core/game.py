@@ -1,9 +1,10 @@
 """Moved: :mod:`livegain.core.board` (this name stays until every caller imports from there)."""
 
-from livegain.core.board.board import DEFAULT_MAX_PLIES, DEFAULT_TAKEOVER_AFTER, BoardGame
+from livegain.core.board.board import DEFAULT_MAX_PLIES, BoardGame
 from livegain.core.board.identity import board_slug, describe_snapshot
 from livegain.core.board.registry import DEFAULT_MAX_BOARDS, Tournament
 from livegain.core.board.results import RESULTS, dgt_signal_result
+from livegain.core.board.sources import DEFAULT_TAKEOVER_AFTER
 from livegain.core.board.updates import (
     Applied,
     BoardError,

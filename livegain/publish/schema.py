@@ -457,6 +457,32 @@ class StandingsRow(_Model):
         description="his official rating updated by his moves over all his games of the "
         "event; null without an official rating or a model with forward curves",
     )
+    rated_games: int = Field(
+        default=0,
+        description="his finished games of the event against rated opponents (those "
+        "``performance`` and ``rating_change`` count; docs/standings.md, 'Player table')",
+    )
+    performance: float | None = Field(
+        default=None,
+        description="results-based performance rating over those games, FIDE's Ra + dp "
+        "(table 8.1(a)); null: none",
+    )
+    rating_change: float | None = Field(
+        default=None,
+        description="his rating change by FIDE's rules over those games, sum K*(S - E) with "
+        "the 400-point rule; null: unrated or none",
+    )
+    k: int | None = Field(
+        default=None,
+        description="FIDE's K used for ``rating_change`` (from his rating, and games played "
+        "and age when configured); null when there is no rating change",
+    )
+    accuracy: Accuracy | None = Field(
+        default=None,
+        description="his accuracy over the event: the mean of his games' accuracies (each "
+        "by lichess's method), overall and per phase; ``moves`` over all of them; null: "
+        "no evaluated move yet",
+    )
 
 
 class Standings(_Model):

@@ -111,3 +111,24 @@ def test_kind_and_scale_per_feed_and_event(tmp_path: Path, monkeypatch: pytest.M
     path.write_text('[[feeds]]\ntype = "file"\npath = "a.pgn"\nkind = "blitz"\n')
     with pytest.raises(ConfigError, match="kind"):
         load_settings(path)
+
+
+def test_what_is_known_of_players_for_their_k(tmp_path: Path) -> None:
+    """``[events.players."NAME"]``: games, born, ever_2400 or k for the player table."""
+    path = tmp_path / "events.toml"
+    path.write_text(
+        '[[events]]\nname = "Open"\n'
+        '[events.players."Gukesh D"]\ngames = 250\nborn = 2006\n'
+        '[events.players."46616543"]\nk = 10\n'
+    )
+    from livegain.core.players import PlayerFacts
+
+    (event,) = load_settings(path).events
+    assert event.player_facts() == {
+        "Gukesh D": PlayerFacts(games=250, born=2006),
+        "46616543": PlayerFacts(k=10),
+    }
+    for bad, key in (("k = 15", "k"), ("games = -1", "games"), ("age = 12", "age")):
+        path.write_text(f'[[events]]\nname = "Open"\n[events.players."X"]\n{bad}\n')
+        with pytest.raises(ConfigError, match=key):
+            load_settings(path)

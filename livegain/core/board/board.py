@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal
 
 import chess
 
@@ -17,16 +16,21 @@ from livegain.core.board.identity import (
     player_key_pair,
     round_board,
 )
+from livegain.core.board.movelist import NewPly, Ply, parse_moves
 from livegain.core.board.moves import (
-    diff_uci,
     is_standard_start,
     mover_white,
     parse_move,
     position_key,
-    pseudo_legal,
-    reported_position,
 )
-from livegain.core.board.results import dgt_signal_result, normalize_result
+from livegain.core.board.results import normalize_result
+from livegain.core.board.sources import (
+    Relation,
+    Sources,
+    compare_move_lists,
+    stalled,
+    takes_over_at_once,
+)
 from livegain.core.board.updates import (
     LATEST_PRIORITY,
     BoardError,
@@ -43,9 +47,7 @@ from livegain.core.board.updates import (
 )
 from livegain.core.evaluation import (
     Evaluation,
-    Rule,
     draw_evaluation,
-    draw_rule,
     repetitions,
     rule_evaluation,
 )
@@ -72,19 +74,6 @@ from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, engine_wdl, position_wdl
 DEFAULT_MAX_PLIES = 1000
 
 
-@dataclass
-class _Ply:
-    token: str
-    san: str
-    uci: str
-    fen: str
-    white: bool
-    clock: int | None = None
-    stood: bool = False  # an illegal move that stood over the board
-    evaluable: bool = True  # False: the position after it is no position an engine takes
-    how: Literal["reported", "played", ""] = ""  # where a stood move's position came from
-
-
 @dataclass(frozen=True)
 class _Ratings:
     white: PerceivedRating | None
@@ -94,48 +83,6 @@ class _Ratings:
     black_calibrated: CalibratedRating | None
     white_form: CalibratedRating | None
     black_form: CalibratedRating | None
-
-
-@dataclass
-class _NewPly:
-    token: str
-    uci: str
-    san: str
-    fen: str  # the position after it
-    rule: Rule | None  # the draw rule that scores it (see draw_rule)
-    stood: bool = False
-    evaluable: bool = True
-    how: Literal["reported", "played", ""] = ""
-
-
-@dataclass
-class _Parsed:
-    moves: list[_NewPly]
-    illegal_ply: int | None = None
-    illegal_token: str | None = None
-    illegal_reason: str | None = None
-    illegal_fen: str | None = None
-    illegal_after: int = 0  # tokens past the illegal move
-    signal: str | None = None
-    board: chess.Board | None = None  # the position after the last legal move
-
-
-@dataclass
-class _Source:
-    """What one source last showed of a board."""
-
-    priority: int
-    takeover_after: float
-    snap: GameSnapshot | None = None
-    differs_since: float | None = None  # since when its list differs from the board's
-    relation: Literal["same", "ahead", "behind", "conflict", "none"] = "none"
-    conflict_key: tuple[int, str] | None = None  # the conflict last reported
-    conflicts: int = 0
-
-
-#: Seconds a source waits, showing more than the board, before it takes over
-#: from a preferred source that no longer moves the board on (``takeover_after``).
-DEFAULT_TAKEOVER_AFTER = 30.0
 
 
 class BoardGame:
@@ -163,13 +110,10 @@ class BoardGame:
         self.board_id = board_id
         self.source = source  # the source that first showed the board
         self.group = group  # the event group its sources share (None: one source)
-        self.source_active = source  # the source whose snapshots drive the board
-        self._sources: dict[str, _Source] = {}
+        self.sources = Sources(source)  # every source, and the one it follows
         self.game_ids: dict[str, str] = {}  # source -> the GameId it gives this game
         # source -> the identity it last gave the game: players, round, board number
         self.seen_as: dict[str, Identity] = {}
-        self.takeovers = 0
-        self.conflicts = 0
         self.engine_rating = float(engine_rating)
         self._engine = engine
         self.model = model
@@ -189,7 +133,7 @@ class BoardGame:
         self.signal_result: str | None = None
         self._start_fen = chess.STARTING_FEN
         self.chess960 = False
-        self._plies: list[_Ply] = []
+        self._plies: list[Ply] = []
         self._evals: dict[int, Evaluation] = {}
         self._ledger = self._new_ledger(first_mover_is_white=True)
         self._ledger_plies = -1  # -1: start score not set
@@ -554,23 +498,23 @@ class BoardGame:
         """The snapshot the board last applied (its driving source's): what to store."""
         return self._last_snap
 
+    @property
+    def source_active(self) -> str:
+        """The source whose snapshots drive the board."""
+        return self.sources.active
+
+    @property
+    def takeovers(self) -> int:
+        return self.sources.takeovers
+
+    @property
+    def conflicts(self) -> int:
+        """Conflicting move lists reported (each once)."""
+        return self.sources.conflicts
+
     def source_status(self) -> list[SourceStatus]:
         """Every source that showed this board, preferred first (see ``docs/feeds.md``)."""
-        out = []
-        for name, st in sorted(self._sources.items(), key=lambda kv: (kv[1].priority, kv[0])):
-            plies = len(st.snap.tokens) if st.snap is not None else 0
-            out.append(
-                SourceStatus(
-                    name,
-                    st.priority,
-                    name == self.source_active,
-                    plies,
-                    "same" if name == self.source_active else st.relation,
-                    st.differs_since,
-                    st.conflicts,
-                )
-            )
-        return out
+        return self.sources.status()
 
     def state(self) -> tuple[object, ...]:
         """Everything that defines the board's game (not seq or error counts), for equality."""
@@ -647,90 +591,6 @@ class BoardGame:
             scale=self.scale,
             accuracy=self.accuracy(),
         )
-
-    def _parse(
-        self, start: int, tokens: tuple[str, ...], reported: tuple[str | None, ...] = ()
-    ) -> _Parsed:
-        """Parse ``tokens[start:]`` from the position at ply ``start``; ``reported``:
-        the feed's positions per ply (for a move that cannot be played)."""
-        if start == len(self._plies) and self._tip is not None:
-            b = self._tip.copy(stack=False)  # the usual case: moves appended at the end
-        else:
-            b = self._chess_board(self.fen_at(start))
-        out = _Parsed(moves=[])
-        fens: list[str] = []  # the new positions
-        ok = start not in self._no_eval  # the current position is one the engine takes
-
-        def fen_of(ply: int) -> str:  # the game's positions as they will stand
-            return self.fen_at(ply) if ply <= start else fens[ply - start - 1]
-
-        for i in range(start, len(tokens)):
-            tok = tokens[i].strip()
-            move = parse_move(b, tok)
-            if move is None:
-                signal = dgt_signal_result(b, tokens[i:])
-                stood = None if signal is not None else self._stood(b, tokens, i, reported)
-                if stood is not None:
-                    # An illegal move that stood over the board: play goes on from the
-                    # position after it (reported by the feed, or the move as played).
-                    b, uci, how = stood
-                    ok = b.is_valid()
-                    fens.append(b.fen())
-                    out.moves.append(_NewPly(tokens[i], uci, tok, fens[-1], None, True, ok, how))
-                    continue
-                out.illegal_ply = i + 1
-                out.illegal_token = tokens[i]
-                out.illegal_fen = b.fen()
-                out.illegal_after = len(tokens) - i - 1
-                if signal is not None:
-                    out.signal = signal
-                else:
-                    out.illegal_reason = (
-                        "illegal move" if tok else "empty move"
-                    ) + f" in position {b.fen()}"
-                break
-            san = b.san(move)
-            b.push(move)
-            fens.append(b.fen())
-            if not ok:  # after an illegal position: is this one legal again?
-                ok = b.is_valid()
-            if ok:
-                # Three occurrences need at least 8 plies without a capture or pawn move.
-                repeated = repetitions(fen_of, i + 1) if b.halfmove_clock >= 8 else 1
-                rule = draw_rule(b, repeated)
-            else:
-                rule = None
-            out.moves.append(_NewPly(tokens[i], move.uci(), san, fens[-1], rule, evaluable=ok))
-        out.board = b
-        return out
-
-    def _stood(
-        self, b: chess.Board, tokens: tuple[str, ...], i: int, reported: tuple[str | None, ...]
-    ) -> tuple[chess.Board, str, Literal["reported", "played"]] | None:
-        """The position after ``tokens[i]``, a move that cannot be played in ``b``,
-        when the game visibly went on from it: the position the feed reports for
-        that ply; else the one this board already went on from after the same
-        move; else, when the move is pseudo-legal (a king left in check, a pinned
-        piece moved) and the next move is legal after it, the move as played."""
-        tok = tokens[i].strip()
-        text = reported[i] if i < len(reported) else None
-        if text:
-            after = reported_position(b, text)
-            if after is not None:
-                return after, diff_uci(b, after), "reported"
-        if i < len(self._plies):
-            p = self._plies[i]
-            if p.stood and p.token.strip() == tok and self.fen_at(i) == b.fen():
-                after = self._chess_board(p.fen)
-                return after, p.uci, p.how or "reported"
-        if i + 1 < len(tokens):
-            move = pseudo_legal(b, tok)
-            if move is not None:
-                after = b.copy(stack=False)
-                after.push(move)
-                if parse_move(after, tokens[i + 1].strip()) is not None:
-                    return after, move.uci(), "played"
-        return None
 
     def _settle_position(self, board: chess.Board | None = None) -> None:
         """After the move list changed: the current position's result, and its
@@ -884,52 +744,36 @@ class BoardGame:
     def offer(
         self, snap: GameSnapshot, now: float | None = None
     ) -> tuple[list[BoardUpdate], list[BoardError], bool, str | None]:
-        """Fold in a snapshot from any of the board's sources: the active source's
-        is applied; another's takes the board over when its source is preferred
-        (lower ``priority``) and not behind, or when it has shown more than the
-        active source (or a conflicting list) for ``takeover_after`` seconds while
-        the active source changed nothing; otherwise it is kept for
-        :meth:`tick`, and a conflicting list is an error. ``now``: seconds on the
-        caller's clock (None: no takeover by time). Returns (updates, errors,
-        info changed, the source that took the board over or None)."""
-        src = snap.source
-        after = snap.takeover_after or DEFAULT_TAKEOVER_AFTER
-        st = self._sources.get(src)
-        if st is None:
-            st = self._sources[src] = _Source(snap.priority, after)
-        st.priority, st.takeover_after, st.snap = snap.priority, after, snap
-        if src == self.source_active:
+        """Fold in a snapshot from any of the board's sources (:mod:`.sources`):
+        the active source's is applied; another's takes the board over when the
+        rules say so, else it is kept for :meth:`tick`, and a conflicting list is
+        an error. ``now``: seconds on the caller's clock (None: no takeover by
+        time). Returns (updates, errors, info changed, the source that took the
+        board over or None)."""
+        st = self.sources.note(snap)
+        if snap.source == self.sources.active:
             version, seq = self.version, self.seq
             updates, errors, info = self.apply(snap)
-            if len(self._sources) > 1 and (self.version != version or self.seq != seq):
-                self._restart_windows(now)  # the active source is alive
+            if len(self.sources) > 1 and (self.version != version or self.seq != seq):
+                self.sources.restart_windows(now, self._relation_of)  # the active one is alive
             return updates, errors, info, None
-        active = self._sources.get(self.source_active)
         rel, at = self._relation(snap)
-        st.relation = rel
-        if rel not in ("ahead", "conflict"):
-            st.differs_since = None
-        elif st.differs_since is None:
-            st.differs_since = now
-        preferred = active is None or st.priority < active.priority
-        if (preferred and rel != "behind") or self._stalled(st, now):
-            return self._take_over(src, now)
+        self.sources.seen(st, rel, now)
+        if takes_over_at_once(st, self.sources.active_source(), rel) or stalled(st, now):
+            return self._take_over(snap.source, now)
         conflict: list[BoardError] = []
         if rel == "conflict":
-            tokens = snap.tokens
-            key = (at, tokens[at - 1] if at <= len(tokens) else "")
-            if key != st.conflict_key:
-                st.conflict_key = key
-                st.conflicts += 1
-                self.conflicts += 1
+            token = snap.tokens[at - 1] if at <= len(snap.tokens) else ""
+            if self.sources.new_conflict(st, at, token):
+                active = self.sources.active
                 conflict.append(
                     self._error(
-                        f"move list from {src} conflicts with the board's (from "
-                        f"{self.source_active}) at this ply; the board keeps its own "
-                        f"unless {self.source_active} stops for {st.takeover_after:g} s",
+                        f"move list from {snap.source} conflicts with the board's (from "
+                        f"{active}) at this ply; the board keeps its own "
+                        f"unless {active} stops for {st.takeover_after:g} s",
                         at,
-                        key[1],
-                        source=src,
+                        token,
+                        source=snap.source,
                     )
                 )
         else:
@@ -941,77 +785,36 @@ class BoardGame:
     ) -> tuple[list[BoardUpdate], list[BoardError], bool, str | None] | None:
         """Hand the board to a waiting source whose ``takeover_after`` has run out
         (preferred first); None when none has."""
-        waiting = [
-            (st.priority, name)
-            for name, st in self._sources.items()
-            if name != self.source_active and st.snap is not None and self._stalled(st, now)
-        ]
-        if not waiting:
-            return None
-        return self._take_over(min(waiting)[1], now)
-
-    def _stalled(self, st: _Source, now: float | None) -> bool:
-        return (
-            now is not None
-            and st.differs_since is not None
-            and now - st.differs_since >= st.takeover_after
-        )
+        name = self.sources.waiting(now)
+        return None if name is None else self._take_over(name, now)
 
     def _take_over(
         self, src: str, now: float | None
     ) -> tuple[list[BoardUpdate], list[BoardError], bool, str | None]:
-        st = self._sources[src]
-        assert st.snap is not None
-        self.source_active = src
-        self.takeovers += 1
-        st.differs_since, st.conflict_key, st.relation = None, None, "same"
+        snap = self.sources.hand_to(src)
         self._last_snap = None  # the new source's snapshot is applied in full
-        updates, errors, info = self.apply(st.snap)
-        self._restart_windows(now)
+        updates, errors, info = self.apply(snap)
+        self.sources.restart_windows(now, self._relation_of)
         return updates, errors, info, src
 
-    def _restart_windows(self, now: float | None) -> None:
-        """The board changed under its active source: every other source's wait
-        starts again (from ``now`` if it still shows more, or conflicts)."""
-        for name, st in self._sources.items():
-            if name == self.source_active or st.snap is None:
-                continue
-            st.relation = self._relation(st.snap)[0]
-            st.differs_since = now if st.relation in ("ahead", "conflict") else None
+    def _relation_of(self, snap: GameSnapshot) -> Relation:
+        return self._relation(snap)[0]
 
-    def _relation(
-        self, snap: GameSnapshot
-    ) -> tuple[Literal["same", "ahead", "behind", "conflict"], int]:
+    def _relation(self, snap: GameSnapshot) -> tuple[Relation, int]:
         """How ``snap``'s move list stands to the active source's (what the board
-        follows): ``same``, ``ahead`` (more moves, or a result where the active
-        source has none), ``behind`` (a prefix), ``conflict`` (they differ at a
-        ply: returned with it)."""
-        active = self._sources.get(self.source_active)
+        follows): :func:`~.sources.compare_move_lists`."""
+        active = self.sources.active_source()
         ref_snap = active.snap if active is not None else None
         ref = ref_snap.tokens if ref_snap is not None else tuple(p.token for p in self._plies)
-        ref_result = normalize_result(ref_snap.result) if ref_snap is not None else self.result
-        tokens = snap.tokens
-        n, m = len(ref), len(tokens)
-        for k in range(min(n, m)):
-            a, b = ref[k], tokens[k]
-            if a == b:
-                continue
-            a, b = a.strip().rstrip("+#!?"), b.strip().rstrip("+#!?")
-            if a == b:
-                continue
-            if k < len(self._plies) and not self._plies[k].stood:
-                move = parse_move(self._chess_board(self.fen_at(k)), b)
-                if move is not None and move.uci() == self._plies[k].uci:
-                    continue  # the same move written otherwise (g1f3 / Nf3)
-            return "conflict", k + 1
-        if m > n:
-            return "ahead", n + 1
-        if m < n:
-            return "behind", m
-        result = normalize_result(snap.result)
-        if result not in (None, "*") and ref_result in (None, "*"):
-            return "ahead", n
-        return "same", n
+        ref_result = ref_snap.result if ref_snap is not None else self.result
+
+        def same_move(k: int, token: str) -> bool:
+            if k >= len(self._plies) or self._plies[k].stood:
+                return False
+            move = parse_move(self._chess_board(self.fen_at(k)), token)
+            return move is not None and move.uci() == self._plies[k].uci
+
+        return compare_move_lists(ref, ref_result, snap.tokens, snap.result, same_move)
 
     # -- snapshot -------------------------------------------------------------
     def apply(self, snap: GameSnapshot) -> tuple[list[BoardUpdate], list[BoardError], bool]:
@@ -1060,7 +863,13 @@ class BoardGame:
             and self._plies[first].token == tokens[first]
         ):
             first += 1
-        parsed = self._parse(first, tokens, snap.fens)
+        if first == len(self._plies) and self._tip is not None:
+            b = self._tip.copy(stack=False)  # the usual case: moves appended at the end
+        else:
+            b = self._chess_board(self.fen_at(first))
+        parsed = parse_moves(
+            self._plies, self.fen_at, b, first, tokens, snap.fens, first not in self._no_eval
+        )
         new = parsed.moves
         common = first
         j = 0
@@ -1120,7 +929,7 @@ class BoardGame:
             ply = len(self._plies) + 1
             white = mover_white(np_.fen)
             self._plies.append(
-                _Ply(
+                Ply(
                     np_.token,
                     np_.san,
                     np_.uci,
@@ -1173,7 +982,7 @@ class BoardGame:
                 updates.append(self._update("clock"))
         return updates, errors, info_changed
 
-    def _stood_error(self, ply: int, np_: _NewPly) -> list[BoardError]:
+    def _stood_error(self, ply: int, np_: NewPly) -> list[BoardError]:
         """The error that marks an illegal move that stood: once per ply, move and position."""
         key = (ply, np_.token.strip(), np_.fen)
         if key in self._stood_seen:

@@ -32,7 +32,7 @@ for (const [name, label] of WIDGETS) {
 }
 
 let summaries = [];
-let selected = null; // { kind: "board", id } | { kind: "boards", tournament, round } | { kind: "standings", tournament }
+let selected = null; // { kind: "board", id } | { kind: "boards", tournament, round } | { kind: "standings" | "players", tournament }
 
 function options() {
   const fd = new FormData(form);
@@ -71,9 +71,9 @@ function boardsUrl(tournament, round) {
   return u.href;
 }
 
-function standingsUrl(tournament) {
+function standingsUrl(tournament, widget = "standings") {
   const o = options();
-  const u = new URL("overlay/static/widget-standings.html", location.href);
+  const u = new URL(`overlay/static/widget-${widget}.html`, location.href);
   u.search = "";
   u.searchParams.set("event", tournament);
   if (o.theme !== "dark") u.searchParams.set("theme", o.theme);
@@ -154,6 +154,16 @@ function render() {
         }),
       );
       sec.append(stRow);
+      // its player table: performance, rating change, perceived, accuracy
+      const plRow = el("div", { class: "board-row", testid: "players-row" });
+      plRow.append(el("span", { class: "no" }, "≡"), el("span", { class: "pair" }, "Player table (widget)"), el("span"));
+      plRow.append(
+        urlRow(standingsUrl(tournament, "players"), "players-url", () => {
+          selected = { kind: "players", tournament };
+          preview();
+        }),
+      );
+      sec.append(plRow);
     }
     for (const s of boards) {
       const row = el("div", { class: "board-row", testid: "board-row" });
@@ -187,8 +197,8 @@ function preview() {
   const url =
     selected.kind === "board"
       ? boardUrl(selected.id)
-      : selected.kind === "standings"
-        ? standingsUrl(selected.tournament)
+      : selected.kind === "standings" || selected.kind === "players"
+        ? standingsUrl(selected.tournament, selected.kind)
         : boardsUrl(selected.tournament, selected.round);
   if (frame.getAttribute("src") !== url) frame.setAttribute("src", url);
   byTestId(root, "preview-url").textContent = url;

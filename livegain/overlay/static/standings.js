@@ -233,4 +233,4 @@ function start() {
   conn.start();
 }
 
-if (typeof document !== "undefined" && document.querySelector("main[data-testid=widget]")) start();
+if (typeof document !== "undefined" && document.body?.dataset.widgetPage === "standings") start();
