@@ -248,18 +248,6 @@ class MatchConfig(_Section):
         return self.played if self.played is not None else round(self.score_a + self.score_b)
 
 
-class EventConfig(_Section):
-    """An event's standings and tournament-win odds (docs/standings.md)."""
-
-    name: str = Field(min_length=1, description="The event's name as the boards carry it")
-    format: Literal["round-robin", "swiss"] = Field(
-        default="round-robin",
-        description="round-robin: the games left are simulated to the end; swiss: only "
-        "the current round (the chances of leading after it)",
-    )
-    cycles: Literal[1, 2] = Field(default=1, description="Round robin: single or double")
-    pairings: list[list[str]] | str | None = Field(
-        default=None,
 class PlayerConfig(_Section):
     """What is known of a player beyond the feed, for his FIDE K (docs/standings.md,
     "Player table")."""
@@ -278,6 +266,18 @@ class PlayerConfig(_Section):
     k: Literal[10, 20, 40] | None = Field(default=None, description="K given outright")
 
 
+class EventConfig(_Section):
+    """An event's standings and tournament-win odds (docs/standings.md)."""
+
+    name: str = Field(min_length=1, description="The event's name as the boards carry it")
+    format: Literal["round-robin", "swiss"] = Field(
+        default="round-robin",
+        description="round-robin: the games left are simulated to the end; swiss: only "
+        "the current round (the chances of leading after it)",
+    )
+    cycles: Literal[1, 2] = Field(default=1, description="Round robin: single or double")
+    pairings: list[list[str]] | str | None = Field(
+        default=None,
         description="Games left as [white, black] or [white, black, round], or a file: "
         "PGN headers (White, Black, Round; games with a result are skipped) or one "
         "'White - Black' line per game. Round robin without it: every pair not yet met",
@@ -307,6 +307,11 @@ class PlayerConfig(_Section):
         default_factory=dict,
         description="Player name -> points from rounds the feed does not carry",
     )
+    players: dict[str, PlayerConfig] = Field(
+        default_factory=dict,
+        description="Player name (or FIDE id) -> what is known of him for his FIDE K: "
+        "games, born, ever_2400, k (the player table's rating change)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> EventConfig:
@@ -319,11 +324,6 @@ class PlayerConfig(_Section):
             return []
         if isinstance(self.pairings, str):
             return _read_pairings(Path(self.pairings))
-    players: dict[str, PlayerConfig] = Field(
-        default_factory=dict,
-        description="Player name (or FIDE id) -> what is known of him for his FIDE K: "
-        "games, born, ever_2400, k (the player table's rating change)",
-    )
         out: list[tuple[str, str, int | None]] = []
         for item in self.pairings:
             if len(item) not in (2, 3) or not all(x.strip() for x in item[:2]):
@@ -335,6 +335,15 @@ class PlayerConfig(_Section):
                 raise ValueError(f"pairing {item!r}: the round must be a whole number")
             out.append((item[0], item[1], rnd))
         return out
+
+    def player_facts(self) -> dict[str, PlayerFacts]:
+        """The configured players' facts, by the name given."""
+        from livegain.core.players import PlayerFacts
+
+        return {
+            name: PlayerFacts(games=p.games, born=p.born, ever_2400=p.ever_2400, k=p.k)
+            for name, p in self.players.items()
+        }
 
     def rules(self) -> EventRules:
         """The pure rules :func:`livegain.core.event_table.event_table` takes."""
@@ -348,15 +357,6 @@ class PlayerConfig(_Section):
             playoff=self.playoff,
             draw_rate=self.draw_rate,
             sims=self.sims,
-    def player_facts(self) -> dict[str, PlayerFacts]:
-        """The configured players' facts, by the name given."""
-        from livegain.core.players import PlayerFacts
-
-        return {
-            name: PlayerFacts(games=p.games, born=p.born, ever_2400=p.ever_2400, k=p.k)
-            for name, p in self.players.items()
-        }
-
             points_before=tuple(self.points_before.items()),
         )
 
