@@ -23,7 +23,9 @@ from livegain.core.board.moves import (
     parse_move,
     position_key,
 )
+from livegain.core.board.requests import eval_requests, missing_plies
 from livegain.core.board.results import normalize_result
+from livegain.core.board.shown_wdl import ShownWdl
 from livegain.core.board.sources import (
     Relation,
     Sources,
@@ -32,7 +34,6 @@ from livegain.core.board.sources import (
     takes_over_at_once,
 )
 from livegain.core.board.updates import (
-    LATEST_PRIORITY,
     BoardError,
     BoardModels,
     BoardUpdate,
@@ -67,7 +68,7 @@ from livegain.core.timeuse import (
     spent_seconds,
     trouble_threshold,
 )
-from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, engine_wdl, position_wdl
+from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, engine_wdl
 
 #: Default limits (``[limits]`` in the service's configuration): plies per game,
 #: boards per tournament. Real games stay far below (the longest on record: 538 plies).
@@ -119,7 +120,6 @@ class BoardGame:
         self.model = model
         self.models = BoardModels(model, wdl_model)
         self._choose_models = choose_models
-        self._draw_share = draw_share
         self.white = PlayerInfo(name="?")
         self.black = PlayerInfo(name="?")
         self.white_key: PlayerKey = player_key_pair(self.white)
@@ -161,10 +161,7 @@ class BoardGame:
         # missing positions are worked out again only then.
         self.version = 0
         self._missing_cache: tuple[int, list[int]] | None = None
-        self._wdl_kept: dict[
-            int,
-            tuple[Evaluation, HumanWdlModel, float | None, float | None, str, Wdl],
-        ] = {}
+        self._shown = ShownWdl(draw_share)  # the W/D/L shown per ply
 
     # -- views ------------------------------------------------------------
     @property
@@ -270,27 +267,14 @@ class BoardGame:
         return official_rating((self.white if color == "white" else self.black).rating)
 
     def _shown_wdl(self, ply: int, ev: Evaluation) -> Wdl:
-        m = self.models.wdl
-        if m is None:
-            return position_wdl(ev, self._draw_share)
-        white, black = self.official_rating("white"), self.official_rating("black")
-        fen = self.fen_at(ply)
-        # kept per ply: every update and snapshot reads the shown W/D/L of
-        # every move, and it changes only with the evaluation, the model, the
-        # ratings or the position
-        kept = self._wdl_kept.get(ply)
-        if (
-            kept is not None
-            and kept[0] is ev
-            and kept[1] is m
-            and kept[2] == white
-            and kept[3] == black
-            and kept[4] == fen
-        ):
-            return kept[5]
-        wdl = m.wdl(ev, ply, white, black, fen.split()[1] == "w")
-        self._wdl_kept[ply] = (ev, m, white, black, fen, wdl)
-        return wdl
+        return self._shown.at(
+            ply,
+            ev,
+            self.models.wdl,
+            self.official_rating("white"),
+            self.official_rating("black"),
+            self.fen_at(ply),
+        )
 
     def wdl_at(self, ply: int) -> Wdl | None:
         """The W/D/L shown for the position after ``ply`` plies (None: not evaluated)."""
@@ -428,20 +412,10 @@ class BoardGame:
     def _missing(self) -> list[int]:
         """:meth:`missing`, worked out once per :attr:`version` (do not modify)."""
         cached = self._missing_cache
-        if cached is not None and cached[0] == self.version:
-            return cached[1]
-        n = len(self._plies)
-        if self._no_eval:  # a game that went on from an illegal position
-            skip = self._no_eval
-            out: list[int] = [k for k in range(n + 1) if k not in self._evals and k not in skip]
-        elif len(self._evals) == n + 1:  # evaluations only ever exist for plies 0..n
-            out = []
-        elif len(self._evals) == n and n not in self._evals:
-            out = [n]
-        else:
-            out = [k for k in range(n + 1) if k not in self._evals]
-        self._missing_cache = (self.version, out)
-        return out
+        if cached is None or cached[0] != self.version:
+            out = missing_plies(len(self._plies), self._evals, self._no_eval)
+            cached = self._missing_cache = (self.version, out)
+        return cached[1]
 
     @property
     def pending_count(self) -> int:
@@ -454,26 +428,20 @@ class BoardGame:
 
     def latest_request(self) -> EvalRequest | None:
         """The current position's request (priority 0), or None when it is evaluated."""
-        n = len(self._plies)
-        if n in self._evals or n in self._no_eval:
-            return None
-        return EvalRequest(self.board_id, n, self.fen, LATEST_PRIORITY, self.chess960)
+        return next(self.iter_requests(backfill=False), None)
 
-    def iter_requests(self, latest: bool = True) -> Iterator[EvalRequest]:
+    def iter_requests(self, latest: bool = True, backfill: bool = True) -> Iterator[EvalRequest]:
         """:meth:`requests` one at a time, built only as they are read (``latest``:
-        include the current position's request, else only the backfill)."""
-        missing = self._missing()
-        n = len(self._plies)
-        if not missing:
-            return
-        if latest and n not in self._evals and n not in self._no_eval:
-            yield EvalRequest(self.board_id, n, self.fen, LATEST_PRIORITY, self.chess960)
-        rank = 0
-        for k in missing:
-            if k == n:
-                continue
-            rank += 1
-            yield EvalRequest(self.board_id, k, self.fen_at(k), rank, self.chess960)
+        include the current position's request; ``backfill``: the others)."""
+        return eval_requests(
+            self.board_id,
+            self.fen_at,
+            len(self._plies),
+            self._missing(),
+            self.chess960,
+            latest=latest and len(self._plies) not in self._no_eval,
+            backfill=backfill,
+        )
 
     @property
     def illegal_plies(self) -> tuple[IllegalPly, ...]:
