@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import chess
 
-from livegain.core.accuracy import NO_ACCURACY, GameAccuracy, game_accuracy, phases_from_fens
+from livegain.core.accuracy import GameAccuracy
 from livegain.core.board.identity import (
     Identity,
     PlayerKey,
@@ -25,6 +24,7 @@ from livegain.core.board.moves import (
 )
 from livegain.core.board.requests import eval_requests, missing_plies
 from livegain.core.board.results import normalize_result
+from livegain.core.board.scoring import BoardScoring, Ratings
 from livegain.core.board.shown_wdl import ShownWdl
 from livegain.core.board.sources import (
     Relation,
@@ -73,17 +73,6 @@ from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, engine_wdl
 #: Default limits (``[limits]`` in the service's configuration): plies per game,
 #: boards per tournament. Real games stay far below (the longest on record: 538 plies).
 DEFAULT_MAX_PLIES = 1000
-
-
-@dataclass(frozen=True)
-class _Ratings:
-    white: PerceivedRating | None
-    black: PerceivedRating | None
-    head_to_head: HeadToHead | None
-    white_calibrated: CalibratedRating | None
-    black_calibrated: CalibratedRating | None
-    white_form: CalibratedRating | None
-    black_form: CalibratedRating | None
 
 
 class BoardGame:
@@ -135,8 +124,7 @@ class BoardGame:
         self.chess960 = False
         self._plies: list[Ply] = []
         self._evals: dict[int, Evaluation] = {}
-        self._ledger = self._new_ledger(first_mover_is_white=True)
-        self._ledger_plies = -1  # -1: start score not set
+        self._scoring = self._new_scoring(first_mover_is_white=True)
         self._clock_white: int | None = None
         self._clock_black: int | None = None
         self.seq = 0
@@ -146,17 +134,11 @@ class BoardGame:
         self._stopped: IllegalPly | None = None  # the illegal move the board stops at
         self._stood_seen: set[tuple[int, str, str]] = set()  # stood moves reported
         self._no_eval: set[int] = set()  # plies whose position the engine cannot take
-        self._uncounted: set[int] = set()  # plies whose gain is not counted
         self._board_result = "*"  # checkmate / stalemate of the current position
         self._tip: chess.Board | None = None  # the current position, once parsed
         self._last_snap: GameSnapshot | None = None
         self._models_snap: GameSnapshot | None = None  # the snapshot models were chosen on
         self._input_problems: set[str] = set()
-        self._ledger_version = 0
-        self._ratings_cache: tuple[int, _Ratings] | None = None
-        self._accuracy_cache: tuple[int, GameAccuracy] | None = None
-        # The ledger's gains, mirrored (reading them from the ledger copies them).
-        self._gains: list[int] = []
         # Bumped whenever the positions or their evaluations change: the
         # missing positions are worked out again only then.
         self.version = 0
@@ -297,18 +279,18 @@ class BoardGame:
     @property
     def evaluated_plies(self) -> int:
         """Length of the contiguous evaluated prefix (gains known up to this ply); -1: none."""
-        return self._ledger_plies
+        return self._scoring.plies
 
     @property
     def ledger(self) -> GameLedger:
-        return self._ledger
+        return self._scoring.ledger
 
     def ply_info(self, ply: int, gains: list[int] | None = None) -> PlyInfo:
         """Move ``ply`` (1-based) as it stands; ``gains``: the ledger's, if already at hand."""
         p = self._plies[ply - 1]
         ev = self._evals.get(ply)
         if gains is None:
-            gains = self._gains
+            gains = self._scoring.gains
         return PlyInfo(
             ply=ply,
             san=p.san,
@@ -318,13 +300,15 @@ class BoardGame:
             clock=p.clock,
             eval=ev,
             wdl=None if ev is None else self._shown_wdl(ply, ev),
-            gain=gains[ply - 1] if ply <= len(gains) and ply not in self._uncounted else None,
+            gain=gains[ply - 1]
+            if ply <= len(gains) and ply not in self._scoring.uncounted
+            else None,
             engine_wdl=None if ev is None else engine_wdl(ev),
             spent=self.spent_at(ply),
         )
 
     def moves(self) -> list[PlyInfo]:
-        gains = self._gains
+        gains = self._scoring.gains
         return [self.ply_info(k, gains) for k in range(1, len(self._plies) + 1)]
 
     def perceived(self, color: Color) -> PerceivedRating | None:
@@ -357,7 +341,7 @@ class BoardGame:
     def profile_sum(self, color: Color) -> tuple[int, int]:
         """(moves, sum of move scores in hundredths) of the player's calibrated
         profile in this game: what a model combines over several games."""
-        return self._ledger.profile_sum(color)
+        return self._scoring.ledger.profile_sum(color)
 
     @property
     def scale(self) -> str | None:
@@ -379,27 +363,12 @@ class BoardGame:
         return m.range_label(rating)
 
     def trace(self, color: Color) -> list[TracePoint]:
-        return self._ledger.trace(color)
+        return self._scoring.ledger.trace(color)
 
     def accuracy(self) -> GameAccuracy:
-        """Both players' accuracies (lichess's method, :mod:`livegain.core.accuracy`)
-        over the contiguous evaluated prefix, overall and by phase; recomputed
-        from the ledger's scores when they change (exact after any rollback)."""
-        cache = self._accuracy_cache
-        if cache is None or cache[0] != self._ledger_version:
-            n = max(self._ledger_plies, 0)
-            scores = self._ledger.scores[: n + 1]
-            if n == 0:
-                value = GameAccuracy(NO_ACCURACY, NO_ACCURACY)
-            else:
-                value = game_accuracy(
-                    scores,
-                    self._ledger.first_mover_is_white,
-                    phases_from_fens([self.fen_at(k) for k in range(n)]),
-                    self._uncounted,
-                )
-            cache = self._accuracy_cache = (self._ledger_version, value)
-        return cache[1]
+        """Both players' accuracies over the contiguous evaluated prefix, overall
+        and by phase (:meth:`.scoring.BoardScoring.accuracy`)."""
+        return self._scoring.accuracy(self.fen_at)
 
     def head_to_head(self) -> HeadToHead | None:
         """Algorithm 1, White against Black; None until both have moved."""
@@ -494,8 +463,8 @@ class BoardGame:
             self._start_fen,
             tuple((p.san, p.uci, p.fen, p.clock, p.stood) for p in self._plies),
             tuple(sorted(self._evals.items())),
-            self._ledger_plies,
-            self._ledger.state(),
+            self._scoring.plies,
+            self._scoring.ledger.state(),
             self.clocks,
         )
 
@@ -584,67 +553,38 @@ class BoardGame:
         else:
             self._board_result = "*"
 
-    def _ratings(self) -> _Ratings:
-        """Both perceived ratings (Algorithm 4 and calibrated) and head-to-head,
-        recomputed only when the ledger changed."""
-        if self._ratings_cache is None or self._ratings_cache[0] != self._ledger_version:
-            led = self._ledger
-            white, black = led.white.n > 0, led.black.n > 0
-            value = _Ratings(
-                led.perceived("white") if white else None,
-                led.perceived("black") if black else None,
-                led.head_to_head() if white and black else None,
-                led.calibrated("white") if white else None,
-                led.calibrated("black") if black else None,
-                led.form("white") if white else None,
-                led.form("black") if black else None,
-            )
-            self._ratings_cache = (self._ledger_version, value)
-        return self._ratings_cache[1]
+    def _ratings(self) -> Ratings:
+        return self._scoring.ratings()
 
     def _truncate(self, plies: int) -> None:
         del self._plies[plies:]
         self.version += 1
         self._no_eval = {k for k in self._no_eval if k <= plies}
-        self._uncounted = {k for k in self._uncounted if k <= plies}
         # Clocks of abandoned moves go too; _set_clocks recomputes them.
         self._clock_white = self._clock_black = None
         for k in [k for k in self._evals if k > plies]:
             del self._evals[k]
-        if self._ledger_plies > plies:
-            self._ledger.truncate(plies)
-            del self._gains[plies:]
-            self._ledger_plies = plies
-            self._ledger_version += 1
+        self._scoring.truncate(plies)
 
     def _reset(self, start_fen: str, chess960: bool) -> None:
         self._tip = None
         self._plies = []
         self._evals = {}
         self._no_eval = set()
-        self._uncounted = set()
         self._start_fen = start_fen
         self.chess960 = chess960
-        turn_white = start_fen.split()[1] == "w"
-        self._ledger = self._new_ledger(first_mover_is_white=turn_white)
-        self._gains = []
-        self._ledger_plies = -1
-        self._ledger_version += 1
+        self._scoring = self._new_scoring(first_mover_is_white=start_fen.split()[1] == "w")
         self.version += 1
         self._settle_position()
 
-    def _new_ledger(self, first_mover_is_white: bool) -> GameLedger:
-        # The ledger starts at the start position (ply 0), so its first ply is
-        # the board's ply 1: plies count from the first move of the move list,
-        # as in ``livegain analyze`` (whose figures the live ones must equal).
-        return GameLedger(
+    def _new_scoring(self, first_mover_is_white: bool) -> BoardScoring:
+        return BoardScoring(
             self.engine_rating,
             self._engine,
-            first_mover_is_white=first_mover_is_white,
-            model=self.model,
-            first_ply=1,
-            white_rating=self.official_rating("white"),
-            black_rating=self.official_rating("black"),
+            self.model,
+            first_mover_is_white,
+            self.official_rating("white"),
+            self.official_rating("black"),
         )
 
     def _set_models(self, models: BoardModels) -> bool:
@@ -657,11 +597,7 @@ class BoardGame:
         self.models = models
         self.model = models.perceived
         if rebuild:
-            self._ledger = self._new_ledger(first_mover_is_white=self._start_fen.split()[1] == "w")
-            self._gains = []
-            self._uncounted = set()
-            self._ledger_plies = -1
-            self._ledger_version += 1
+            self._scoring = self._new_scoring(self._start_fen.split()[1] == "w")
             self._advance(emit=False)
         return True
 
@@ -669,17 +605,16 @@ class BoardGame:
         """Push every newly contiguous evaluation into the ledger (``emit``
         False: make no updates, as when the ledger is rebuilt)."""
         out: list[BoardUpdate] = []
-        if self._ledger_plies < 0:
+        scoring = self._scoring
+        if scoring.plies < 0:
             start = self._evals.get(0)
             if start is None:
                 return out
-            self._ledger.set_start(start.cp)
-            self._ledger_plies = 0
-            self._ledger_version += 1
-        while self._ledger_plies < len(self._plies):
-            k = self._ledger_plies + 1
+            scoring.start(start.cp)
+        while scoring.plies < len(self._plies):
+            k = scoring.plies + 1
             if k in self._no_eval:  # no score: the reference stays where it was
-                score = self._ledger.scores[-1]
+                score = scoring.ledger.scores[-1]
             elif k in self._evals:
                 score = self._evals[k].cp
             else:
@@ -689,12 +624,7 @@ class BoardGame:
             counted = not (
                 self._plies[k - 1].stood or k in self._no_eval or (k - 1) in self._no_eval
             )
-            lp = self._ledger.push(score, counted=counted)
-            self._gains.append(lp.gain)
-            if not counted:
-                self._uncounted.add(k)
-            self._ledger_plies = k
-            self._ledger_version += 1
+            lp = scoring.push(score, counted)
             if not emit:
                 continue
             point = TracePoint(k, lp.perceived, lp.calibrated, lp.form)
@@ -1015,10 +945,7 @@ class BoardGame:
                 player_key_pair(snap.white),
                 player_key_pair(snap.black),
             )
-            if self._ledger.set_ratings(
-                self.official_rating("white"), self.official_rating("black")
-            ):
-                self._ledger_version += 1
+            self._scoring.set_ratings(self.official_rating("white"), self.official_rating("black"))
         if snap.game_id:
             self.game_id = snap.game_id
         self.event = snap.event or self.event
