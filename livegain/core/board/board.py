@@ -9,6 +9,14 @@ from collections.abc import Callable, Iterator
 import chess
 
 from livegain.core.accuracy import GameAccuracy
+from livegain.core.board.clocks import (
+    board_clocks,
+    current_clocks,
+    merge_clock,
+    spent_at,
+    time_control,
+    trouble_below,
+)
 from livegain.core.board.identity import (
     Identity,
     PlayerKey,
@@ -63,10 +71,6 @@ from livegain.core.perceived import CalibratedRating, PerceivedModel
 from livegain.core.rating import HeadToHead, PerceivedRating
 from livegain.core.timeuse import (
     TimeControl,
-    in_time_trouble,
-    parse_time_control,
-    spent_seconds,
-    trouble_threshold,
 )
 from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, engine_wdl
 
@@ -192,36 +196,21 @@ class BoardGame:
         running: Color | None = None
         if self.status == "live" and self._plies:
             running = "white" if self.fen.split()[1] == "w" else "black"
-        below = self.time_trouble_below
-        return Clocks(
-            self._clock_white,
-            self._clock_black,
-            running,
-            in_time_trouble(self._clock_white, below),
-            in_time_trouble(self._clock_black, below),
-            below,
-        )
+        return board_clocks(self._clock_white, self._clock_black, running, self.time_trouble_below)
 
     @property
     def time_control(self) -> TimeControl | None:
         """The game's time control from its ``TimeControl`` tag (None: unknown)."""
-        return parse_time_control(self.tags.get("TimeControl"))
+        return time_control(self.tags)
 
     @property
     def time_trouble_below(self) -> int | None:
         """Seconds under which a clock is in time trouble (core.timeuse)."""
-        first = [p.clock for p in self._plies[:2]]
-        return trouble_threshold(self.time_control, first)
+        return trouble_below(self.time_control, self._plies)
 
     def spent_at(self, ply: int) -> int | None:
         """Seconds move ``ply`` (1-based) took (core.timeuse.spent_seconds)."""
-        if ply < 1 or ply > len(self._plies):
-            return None
-        p = self._plies[ply - 1]
-        first_white = self._plies[0].white
-        move = (ply + 1) // 2 if p.white == first_white else ply // 2
-        previous = self._plies[ply - 3].clock if ply > 2 else None
-        return spent_seconds(self.time_control, move, p.clock, previous)
+        return spent_at(self.time_control, self._plies, ply)
 
     def eval_at(self, ply: int) -> Evaluation | None:
         return self._evals.get(ply)
@@ -902,30 +891,12 @@ class BoardGame:
         ]
 
     def _merge_clock(self, ply: int, snap: GameSnapshot) -> bool:
-        """Take the feed's clock for ``ply`` if it sent one; True when it changed."""
-        if ply - 1 < len(snap.clocks):
-            c = snap.clocks[ply - 1]
-            if c is not None and self._plies[ply - 1].clock != int(c):
-                self._plies[ply - 1].clock = int(c)
-                return True
-        return False
+        return merge_clock(self._plies, ply, snap)
 
     def _set_clocks(self, snap: GameSnapshot) -> None:
-        """Current clocks: the feed's own if given, else the last move's, else the last known."""
-        last: dict[bool, int | None] = {True: None, False: None}
-        for p in reversed(self._plies):
-            if last[p.white] is None and p.clock is not None:
-                last[p.white] = p.clock
-            if last[True] is not None and last[False] is not None:
-                break
-        if snap.clock_white is not None:
-            self._clock_white = int(snap.clock_white)
-        elif last[True] is not None:
-            self._clock_white = last[True]
-        if snap.clock_black is not None:
-            self._clock_black = int(snap.clock_black)
-        elif last[False] is not None:
-            self._clock_black = last[False]
+        self._clock_white, self._clock_black = current_clocks(
+            self._plies, snap, self._clock_white, self._clock_black
+        )
 
     def _apply_info(self, snap: GameSnapshot) -> bool:
         rnd, board = round_board(snap)
