@@ -170,6 +170,18 @@ class RemoteEngineConfig(_Section, BrokerAccess):
     client_id: str | None = Field(
         default=None, description="Default: livegain-jobs-<host>-<random>, new at each start"
     )
+    verify_share: float = Field(
+        default=0.05,
+        ge=0.0,
+        le=1.0,
+        description="Share of the workers' results re-evaluated (local pool, else another "
+        "worker) before use; a worker contradicted is dropped. 0: none",
+    )
+    silent_after: int = Field(
+        default=2,
+        ge=1,
+        description="A worker whose jobs expire unanswered this many times in a row gets no more",
+    )
 
 
 class EngineConfig(_Section):

@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
         "worker",
         help="evaluate positions for a service elsewhere: engine jobs from an MQTT broker",
         description="Run an engine pool that takes evaluation jobs from the broker "
-        "(MQTT 5 shared subscription: each job goes to one worker) and announces itself "
+        "(each job given to one worker by the service: protocol v2) and announces itself "
         "there. Start one per machine; the depth/nodes, Hash and engine must be those the "
         "service asks for (docs/workers.md).",
     )
@@ -69,8 +69,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--id",
         default=None,
-        help="worker id, shown in /healthz (default: livegain-worker-HOST-…); the MQTT "
-        "client id is always random",
+        help="worker id, its identity in topics and /healthz (default: the --broker-user, "
+        "else livegain-worker-HOST-…); the MQTT client id is always random",
     )
     p.set_defaults(func=run)
 
@@ -94,7 +94,10 @@ def run(args: argparse.Namespace) -> int:
         limit=SearchLimit.of(args.depth, args.nodes),
         hash_mb=args.hash,
     )
-    worker = EngineWorker(broker, pool, prefix=args.prefix, worker_id=args.id)
+    try:
+        worker = EngineWorker(broker, pool, prefix=args.prefix, worker_id=args.id)
+    except ValueError as exc:
+        raise CliError(f"--id: {exc}") from None
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

@@ -11,25 +11,39 @@ Engine key. Results are only worth having from the engine, limit, Hash and
 options the requester expects (the key of the evaluation cache and store).
 With a local pool that is the pool's key. Without one, the evaluator waits
 (``wait_for_workers`` seconds at most) for the first worker announcing the
-configured limit (and ``engine_name``, when given) and adopts its key. Jobs go
-to ``{prefix}/jobs/{engine_id(key)}``, which only workers with that key
-subscribe to; a worker announcing another key is listed as refused, and a
-result carrying another key or limit is refused (:mod:`livegain.remote.tracker`).
+configured limit (and ``engine_name``, when given) and adopts its key. A
+worker announcing another key, another protocol version, or a ``worker``
+name that is not its topic's is listed as refused; a result carrying another
+key or limit is refused (:mod:`livegain.remote.tracker`).
 
-Flow: at most ``prefetch`` jobs per announced engine process of the accepted
-workers are out at once (so a job's deadline measures a search, not a queue
-on the broker); the rest wait here, most urgent first. With no accepted
-worker nothing is published and jobs wait: no position is lost, and a worker
-that joins starts taking them. A job not answered by its deadline is given
-out again; after a reconnect every job out is given out again (results sent
-while the connection was down are lost with the clean session). The first
-result wins; duplicates are dropped and counted.
+Direct assignment (protocol v2): each job is given to one accepted worker,
+published on that worker's own ``{prefix}/jobs/{engine_id(key)}/{worker}``,
+with a ``reply_to`` of that worker's own; :class:`~livegain.remote.roster.Roster`
+picks the worker: at most ``prefetch`` jobs per announced engine process of
+each worker are out (so a job's deadline measures a search, not a queue on
+the broker), ``max_jobs`` in all; the rest wait here, most urgent first. With
+no usable worker nothing is published and jobs wait (or go to the local pool):
+no position is lost, and a worker that joins starts taking them. A job not
+answered by its deadline is given out again, to any worker; a worker whose
+jobs expire ``silent_after`` times in a row is *silent*: no more jobs, and
+its jobs out are given to others at once. After a reconnect every job out is
+given out again (results sent while the connection was down are lost with
+the clean session). The first result wins; duplicates are dropped and counted.
+
+Sampled re-evaluation: a share ``verify_share`` of the workers' valid results
+is held and re-evaluated, by the local pool when there is one, else by
+another worker; the result is delivered once the re-evaluation agrees. A
+worker whose result the re-evaluation contradicts lied (evaluation is
+deterministic): it is dropped (no more jobs, listed with the reason), and the
+re-evaluated value is the one delivered. A result is only sampled when a
+re-evaluation is possible (a local pool, or another usable worker).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import secrets
 import time
 from collections import Counter, deque
@@ -58,14 +72,17 @@ from livegain.remote import _mqtt
 from livegain.remote.protocol import (
     DEFAULT_PREFIX,
     Limit,
+    OutdatedError,
     Presence,
     ProtocolError,
     Result,
     decode,
     encode,
     jobs_topic,
-    results_topic,
+    results_base,
+    topic_worker,
 )
+from livegain.remote.roster import Roster
 from livegain.remote.tracker import JobTracker, Outcome
 
 if TYPE_CHECKING:
@@ -80,7 +97,8 @@ class RemoteEngineError(EngineError):
 
 @dataclass
 class WorkerInfo:
-    presence: Presence
+    presence: Presence | None
+    """None: a presence of another protocol version (refused, ``reason`` says so)."""
     accepted: bool
     reason: str | None
     since: float
@@ -106,9 +124,14 @@ class RemoteEvaluator:
         wait_for_workers: float = 60.0,
         client_id: str | None = None,
         backoff_max: float = 10.0,
+        verify_share: float = 0.05,
+        silent_after: int = 2,
+        rng: random.Random | None = None,
     ) -> None:
         if prefetch < 1 or max_jobs < 1:
             raise ValueError("prefetch and max_jobs must be at least 1")
+        if not 0.0 <= verify_share <= 1.0:
+            raise ValueError(f"verify_share must be within 0 and 1, got {verify_share}")
         self.broker = broker
         self.limit = limit
         self.wire_limit = Limit(depth=limit.depth, nodes=limit.nodes)
@@ -123,9 +146,13 @@ class RemoteEvaluator:
         self.wait_for_workers = wait_for_workers
         self.client_id = client_id or unique_client_id("jobs")
         self.backoff_max = backoff_max
+        self.verify_share = verify_share
+        self._rng = rng or random.SystemRandom()
+        self.roster = Roster(prefetch=prefetch, max_jobs=max_jobs, silent_after=silent_after)
         # Not the client id: every worker reads this topic in the jobs, and
-        # whoever knows a client id can take its session over.
-        self.reply_to = results_topic(self.prefix, f"jobs-{secrets.token_hex(8)}")
+        # whoever knows a client id can take its session over. Each worker
+        # answers on {reply_to}/{worker}.
+        self.reply_to = results_base(self.prefix, f"jobs-{secrets.token_hex(8)}")
         self.engine_name = ""
         self._key: str | None = None
         self.tracker: JobTracker | None = None
@@ -136,6 +163,8 @@ class RemoteEvaluator:
         self.cache_hits = 0
         self.terminal = 0
         self.results_by: Counter[str] = Counter()
+        self.published_to: Counter[str] = Counter()
+        """Jobs published to each worker (re-publications included)."""
         self.overheads: deque[float] = deque(maxlen=100_000)
         """Per accepted remote result: seconds from publication to result, less the
         worker's own time (transport, broker, both ends' processing)."""
@@ -172,6 +201,8 @@ class RemoteEvaluator:
             max_jobs=cfg.max_jobs,
             wait_for_workers=cfg.wait_for_workers,
             client_id=cfg.client_id,
+            verify_share=cfg.verify_share,
+            silent_after=cfg.silent_after,
         )
 
     # -- the Evaluator interface ---------------------------------------------
@@ -303,12 +334,30 @@ class RemoteEvaluator:
             job_timeout=self.job_timeout,
             max_attempts=self.max_attempts,
             id_prefix=f"{secrets.token_hex(3)}-",
+            sampler=self._sample,
+            verify_locally=self.local is not None,
         )
         self._keyed.set()
-        for info in self.workers_seen.values():
-            info.accepted, info.reason = self._judge(info.presence)
+        for wid, info in self.workers_seen.items():
+            if info.presence is None:
+                continue
+            info.accepted, info.reason = self._judge(wid, info.presence)
+            if info.accepted:
+                self.roster.announce(wid, info.presence.processes, info.presence.started)
+            else:
+                self.roster.leave(wid)
 
-    def _judge(self, p: Presence) -> tuple[bool, str | None]:
+    def _sample(self, worker: str) -> bool:
+        """Whether ``worker``'s valid result is held for a re-evaluation: a
+        ``verify_share`` of them, when the local pool or another worker can
+        re-evaluate it."""
+        if self.verify_share <= 0 or self._rng.random() >= self.verify_share:
+            return False
+        return self.local is not None or any(n != worker for n in self.roster.usable_names())
+
+    def _judge(self, wid: str, p: Presence) -> tuple[bool, str | None]:
+        if p.worker != wid:
+            return False, f"presence names worker {p.worker!r} on the topic of {wid!r}"
         if self._key is None:
             if p.limit != self.wire_limit:
                 return False, f"limit {p.limit.describe()}, wanted {self.wire_limit.describe()}"
@@ -320,39 +369,59 @@ class RemoteEvaluator:
         return True, None
 
     def capacity(self) -> int:
-        """Jobs that may be out now: ``prefetch`` per accepted engine process."""
-        procs = sum(i.presence.processes for i in self.workers_seen.values() if i.accepted)
-        return min(self.max_jobs, self.prefetch * procs)
+        """Jobs that may be out now: ``prefetch`` per engine process of the
+        usable workers (accepted, neither silent nor dropped), ``max_jobs`` at most."""
+        return self.roster.capacity()
+
+    def _recall(self, wid: str, why: str) -> None:
+        """No more jobs for ``wid``: its jobs out go to the others now."""
+        if self.tracker is not None:
+            n = self.tracker.recall(wid)
+            if n:
+                log.info("jobs_given_out_again", jobs=n, worker=wid, reason=why)
+                self._local_wake.set()
+        self._wake.set()
 
     def _on_presence(self, topic: str, data: bytes) -> None:
-        wid = topic.rsplit("/", 1)[-1]
+        wid = topic_worker(topic)
         if not data:
             gone = self.workers_seen.pop(wid, None)
+            self.roster.leave(wid)
             if gone is not None:
                 log.info("worker_gone", worker=wid, results=gone.results)
+                self._recall(wid, "worker gone")
             return
+        old = self.workers_seen.get(wid)
+        results = old.results if old else 0
         try:
             p = decode(data)
             if not isinstance(p, Presence):
                 raise ProtocolError(f"a {p.type!r} message on a presence topic")
+        except OutdatedError as exc:
+            # An old worker: listed as refused, with why (not silently ignored).
+            self.workers_seen[wid] = WorkerInfo(None, False, str(exc), time.time(), results)
+            self.roster.leave(wid)
+            log.warning("worker_refused", worker=wid, reason=str(exc))
+            self._recall(wid, "worker refused")
+            return
         except ProtocolError as exc:
             self.bad_messages += 1
             log.warning("bad_presence", topic=topic, error=str(exc))
             return
-        accepted, reason = self._judge(p)
+        accepted, reason = self._judge(wid, p)
+        self.workers_seen[wid] = WorkerInfo(p, accepted, reason, time.time(), results)
         if accepted and self._key is None:
-            self.workers_seen[wid] = WorkerInfo(p, True, None, time.time())
             self._set_key(p.engine_key, p.engine_name)
             log.info("engine_key_adopted", worker=wid, key=p.engine_key)
-        else:
-            old = self.workers_seen.get(wid)
-            self.workers_seen[wid] = WorkerInfo(
-                p, accepted, reason, time.time(), old.results if old else 0
-            )
         if accepted:
-            log.info("worker_joined", worker=wid, host=p.host, processes=p.processes)
+            state = self.roster.announce(wid, p.processes, p.started)
+            log.info(
+                "worker_joined", worker=wid, host=p.host, processes=p.processes, status=state.status
+            )
         else:
+            self.roster.leave(wid)
             log.warning("worker_refused", worker=wid, host=p.host, reason=reason)
+            self._recall(wid, "worker refused")
         self._wake.set()
 
     def workers_status(self) -> dict[str, Any]:
@@ -360,23 +429,39 @@ class RemoteEvaluator:
         now = time.time()
         t = self.tracker
         workers = []
-        for wid, info in sorted(self.workers_seen.items()):
-            p = info.presence
-            workers.append(
-                {
-                    "worker": wid,
-                    "host": p.host,
-                    "engine": p.engine_name,
-                    "limit": p.limit.describe(),
-                    "hash_mb": p.hash_mb,
-                    "processes": p.processes,
-                    "cores": p.cores,
-                    "accepted": info.accepted,
-                    "refused_because": info.reason,
-                    "results": info.results,
-                    "up_for": round(now - p.started, 1),
-                }
-            )
+        names = set(self.workers_seen)
+        # A silent or dropped worker stays listed after its presence is gone.
+        names |= {
+            n
+            for n in self.roster.names()
+            if (st := self.roster.get(n)) is not None and st.status in ("silent", "dropped")
+        }
+        for wid in sorted(names):
+            info = self.workers_seen.get(wid)
+            p = info.presence if info is not None else None
+            state = self.roster.get(wid)
+            row: dict[str, Any] = {
+                "worker": wid,
+                "present": info is not None,
+                "accepted": bool(info and info.accepted),
+                "refused_because": info.reason if info is not None else None,
+                "status": state.status if state is not None else None,
+                "status_because": state.reason if state is not None else None,
+                "results": info.results if info is not None else 0,
+                "jobs_given": self.published_to.get(wid, 0),
+                "expired": state.expired if state is not None else 0,
+            }
+            if p is not None:
+                row.update(
+                    host=p.host,
+                    engine=p.engine_name,
+                    limit=p.limit.describe(),
+                    hash_mb=p.hash_mb,
+                    processes=p.processes,
+                    cores=p.cores,
+                    up_for=round(now - p.started, 1),
+                )
+            workers.append(row)
         out: dict[str, Any] = {
             "broker": str(self.broker),
             "connected": self.connected,
@@ -399,6 +484,13 @@ class RemoteEvaluator:
                 "refused": s.refused,
                 "invalid": s.invalid,
                 "invalid_by": dict(t.invalid_by),
+                "sampled": s.sampled,
+                "verifications": s.verifications,
+                "verified": s.verified,
+                "mismatches": s.mismatches,
+                "unverified": s.unverified,
+                "workers_silenced": self.roster.silenced,
+                "workers_dropped": self.roster.dropped,
                 "worker_errors": s.errors,
                 "unknown": s.unknown,
                 "failed": s.failed,
@@ -411,6 +503,8 @@ class RemoteEvaluator:
             )
         elif self.local is None and self.capacity() == 0:
             problem = "no accepted engine worker: jobs wait"
+            if self.roster.silenced or self.roster.dropped:
+                problem = "no usable engine worker (silent or dropped ones get no job): jobs wait"
         if problem is not None:
             out["problem"] = problem
         return out
@@ -426,7 +520,7 @@ class RemoteEvaluator:
         try:
             async with _mqtt.client(self.broker, self.client_id) as client:
                 await client.subscribe(f"{self.prefix}/workers/+", qos=1)
-                await client.subscribe(self.reply_to, qos=1)
+                await client.subscribe(f"{self.reply_to}/+", qos=1)
                 self.connected = True
                 self.connects += 1
                 if self.tracker is not None:
@@ -461,8 +555,8 @@ class RemoteEvaluator:
         async for message in client.messages:
             topic = str(message.topic)
             data = _mqtt.payload_bytes(message)
-            if topic == self.reply_to:
-                self._on_result(data)
+            if topic.startswith(f"{self.reply_to}/"):
+                self._on_result(topic, data)
             elif topic.startswith(f"{self.prefix}/workers/"):
                 self._on_presence(topic, data)
         raise aiomqtt.MqttError("connection closed")
@@ -475,14 +569,32 @@ class RemoteEvaluator:
             timeout = 1.0
             if t is not None:
                 now = time.time()
-                expired = t.stats.expired
-                for outcome in t.expire(now):
+                settled, late = t.expire_jobs(now)
+                for outcome in settled:
                     self._settle(outcome)
-                if t.stats.expired != expired:
+                for wid in late:
+                    if self.roster.expired(wid, self.job_timeout):
+                        state = self.roster.get(wid)
+                        log.warning(
+                            "worker_silent", worker=wid, reason=state.reason if state else None
+                        )
+                        self._recall(wid, "worker silent")
+                for outcome in t.unverifiable(
+                    set(self.roster.usable_names()), self.local is not None
+                ):
+                    self._settle(outcome)
+                if late or settled:
                     self._local_wake.set()  # queued again: the local pool may take them
-                topic = jobs_topic(self.prefix, t.engine_key)
-                for job in t.take(self.capacity(), now):
-                    await client.publish(topic, encode(job), qos=1)
+                for wid in self.roster.slots(t.out_by(), t.outstanding):
+                    job = t.assign(wid, now)
+                    if job is None:
+                        if t.queued == 0:
+                            break
+                        continue  # nothing this worker may take (held for re-evaluation)
+                    self.published_to[wid] += 1
+                    await client.publish(
+                        jobs_topic(self.prefix, t.engine_key, wid), encode(job), qos=1
+                    )
                 deadline = t.next_deadline()
                 if deadline is not None:
                     timeout = min(timeout, max(0.02, deadline - time.time()))
@@ -490,32 +602,42 @@ class RemoteEvaluator:
                 async with asyncio.timeout(timeout):
                     await self._wake.wait()
 
-    def _on_result(self, data: bytes) -> None:
+    def _on_result(self, topic: str, data: bytes) -> None:
+        sender = topic_worker(topic)
         try:
             res = decode(data)
             if not isinstance(res, Result):
                 raise ProtocolError(f"a {res.type!r} message on the results topic")
         except ProtocolError as exc:
             self.bad_messages += 1
-            log.warning("bad_result", topic=self.reply_to, error=str(exc))
+            log.warning("bad_result", topic=topic, error=str(exc))
             return
         if self.tracker is None:
             return
         sent = self.tracker.published_at(res.job)
-        outcome = self.tracker.on_result(res)
-        if sent is not None and outcome.kind == "accepted":
+        outcome = self.tracker.on_result(res, sender)
+        if sent is not None and outcome.kind == "accepted" and not outcome.verified:
             # The round trip less the worker's own time: what the broker adds.
             self.overheads.append(max(0.0, time.time() - sent - res.seconds))
-        info = self.workers_seen.get(res.worker)
-        if info is not None and outcome.kind == "accepted":
-            info.results += 1
+        if outcome.kind not in ("invalid", "unknown"):
+            self.roster.answered(sender)  # it answers: not silent
         self._settle(outcome)
         self._wake.set()
 
     def _settle(self, outcome: Outcome) -> None:
+        for liar, how in outcome.liars:
+            reason = f"lied about {outcome.fen!r}: {how}"
+            if self.roster.drop(liar, reason):
+                log.error("worker_dropped", worker=liar, job=outcome.job, reason=reason)
+                self._recall(liar, "worker dropped")
         if outcome.kind == "accepted":
             assert outcome.evaluation is not None
             self.results_by[outcome.worker or "?"] += 1
+            info = self.workers_seen.get(outcome.worker or "")
+            if info is not None:
+                info.results += 1
+            if outcome.reason:  # kept unverified
+                log.warning("result_unverified", job=outcome.job, reason=outcome.reason)
             future = self._futures.pop(outcome.job, None)
             if future is not None and not future.done():
                 future.set_result(outcome.evaluation)
@@ -529,6 +651,8 @@ class RemoteEvaluator:
             log.warning("result_refused", job=outcome.job, fen=outcome.fen, reason=outcome.reason)
         elif outcome.kind == "invalid":
             log.warning("result_invalid", job=outcome.job, fen=outcome.fen, reason=outcome.reason)
+        elif outcome.kind == "held":
+            log.debug("result_held", job=outcome.job, worker=outcome.worker, reason=outcome.reason)
         elif outcome.kind == "retry":
             log.info("job_retried", job=outcome.job, fen=outcome.fen, reason=outcome.reason)
         else:  # duplicate or unknown: dropped, counted by the tracker

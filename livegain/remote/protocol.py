@@ -2,25 +2,33 @@
 
 Topics, under a prefix (default ``livegain/engine``):
 
-- ``{prefix}/jobs/{engine_id}``: jobs (QoS 1, not retained). ``engine_id`` is
-  :func:`engine_id` of the engine key: workers subscribe with the MQTT 5
-  shared subscription ``$share/livegain-engines/{prefix}/jobs/{engine_id}``
-  of *their own* engine key, so that each job goes to exactly one worker, and
-  only to workers whose engine, limit, Hash and options give the results the
-  requester wants;
-- ``{prefix}/results/{requester}``: results (QoS 1), named by the job's
-  ``reply_to``;
+- ``{prefix}/jobs/{engine_id}/{worker}``: the jobs given to one worker (QoS
+  1, not retained): *direct assignment*, the requester picks the worker of
+  each job (:mod:`livegain.remote.roster`). ``engine_id`` is
+  :func:`engine_id` of the engine key; a worker subscribes to its own topic
+  of its own engine key only, so it gets only jobs whose engine, limit, Hash
+  and options are its own;
+- ``{prefix}/results/{requester}/{worker}``: results (QoS 1), the job's
+  ``reply_to``, one topic per worker it was given to;
 - ``{prefix}/workers/{worker}``: each worker's presence (retained, QoS 1); an
   empty retained message (the worker's MQTT will, or its clean stop) clears it.
 
-Every body is one JSON object with ``type`` and ``v`` (1). The models below
-are the definition; ``docs/protocol/engine-*.schema.json`` are generated from
-them (``python -m livegain.remote.protocol``; ``--check`` fails when stale).
+The ``{worker}`` of these topics is the worker's identity: on the deploy
+broker it is the worker's broker user, and only that user may write its
+presence and results and read its jobs (deploy/acl). A presence or result
+whose ``worker`` field names another worker than its topic is refused.
+
+Every body is one JSON object with ``type`` and ``v`` (:data:`VERSION`, 2;
+version 1 gave jobs out through an MQTT 5 shared subscription and is refused,
+:func:`outdated`). The models below are the definition;
+``docs/protocol/engine-*.schema.json`` are generated from them (``python -m
+livegain.remote.protocol``; ``--check`` fails when stale).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from typing import Annotated, Any, Literal
 
@@ -29,9 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from livegain import schemas
 from livegain.core.evaluation import Evaluation
 
-VERSION = 1
+VERSION = 2
 DEFAULT_PREFIX = "livegain/engine"
-SHARE_GROUP = "livegain-engines"
 MAX_PAYLOAD = 64 * 1024
 """Largest job, result or presence body accepted (bytes)."""
 
@@ -47,16 +54,23 @@ def engine_id(engine_key: str) -> str:
     return hashlib.sha256(engine_key.encode()).hexdigest()[:16]
 
 
-def jobs_topic(prefix: str, key: str) -> str:
-    return f"{prefix}/jobs/{engine_id(key)}"
+def jobs_topic(prefix: str, key: str, worker: str) -> str:
+    """Where the jobs given to ``worker`` (for engine ``key``) are published."""
+    return f"{prefix}/jobs/{engine_id(key)}/{topic_safe(worker)}"
 
 
-def shared_jobs_filter(prefix: str, key: str) -> str:
-    return f"$share/{SHARE_GROUP}/{jobs_topic(prefix, key)}"
-
-
-def results_topic(prefix: str, requester: str) -> str:
+def results_base(prefix: str, requester: str) -> str:
+    """The requester's results topics are ``{results_base}/{worker}``."""
     return f"{prefix}/results/{topic_safe(requester)}"
+
+
+def reply_topic(base: str, worker: str) -> str:
+    return f"{base}/{topic_safe(worker)}"
+
+
+def topic_worker(topic: str) -> str:
+    """The worker a presence or results topic names (its last level)."""
+    return topic.rsplit("/", 1)[-1]
 
 
 def presence_topic(prefix: str, worker: str) -> str:
@@ -120,10 +134,10 @@ class Eval(_Msg):
 
 
 class Job(_Msg):
-    """One position to evaluate, published on ``{prefix}/jobs/{engine_id}``."""
+    """One position to evaluate, published on ``{prefix}/jobs/{engine_id}/{worker}``."""
 
     type: Literal["job"] = "job"
-    v: Literal[1] = 1
+    v: Literal[2] = 2
     job: str = Field(min_length=1, max_length=96, description="Job id, unique per requester")
     fen: str = Field(min_length=1, max_length=120, description="The position (FEN)")
     engine: str = Field(
@@ -138,14 +152,19 @@ class Job(_Msg):
     )
     priority: int = Field(default=0, description="Lower first, within one worker")
     attempt: int = Field(default=1, ge=1, description="1, then 2, ... when re-published")
-    reply_to: str = Field(min_length=1, max_length=256, description="Topic for the result")
+    reply_to: str = Field(
+        min_length=1,
+        max_length=256,
+        description="Topic for the result: {prefix}/results/{requester}/{worker}",
+    )
 
 
 class Result(_Msg):
-    """The answer to a job, published on its ``reply_to``: ``eval`` or ``error``."""
+    """The answer to a job, published on its ``reply_to``: ``eval`` or ``error``;
+    ``worker`` is the last level of that topic."""
 
     type: Literal["result"] = "result"
-    v: Literal[1] = 1
+    v: Literal[2] = 2
     job: str = Field(min_length=1, max_length=96)
     fen: str = Field(min_length=1, max_length=120)
     engine: str = Field(min_length=1, max_length=1024, description="The worker's engine key")
@@ -160,12 +179,16 @@ class Presence(_Msg):
     """A worker's announcement, retained on ``{prefix}/workers/{worker}``."""
 
     type: Literal["worker"] = "worker"
-    v: Literal[1] = 1
-    worker: str = Field(min_length=1, max_length=128)
+    v: Literal[2] = 2
+    worker: str = Field(
+        min_length=1, max_length=128, description="Its identity: the last level of its topic"
+    )
     host: str = Field(max_length=256)
     engine_name: str = Field(max_length=256, description="The engine's UCI 'id name'")
     engine_key: str = Field(max_length=1024)
-    jobs_topic: str = Field(max_length=256, description="Where it takes jobs from")
+    jobs_topic: str = Field(
+        max_length=256, description="Where it takes jobs from: {prefix}/jobs/{engine_id}/{worker}"
+    )
     limit: Limit
     hash_mb: int = Field(ge=1)
     processes: int = Field(ge=1, description="Engine processes (jobs searched at once)")
@@ -186,13 +209,40 @@ def encode(msg: _Msg) -> bytes:
     return msg.model_dump_json().encode()
 
 
+class OutdatedError(ProtocolError):
+    """A message of another protocol version (``version``: the one it has)."""
+
+    def __init__(self, version: object) -> None:
+        self.version = version
+        super().__init__(
+            f"protocol version {version!r}, this livegain speaks {VERSION}: "
+            "run the same livegain version on workers and requesters"
+        )
+
+
+def outdated(data: bytes) -> object | None:
+    """The ``v`` of a JSON object body whose version is not :data:`VERSION`, else None."""
+    try:
+        obj = json.loads(data)
+    except ValueError:
+        return None
+    if isinstance(obj, dict) and "v" in obj and obj["v"] != VERSION:
+        version: object = obj["v"]
+        return version
+    return None
+
+
 def decode(data: bytes) -> Job | Result | Presence:
-    """Parse one body (ProtocolError naming the fault when it is not valid)."""
+    """Parse one body (ProtocolError naming the fault when it is not valid,
+    OutdatedError when it is of another protocol version)."""
     if len(data) > MAX_PAYLOAD:
         raise ProtocolError(f"message of {len(data)} bytes, more than {MAX_PAYLOAD}")
     try:
         return _MESSAGE.validate_json(data)
     except ValidationError as exc:
+        version = outdated(data)
+        if version is not None:
+            raise OutdatedError(version) from None
         first = exc.errors(include_url=False, include_input=False)[0]
         loc = ".".join(str(p) for p in first.get("loc", ()))
         raise ProtocolError(f"{loc or 'message'}: {first.get('msg', 'invalid')}") from None

@@ -6,13 +6,17 @@ publishes what :meth:`JobTracker.take` returns.
 
 - :meth:`submit` queues a position (one job per FEN while it is open: a
   position asked for twice is searched once); lower ``priority`` goes first;
-- :meth:`take` hands out the most urgent queued jobs as :class:`Job`
-  messages, at most up to ``capacity`` jobs out at once, each with a deadline
-  ``job_timeout`` seconds ahead; :meth:`take_local` hands one to a local
-  engine pool instead ("both" mode: the two share one queue);
-- :meth:`expire`: a job not answered by its deadline goes back to the front
-  of the queue (same id, ``attempt`` + 1), so another worker gets it; after
-  ``max_attempts`` publications it fails, naming the position;
+- :meth:`assign` gives the most urgent queued job to one worker (direct
+  assignment: the caller picks the worker, :mod:`livegain.remote.roster`) as
+  a :class:`Job` message with a deadline ``job_timeout`` seconds ahead and
+  the worker's own ``reply_to``; :meth:`take` does the same for no named
+  worker; :meth:`take_local` hands one to a local engine pool instead ("both"
+  mode: the two share one queue);
+- :meth:`expire_jobs`: a job not answered by its deadline goes back to the
+  front of the queue (same id, ``attempt`` + 1), so another worker gets it,
+  and the worker it was given to is named (the roster's silence rule); after
+  ``max_attempts`` publications it fails, naming the position; :meth:`recall`
+  puts back every job out to a worker found silent or dropped;
 - :meth:`on_result`: the first valid result of a job wins; a later one for a
   finished job is a duplicate (dropped, counted); a result for another engine
   key, limit or position is refused (counted, and the job given out again);
@@ -25,6 +29,20 @@ publishes what :meth:`JobTracker.take` returns.
   worker, and the job stays out as it was (the worker that took it may still
   answer; its deadline gives it out again otherwise): whoever can publish a
   result cannot make a job fail or be searched again by forging invalid ones.
+  So is a result from a worker the job was never given to, or one whose
+  ``worker`` is not the worker its topic names (``sender``);
+- **sampled re-evaluation**: a valid result that :attr:`sampler` picks is
+  *held*: the job goes back to the queue, for the local pool only when
+  ``verify_locally`` (the local pool is trusted), else for any worker but the
+  ones that answered it. Evaluation is deterministic (docs/workers.md, "Same
+  position, same score"), so the re-evaluation must give the same numbers,
+  node counts included: a local result decides at once; a worker's decides
+  when it agrees with a held one, and otherwise is held too, for a third
+  opinion. The value kept is the one agreed on; each worker whose held
+  result differs from it is named a liar in the :class:`Outcome`
+  (``liars``). A held job that cannot be re-evaluated within
+  ``max_attempts`` publications keeps its one held result (counted
+  ``unverified``), or fails when the held results disagree.
 """
 
 from __future__ import annotations
@@ -32,19 +50,20 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 import chess
 
 from livegain.core.evaluation import CLIP_CP, Evaluation
-from livegain.remote.protocol import Eval, Job, Limit, Result
+from livegain.remote.protocol import Eval, Job, Limit, Result, reply_topic
 
 DONE_MEMORY = 100_000
 """Finished job ids remembered, to tell a duplicate from an unknown result."""
 
 State = Literal["queued", "remote", "local"]
-Kind = Literal["accepted", "duplicate", "refused", "invalid", "unknown", "retry", "failed"]
+Kind = Literal["accepted", "duplicate", "refused", "invalid", "unknown", "retry", "failed", "held"]
 
 
 def result_problem(fen: str, ev: Eval, limit: Limit) -> str | None:
@@ -109,6 +128,14 @@ class TrackedJob:
     """Times published to the workers."""
     deadline: float | None = None
     errors: list[str] = field(default_factory=list)
+    worker: str | None = None
+    """The worker it is out to now (None: out to no named worker, or not out)."""
+    given: set[str] = field(default_factory=set)
+    """Every worker it was given to (a late answer from one of them counts)."""
+    claims: dict[str, Evaluation] = field(default_factory=dict)
+    """Held results (sampled for re-evaluation), by worker."""
+    local_only: bool = False
+    """Only the local pool may take it (a re-evaluation in "both" mode)."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +148,19 @@ class Outcome:
     evaluation: Evaluation | None = None
     worker: str | None = None
     reason: str | None = None
+    liars: tuple[tuple[str, str], ...] = ()
+    """Workers whose held result the re-evaluation contradicts, each with how."""
+    verified: bool = False
+
+
+def mismatch(claimed: Evaluation, found: Evaluation) -> str:
+    """How a held result differs from the re-evaluation (its first differing fields)."""
+    diffs = [
+        f"{name} {getattr(claimed, name)!r} where the re-evaluation gives {getattr(found, name)!r}"
+        for name in ("cp", "mate", "wdl", "depth", "nodes", "best", "pv")
+        if getattr(claimed, name) != getattr(found, name)
+    ]
+    return "; ".join(diffs[:3]) or "differs from the re-evaluation"
 
 
 @dataclass
@@ -139,6 +179,12 @@ class TrackerStats:
     failed: int = 0
     local: int = 0
     invalid: int = 0
+    sampled: int = 0
+    verifications: int = 0
+    """Publications of held jobs to another worker (not counted ``republished``)."""
+    verified: int = 0
+    mismatches: int = 0
+    unverified: int = 0
 
 
 class JobTracker:
@@ -153,6 +199,8 @@ class JobTracker:
         job_timeout: float = 30.0,
         max_attempts: int = 5,
         id_prefix: str = "j",
+        sampler: Callable[[str], bool] | None = None,
+        verify_locally: bool = False,
     ) -> None:
         if job_timeout <= 0:
             raise ValueError(f"job_timeout must be positive, got {job_timeout}")
@@ -172,8 +220,12 @@ class JobTracker:
         self._queue: list[tuple[int, int, str]] = []
         self._done: OrderedDict[str, None] = OrderedDict()
         self._remote = 0
+        self._out_by: Counter[str] = Counter()
         self.invalid_by: Counter[str] = Counter()
         """Invalid results per worker id (as the results name it)."""
+        self.sampler = sampler
+        """Whether an accepted result of the named worker is re-evaluated (None: never)."""
+        self.verify_locally = verify_locally
 
     # -- asking ------------------------------------------------------------
 
@@ -198,11 +250,11 @@ class JobTracker:
 
     def cancel(self, job_id: str) -> None:
         """Nobody wants the job any more: forget it (a late result counts as unknown)."""
-        job = self._jobs.pop(job_id, None)
+        job = self._jobs.get(job_id)
         if job is None:
             return
-        if job.state == "remote":
-            self._remote -= 1
+        self._unout(job)
+        del self._jobs[job_id]
         if self._by_fen.get(job.fen) == job_id:
             del self._by_fen[job.fen]
 
@@ -218,6 +270,10 @@ class JobTracker:
     def open_jobs(self) -> int:
         return len(self._jobs)
 
+    def out_by(self) -> Counter[str]:
+        """Jobs out now, per worker they were given to."""
+        return Counter({w: n for w, n in self._out_by.items() if n > 0})
+
     # -- handing out -------------------------------------------------------
 
     def _pop(self) -> TrackedJob | None:
@@ -230,24 +286,47 @@ class JobTracker:
         return None
 
     def take(self, capacity: int, now: float) -> list[Job]:
-        """The jobs to publish now: the most urgent queued ones, until ``capacity`` are out."""
+        """The jobs to publish now for no named worker: the most urgent queued
+        ones, until ``capacity`` are out."""
         out: list[Job] = []
         while self._remote < capacity:
             job = self._pop()
             if job is None:
                 break
-            job.state = "remote"
-            job.attempts += 1
-            job.deadline = now + self.job_timeout
-            self._remote += 1
-            self.stats.published += 1
-            if job.attempts > 1:
-                self.stats.republished += 1
-            out.append(self.message(job))
+            out.append(self._give(job, None, now))
         return out
+
+    def assign(self, worker: str, now: float) -> Job | None:
+        """The most urgent queued job ``worker`` may take (not one it answered
+        already, nor one kept for the local pool), given to it; None if none."""
+        skipped: list[TrackedJob] = []
+        job = self._pop()
+        while job is not None and (job.local_only or worker in job.claims):
+            skipped.append(job)
+            job = self._pop()
+        for s in skipped:
+            heapq.heappush(self._queue, (s.priority, s.seq, s.id))
+        return self._give(job, worker, now) if job is not None else None
+
+    def _give(self, job: TrackedJob, worker: str | None, now: float) -> Job:
+        job.state = "remote"
+        job.attempts += 1
+        job.deadline = now + self.job_timeout
+        job.worker = worker
+        if worker is not None:
+            job.given.add(worker)
+            self._out_by[worker] += 1
+        self._remote += 1
+        self.stats.published += 1
+        if job.claims:
+            self.stats.verifications += 1
+        elif job.attempts > 1:
+            self.stats.republished += 1
+        return self.message(job)
 
     def message(self, job: TrackedJob) -> Job:
         assert job.deadline is not None
+        reply_to = self.reply_to if job.worker is None else reply_topic(self.reply_to, job.worker)
         return Job(
             job=job.id,
             fen=job.fen,
@@ -256,7 +335,7 @@ class JobTracker:
             deadline=job.deadline,
             priority=job.priority,
             attempt=job.attempts,
-            reply_to=self.reply_to,
+            reply_to=reply_to,
         )
 
     def take_local(self) -> TrackedJob | None:
@@ -275,13 +354,16 @@ class JobTracker:
         return self._fail(job, reason)
 
     def local_done(self, job_id: str, evaluation: Evaluation) -> Outcome:
-        """The local pool's result: accepted if the job is still open."""
+        """The local pool's result: accepted if the job is still open (the
+        local pool is trusted: it decides a re-evaluation at once)."""
         job = self._jobs.get(job_id)
         if job is None:
             if job_id in self._done:
                 self.stats.duplicates += 1
                 return Outcome("duplicate", job_id)
             return Outcome("unknown", job_id)
+        if job.claims:
+            return self._check(job, "local", evaluation, trusted=True)
         self.stats.accepted += 1
         self._finish(job)
         return Outcome("accepted", job_id, job.fen, evaluation, worker="local")
@@ -294,6 +376,17 @@ class JobTracker:
             if job.state == "remote":
                 self._requeue(job)
                 job.attempts -= 1
+                n += 1
+        return n
+
+    def recall(self, worker: str) -> int:
+        """Every job out to ``worker`` goes back to the queue now (it was found
+        silent or dropped: its jobs need not wait for their deadlines)."""
+        n = 0
+        for job in self._jobs.values():
+            if job.state == "remote" and job.worker == worker:
+                job.errors.append(f"recalled from {worker}")
+                self._requeue(job)
                 n += 1
         return n
 
@@ -312,23 +405,35 @@ class JobTracker:
 
     def expire(self, now: float) -> list[Outcome]:
         """Jobs past their deadline go back to the queue; those out ``max_attempts``
-        times fail (returned)."""
-        failed: list[Outcome] = []
+        times are settled (returned: failed, or a held result kept unverified)."""
+        return self.expire_jobs(now)[0]
+
+    def expire_jobs(self, now: float) -> tuple[list[Outcome], list[str]]:
+        """As :meth:`expire`, and the workers whose jobs expired (one name per job)."""
+        settled: list[Outcome] = []
+        silent: list[str] = []
         for job in list(self._jobs.values()):
             if job.state != "remote" or job.deadline is None or job.deadline > now:
                 continue
             self.stats.expired += 1
+            if job.worker is not None:
+                silent.append(job.worker)
             job.errors.append(f"no result within {self.job_timeout:g} s")
             if job.attempts >= self.max_attempts:
-                failed.append(self._fail(job, "; ".join(job.errors[-3:])))
+                settled.append(self._give_up(job, "; ".join(job.errors[-3:])))
             else:
                 self._requeue(job)
-        return failed
+        return settled, silent
 
     # -- results -----------------------------------------------------------
 
-    def on_result(self, res: Result) -> Outcome:
+    def on_result(self, res: Result, sender: str | None = None) -> Outcome:
+        """A worker's result; ``sender``: the worker its topic names (None: not known)."""
         self.stats.results += 1
+        if sender is not None and res.worker != sender:
+            return self._invalid(
+                res, sender, f"names worker {res.worker!r} on the results topic of {sender!r}"
+            )
         job = self._jobs.get(res.job)
         if job is None:
             if res.job in self._done:
@@ -336,6 +441,12 @@ class JobTracker:
                 return Outcome("duplicate", res.job, res.fen, worker=res.worker)
             self.stats.unknown += 1
             return Outcome("unknown", res.job, res.fen, worker=res.worker)
+        if sender is not None and job.given and sender not in job.given:
+            return self._invalid(res, sender, "a result for a job it was not given")
+        if res.worker in job.claims:  # held already: its own answer again
+            self.stats.duplicates += 1
+            return Outcome("duplicate", res.job, res.fen, worker=res.worker)
+        mine = job.worker is None or job.worker == res.worker
         why = None
         if res.engine != self.engine_key:
             why = f"engine {res.engine!r} is not the one asked for ({self.engine_key!r})"
@@ -345,42 +456,121 @@ class JobTracker:
             why = f"position {res.fen!r} is not the job's {job.fen!r}"
         if why is not None:
             self.stats.refused += 1
-            return self._retry(job, f"refused result from {res.worker}: {why}", "refused")
+            return self._retry(job, f"refused result from {res.worker}: {why}", "refused", mine)
         if res.eval is None:
             self.stats.errors += 1
-            return self._retry(job, f"{res.worker}: {res.error or 'error without text'}", "retry")
+            text = f"{res.worker}: {res.error or 'error without text'}"
+            return self._retry(job, text, "retry", mine)
         problem = result_problem(job.fen, res.eval, self.limit)
         if problem is not None:
             # Refused, and the job left as it is: a forger racing the worker
             # that took it neither fails the job nor has it searched again.
-            self.stats.invalid += 1
-            self.invalid_by[res.worker] += 1
-            reason = f"invalid result from {res.worker}: {problem}"
-            return Outcome("invalid", job.id, job.fen, worker=res.worker, reason=reason)
+            return self._invalid(res, res.worker, problem)
+        evaluation = res.eval.evaluation()
+        if job.claims:
+            return self._check(job, res.worker, evaluation, trusted=False)
+        if self.sampler is not None and self.sampler(res.worker):
+            self.stats.sampled += 1
+            return self._hold(job, res.worker, evaluation, "sampled for re-evaluation")
         self.stats.accepted += 1
         self._finish(job)
-        return Outcome("accepted", job.id, job.fen, res.eval.evaluation(), worker=res.worker)
+        return Outcome("accepted", job.id, job.fen, evaluation, worker=res.worker)
+
+    def _invalid(self, res: Result, worker: str, problem: str) -> Outcome:
+        self.stats.invalid += 1
+        self.invalid_by[worker] += 1
+        reason = f"invalid result from {worker}: {problem}"
+        return Outcome("invalid", res.job, res.fen, worker=worker, reason=reason)
+
+    # -- sampled re-evaluation -----------------------------------------------
+
+    def _hold(self, job: TrackedJob, worker: str, evaluation: Evaluation, why: str) -> Outcome:
+        job.claims[worker] = evaluation
+        job.local_only = self.verify_locally
+        # Out to another worker now (a late answer came first): that worker's
+        # answer is the re-evaluation. Else it goes back to the queue (the
+        # local pool, when it has it already, decides).
+        if job.state == "remote" and (
+            self.verify_locally or job.worker is None or job.worker in job.claims
+        ):
+            self._requeue(job)
+        return Outcome("held", job.id, job.fen, worker=worker, reason=why)
+
+    def _check(self, job: TrackedJob, by: str, found: Evaluation, *, trusted: bool) -> Outcome:
+        """A re-evaluation of a held job by ``by`` (the local pool: ``trusted``)."""
+        agree = [w for w, e in job.claims.items() if e == found]
+        if not trusted and not agree:
+            # Two workers disagree: one of them lied; a third opinion decides.
+            return self._hold(job, by, found, "results disagree: re-evaluated again")
+        liars = tuple((w, mismatch(e, found)) for w, e in job.claims.items() if e != found)
+        self.stats.verified += 1
+        self.stats.mismatches += len(liars)
+        self.stats.accepted += 1
+        self._finish(job)
+        winner = agree[0] if agree else by
+        return Outcome(
+            "accepted", job.id, job.fen, found, worker=winner, liars=liars, verified=True
+        )
+
+    def unverifiable(self, usable: set[str], local: bool) -> list[Outcome]:
+        """Held jobs waiting in the queue that nobody can re-evaluate now (no
+        local pool, and every usable worker answered them already) are settled
+        at once (:meth:`_give_up`: one held result kept unverified; results that
+        disagree, with no third opinion to be had, fail the job)."""
+        out: list[Outcome] = []
+        for job in list(self._jobs.values()):
+            if job.state != "queued" or not job.claims:
+                continue
+            if (local and job.local_only) or (not job.local_only and usable - set(job.claims)):
+                continue
+            why = "no worker left to re-evaluate it" + (
+                f" (results of {', '.join(sorted(job.claims))} disagree)"
+                if len(job.claims) > 1
+                else ""
+            )
+            job.errors.append(why)
+            out.append(self._give_up(job, why))
+        return out
 
     # -- internals ---------------------------------------------------------
 
-    def _retry(self, job: TrackedJob, reason: str, kind: Kind) -> Outcome:
+    def _retry(self, job: TrackedJob, reason: str, kind: Kind, mine: bool = True) -> Outcome:
         job.errors.append(reason)
-        if job.state == "remote":
+        if job.state == "remote" and mine:
             if job.attempts >= self.max_attempts:
-                return self._fail(job, "; ".join(job.errors[-3:]))
+                return self._give_up(job, "; ".join(job.errors[-3:]))
             self._requeue(job)
         return Outcome(kind, job.id, job.fen, reason=reason)
 
-    def _requeue(self, job: TrackedJob) -> None:
+    def _give_up(self, job: TrackedJob, reason: str) -> Outcome:
+        """Out ``max_attempts`` times: a single held result is kept unverified,
+        otherwise the job fails."""
+        if len(job.claims) == 1:
+            ((worker, evaluation),) = job.claims.items()
+            self.stats.unverified += 1
+            self.stats.accepted += 1
+            self._finish(job)
+            why = f"kept unverified: {job.errors[-1] if job.errors else 'not re-evaluated'}"
+            return Outcome("accepted", job.id, job.fen, evaluation, worker=worker, reason=why)
+        return self._fail(job, reason)
+
+    def _unout(self, job: TrackedJob) -> None:
         if job.state == "remote":
             self._remote -= 1
+            if job.worker is not None:
+                self._out_by[job.worker] -= 1
+                if self._out_by[job.worker] <= 0:
+                    del self._out_by[job.worker]
+        job.worker = None
+
+    def _requeue(self, job: TrackedJob) -> None:
+        self._unout(job)
         job.state = "queued"
         job.deadline = None
         heapq.heappush(self._queue, (job.priority, job.seq, job.id))
 
     def _finish(self, job: TrackedJob) -> None:
-        if job.state == "remote":
-            self._remote -= 1
+        self._unout(job)
         del self._jobs[job.id]
         if self._by_fen.get(job.fen) == job.id:
             del self._by_fen[job.fen]

@@ -4,14 +4,20 @@ The worker starts its :class:`~livegain.engine.pool.EnginePool`, connects
 (MQTT 5, clean session, reconnecting with back-off), announces itself with a
 retained :class:`~livegain.remote.protocol.Presence` on
 ``{prefix}/workers/{worker}`` (its MQTT will clears it when the process or its
-connection dies) and subscribes to the jobs of its own engine key with the
-shared subscription ``$share/livegain-engines/{prefix}/jobs/{engine_id}``:
-the broker gives each job to one of the workers of that group.
+connection dies) and subscribes to the jobs given to it, of its own engine
+key: ``{prefix}/jobs/{engine_id}/{worker}`` (direct assignment, protocol v2:
+the requester picks the worker of each job).
+
+Its id is its identity: the last level of its presence, jobs and results
+topics. On a broker with users it defaults to the broker user (on the deploy
+broker only that user may write that presence and those results and read
+those jobs: deploy/acl); otherwise ``livegain-worker-{host}-{random}``.
 
 Each job is checked (valid message, this worker's engine key and limit, a
-legal position), searched on the pool (its ``priority`` kept) and answered on
-the job's ``reply_to``. A job whose deadline has passed is skipped: its
-requester has given it to another worker already. Results finished while the
+legal position, a ``reply_to`` of its own under the results topic), searched
+on the pool (its ``priority`` kept) and answered on the job's ``reply_to``.
+A job whose deadline has passed is skipped: its requester has given it to
+another worker already. Results finished while the
 broker is away are kept and sent after the reconnect; the last
 ``memory`` results are kept too, so a job given out again (after a deadline
 or a reconnect) that comes back here is answered at once.
@@ -49,7 +55,7 @@ from livegain.remote.protocol import (
     encode,
     jobs_topic,
     presence_topic,
-    shared_jobs_filter,
+    topic_safe,
 )
 
 log = structlog.get_logger("livegain.remote.worker")
@@ -85,7 +91,11 @@ class EngineWorker:
         self.broker = broker
         self.pool = pool
         self.prefix = prefix.rstrip("/")
-        self.worker_id = worker_id or instance_name("worker")
+        self.worker_id = worker_id or broker.username or instance_name("worker")
+        if topic_safe(self.worker_id) != self.worker_id:
+            raise ValueError(
+                f"worker id {self.worker_id!r}: no '/', '+', '#' or control characters"
+            )
         # Its MQTT client id is apart from its id (which /healthz and the
         # presence topic show): whoever knows a client id can take the session.
         self.client_id = unique_client_id("worker")
@@ -105,13 +115,17 @@ class EngineWorker:
     def presence_topic(self) -> str:
         return presence_topic(self.prefix, self.worker_id)
 
+    @property
+    def jobs_topic(self) -> str:
+        return jobs_topic(self.prefix, self.pool.engine_key, self.worker_id)
+
     def presence(self) -> Presence:
         return Presence(
             worker=self.worker_id,
             host=socket.gethostname(),
             engine_name=self.pool.engine_name,
             engine_key=self.pool.engine_key,
-            jobs_topic=jobs_topic(self.prefix, self.pool.engine_key),
+            jobs_topic=self.jobs_topic,
             limit=self.limit,
             hash_mb=self.pool.hash_mb,
             processes=self.pool.workers,
@@ -161,7 +175,7 @@ class EngineWorker:
         # Subscribed before announced: a requester gives out jobs as soon as it
         # sees the presence, and a job published before the subscription would
         # reach no worker (it would wait out its deadline).
-        await client.subscribe(shared_jobs_filter(self.prefix, self.pool.engine_key), qos=1)
+        await client.subscribe(self.jobs_topic, qos=1)
         await client.publish(self.presence_topic, encode(self.presence()), qos=1, retain=True)
         self.connected = True
         self.subscribed.set()
@@ -216,7 +230,8 @@ class EngineWorker:
             log.warning("bad_job", topic=str(message.topic), error=str(exc))
             return
         self.stats.jobs += 1
-        if not job.reply_to.startswith(f"{self.prefix}/results/"):
+        base, _, me = job.reply_to.rpartition("/")
+        if not base.startswith(f"{self.prefix}/results/") or me != self.worker_id:
             self.stats.bad += 1
             log.warning("bad_job", job=job.job, error=f"reply_to {job.reply_to!r} refused")
             return

@@ -32,12 +32,17 @@ REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 
 
+WORKERS = ("worker", "worker2")
+"""The engine worker users the test broker has: `worker` (deploy/acl's own)
+and one more (its ACL section written by broker-users.sh)."""
+
+
 class DeployBroker:
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
         self.port = free_port()
         secrets = workdir / "secrets"
-        subprocess.run([str(DEPLOY / "broker-users.sh"), str(secrets)], check=True)
+        subprocess.run([str(DEPLOY / "broker-users.sh"), str(secrets), *WORKERS], check=True)
         self.passwords = dict(
             re.match(r"BROKER_(\w+)_PASSWORD=(\S+)", line).groups()  # type: ignore[union-attr]
             for line in (secrets / "broker.env").read_text().splitlines()
@@ -50,7 +55,10 @@ class DeployBroker:
         conf = conf.replace("listener 1883\n", f"listener {self.port} 127.0.0.1\n")
         conf = conf.replace("listener 1884\n", f"listener {self.ingest_port} 127.0.0.1\n")
         conf = conf.replace("/mosquitto/config/passwd", str(secrets / "passwd"))
-        conf = conf.replace("/mosquitto/config/acl", str(DEPLOY / "acl"))
+        acl = (secrets / "acl").read_text()
+        assert acl.startswith((DEPLOY / "acl").read_text())  # deploy/acl, and worker2's
+        assert "\nuser worker2\ntopic read livegain/engine/jobs/+/worker2\n" in acl
+        conf = conf.replace("/mosquitto/config/acl", str(secrets / "acl"))
         (workdir / "data").mkdir()
         conf = conf.replace("/mosquitto/data/", f"{workdir / 'data'}/")
         conf = conf.replace("log_dest stdout", f"log_dest file {workdir / 'log'}")
@@ -152,44 +160,58 @@ async def test_acl_relay_feeds_service_publishes_viewer_reads(broker: DeployBrok
     assert got_viewer == [("livegain/out/t/state", b"real")]
 
 
-async def test_acl_worker_takes_jobs_and_answers_nothing_else(broker: DeployBroker) -> None:
-    """The `worker` user reads jobs (with the shared subscription the workers
-    use) and writes results and its presence; the service gives jobs and reads
-    results and presence; a worker can neither read nor write boards or moves."""
+async def test_acl_worker_takes_its_own_jobs_and_answers_nothing_else(
+    broker: DeployBroker,
+) -> None:
+    """A worker user reads the jobs given to it and no other worker's, writes
+    results and its presence under its own name only; the service gives jobs
+    and reads results and presence; a worker can neither read nor write boards
+    or moves, nor answer, clear or fake in another worker's name."""
     jobs = "livegain/engine/jobs/0123456789abcdef"
     async with (
         broker.client("livegain") as service,
         broker.client("worker", identifier="livegain-w1") as worker,
+        broker.client("worker2", identifier="livegain-w2") as worker2,
         broker.client("viewer") as viewer,
         broker.client("relay") as relay,
     ):
         await service.subscribe("livegain/engine/results/#", qos=1)
         await service.subscribe("livegain/engine/workers/+", qos=1)
-        await worker.subscribe(f"$share/livegain-engines/{jobs}", qos=1)
+        await worker.subscribe(f"{jobs}/+", qos=1)  # granted: its own only
         await worker.subscribe("livegain/in/#", qos=1)  # refused: not its business
         await worker.subscribe("livegain/out/#", qos=1)
         await worker.subscribe("livegain/engine/results/#", qos=1)  # other workers' results
+        await worker.subscribe("livegain/engine/workers/+", qos=1)
+        await worker2.subscribe(f"{jobs}/worker", qos=1)  # another worker's jobs: refused
         await viewer.subscribe("livegain/engine/#", qos=1)
-        await service.publish(jobs, b"job", qos=1)
-        await worker.publish("livegain/engine/results/svc", b"result", qos=1)
-        await worker.publish("livegain/engine/workers/w1", b"presence", qos=1)
-        # what a worker may not do: feed moves, forge results, give jobs out
+        await service.publish(f"{jobs}/worker", b"job", qos=1)
+        await service.publish(f"{jobs}/worker2", b"job for worker2", qos=1)
+        await worker.publish("livegain/engine/results/svc/worker", b"result", qos=1)
+        await worker.publish("livegain/engine/workers/worker", b"presence", qos=1)
+        # what a worker may not do: feed moves, forge results, give jobs out,
+        # answer or announce in another worker's name, clear its presence
         await worker.publish("livegain/in/t/1/1", b"forged move", qos=1)
         await worker.publish("livegain/out/t/state", b"forged state", qos=1)
-        await worker.publish(jobs, b"forged job", qos=1)
+        await worker.publish(f"{jobs}/worker2", b"forged job", qos=1)
+        await worker2.publish("livegain/engine/results/svc/worker", b"in worker's name", qos=1)
+        await worker2.publish("livegain/engine/workers/worker", b"fake presence", qos=1)
+        await worker2.publish("livegain/engine/workers/worker", b"", qos=1, retain=True)
+        await worker2.publish("livegain/engine/results/svc", b"no worker level", qos=1)
         # nor may the others answer jobs or pose as workers
-        await relay.publish("livegain/engine/results/svc", b"forged result", qos=1)
-        await viewer.publish("livegain/engine/workers/x", b"forged presence", qos=1)
-        await relay.publish(jobs, b"relay job", qos=1)
+        await relay.publish("livegain/engine/results/svc/worker", b"forged result", qos=1)
+        await viewer.publish("livegain/engine/workers/viewer", b"forged presence", qos=1)
+        await relay.publish(f"{jobs}/worker", b"relay job", qos=1)
         await relay.publish("livegain/in/t/1/1", b'{"seq": 1, "ply": 1, "san": "e4"}', qos=1)
         await service.publish("livegain/out/t/state", b"real", qos=1)
         got_worker = await _received(worker, 1.0)
+        got_worker2 = await _received(worker2, 0.5)
         got_service = await _received(service, 1.0)
         got_viewer = await _received(viewer, 0.5)
-    assert got_worker == [(jobs, b"job")]
+    assert got_worker == [(f"{jobs}/worker", b"job")]
+    assert got_worker2 == []
     assert sorted(got_service) == [
-        ("livegain/engine/results/svc", b"result"),
-        ("livegain/engine/workers/w1", b"presence"),
+        ("livegain/engine/results/svc/worker", b"result"),
+        ("livegain/engine/workers/worker", b"presence"),
     ]
     assert got_viewer == []
 

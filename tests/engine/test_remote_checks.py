@@ -123,17 +123,18 @@ def test_an_invalid_result_leaves_the_job_with_its_worker(searched: dict[str, Ev
 async def test_a_forger_answering_every_job_first_changes_nothing(
     stockfish: str, private_broker: PrivateBroker, tmp_path: Path
 ) -> None:
-    """A client with the worker's rights reads every job (a plain subscription,
-    not the shared one) and answers each at once with an invalid result (a
-    scripted liar: no real worker lies on demand); the real worker's results
-    are the ones recorded, with no job given out again or failed."""
+    """A client that reads every job given to the worker (the dev broker lets
+    anyone read any topic) and answers each at once, in the worker's name and
+    on its results topic, with an invalid result (a scripted liar: no real
+    worker lies on demand); the real worker's results are the ones recorded,
+    with no job given out again or failed."""
     boards = century_boards(30)
     expected, key, _ = await local_reference(stockfish, boards, depth=8)
     forged = 0
     async with aiomqtt.Client(
         "127.0.0.1", private_broker.port, protocol=aiomqtt.ProtocolVersion.V5
     ) as liar:
-        await liar.subscribe(jobs_topic("livegain/engine", key), qos=1)
+        await liar.subscribe(jobs_topic("livegain/engine", key, "honest"), qos=1)
         with workers(tmp_path, private_broker.url) as w:
             w.start("honest", depth=8, engine=stockfish)
             async with evaluator(private_broker, 8, job_timeout=30.0) as ev:

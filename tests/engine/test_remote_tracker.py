@@ -97,8 +97,9 @@ def test_guide_examples_are_valid_messages() -> None:
     ("body", "where"),
     [
         (b"not json", "message"),
-        (b'{"type": "job", "v": 1, "job": "1"}', "job.fen"),
-        (b'{"type": "job", "v": 2}', "job.v"),
+        (b'{"type": "job", "v": 2, "job": "1"}', "job.fen"),
+        (b'{"type": "job", "v": 1, "job": "1"}', "protocol version 1"),
+        (b'{"type": "worker", "v": 3}', "protocol version 3"),
         (b'{"type": "nonsense"}', "message"),
         (b"x" * (protocol.MAX_PAYLOAD + 1), "message"),
     ],

@@ -34,8 +34,8 @@ from livegain.remote.protocol import (
     Result,
     decode,
     encode,
+    jobs_topic,
     presence_topic,
-    shared_jobs_filter,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -221,12 +221,12 @@ async def test_a_job_sent_the_moment_a_worker_announces_itself_is_answered(
     subscribed to its jobs by then (a job sent before would reach no one and
     wait out its deadline)."""
     fen = century_boards(1)[0].fen()
-    reply_to = "livegain/engine/results/eager"
+    reply_to = "livegain/engine/results/eager"  # each worker answers on {reply_to}/{worker}
     async with aiomqtt.Client(
         "127.0.0.1", private_broker.port, protocol=aiomqtt.ProtocolVersion.V5
     ) as client:
         await client.subscribe("livegain/engine/workers/+", qos=1)
-        await client.subscribe(reply_to, qos=1)
+        await client.subscribe(f"{reply_to}/+", qos=1)
         with workers(tmp_path, private_broker.url) as w:
             w.start("fresh", depth=6, engine=stockfish)
             async with asyncio.timeout(60):
@@ -239,7 +239,7 @@ async def test_a_job_sent_the_moment_a_worker_announces_itself_is_answered(
                             engine=msg.engine_key,
                             limit=msg.limit,
                             deadline=time.time() + 600,
-                            reply_to=reply_to,
+                            reply_to=f"{reply_to}/{msg.worker}",
                         )
                         await client.publish(msg.jobs_topic, encode(job), qos=1)
                     elif isinstance(msg, Result):
@@ -330,7 +330,7 @@ async def test_a_result_from_another_engine_is_refused_and_the_job_redone(
             host="test",
             engine_name=name,
             engine_key=key,
-            jobs_topic="",
+            jobs_topic=jobs_topic(prefix, key, "liar"),
             limit={"depth": 8},
             hash_mb=16,
             processes=1,
@@ -338,8 +338,8 @@ async def test_a_result_from_another_engine_is_refused_and_the_job_redone(
             livegain="test",
             started=0.0,
         )
+        await liar.subscribe(jobs_topic(prefix, key, "liar"), qos=1)
         await liar.publish(presence_topic(prefix, "liar"), encode(presence), qos=1, retain=True)
-        await liar.subscribe(shared_jobs_filter(prefix, key), qos=1)
         async with evaluator(private_broker, 8) as ev:
             run = asyncio.gather(*(ev.evaluate(b) for b in boards))
 
