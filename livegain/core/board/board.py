@@ -29,6 +29,7 @@ from livegain.core.board.moves import (
     mover_white,
     parse_move,
     position_key,
+    start_position,
 )
 from livegain.core.board.requests import eval_requests, missing_plies
 from livegain.core.board.results import normalize_result
@@ -724,10 +725,11 @@ class BoardGame:
                 errors.append(self._error(message))
 
         # Start position (initial FEN, Chess960)
-        start = self._start_from(snap, problem)
-        if start is None:
+        try:
+            start_fen, chess960 = start_position(snap)
+        except ValueError as exc:
+            problem(str(exc))
             return updates, errors, info_changed
-        start_fen, chess960 = start
         reset = position_key(start_fen) != position_key(self._start_fen) or (
             chess960 != self.chess960
         )
@@ -932,26 +934,6 @@ class BoardGame:
             self.board,
             self.tags,
         )
-
-    def _start_from(
-        self, snap: GameSnapshot, problem: Callable[[str], None]
-    ) -> tuple[str, bool] | None:
-        fen = (snap.initial_fen or "").strip() or dict(snap.tags).get("FEN", "").strip()
-        variant = dict(snap.tags).get("Variant", "").lower()
-        tag960 = "960" in variant or "fischer" in variant
-        if not fen:
-            return chess.STARTING_FEN, tag960
-        try:
-            b = chess.Board(fen, chess960=True)
-        except ValueError as exc:
-            problem(f"bad initial FEN {fen!r}: {exc}")
-            return None
-        if b.king(chess.WHITE) is None or b.king(chess.BLACK) is None:
-            problem(f"bad initial FEN {fen!r}: a king is missing")
-            return None
-        chess960 = tag960 or b.has_chess960_castling_rights()
-        b.chess960 = chess960
-        return b.fen(), chess960
 
     # -- evaluations ----------------------------------------------------------
     def record_eval(self, ply: int, fen: str, ev: Evaluation) -> list[BoardUpdate]:

@@ -1,11 +1,14 @@
-"""Moves as feeds write them: SAN or UCI, pseudo-legal moves an arbiter let
-stand, positions a DGT board reports, and small position keys."""
+"""Moves and positions as feeds give them: SAN or UCI, pseudo-legal moves an
+arbiter let stand, positions a DGT board reports, the start position a game
+names, and small position keys."""
 
 from __future__ import annotations
 
 import re
 
 import chess
+
+from livegain.core.events import GameSnapshot
 
 UCI_MOVE = re.compile(r"^([a-h][1-8])([a-h][1-8])[qrbn]?$")
 
@@ -129,3 +132,25 @@ def diff_uci(before: chess.Board, after: chess.Board) -> str:
     if len(gone) == 1 and len(came) == 1:
         return chess.square_name(gone[0]) + chess.square_name(came[0])
     return "0000"
+
+
+def start_position(snap: GameSnapshot) -> tuple[str, bool]:
+    """The position a snapshot's game starts from and whether it is Chess960:
+    its initial FEN (or ``FEN`` tag; none: the standard start) and its
+    ``Variant`` tag or castling rights. ValueError, naming the FEN, when it
+    is no position (unreadable, or a king missing)."""
+    tags = dict(snap.tags)
+    fen = (snap.initial_fen or "").strip() or tags.get("FEN", "").strip()
+    variant = tags.get("Variant", "").lower()
+    tag960 = "960" in variant or "fischer" in variant
+    if not fen:
+        return chess.STARTING_FEN, tag960
+    try:
+        b = chess.Board(fen, chess960=True)
+    except ValueError as exc:
+        raise ValueError(f"bad initial FEN {fen!r}: {exc}") from None
+    if b.king(chess.WHITE) is None or b.king(chess.BLACK) is None:
+        raise ValueError(f"bad initial FEN {fen!r}: a king is missing")
+    chess960 = tag960 or b.has_chess960_castling_rights()
+    b.chess960 = chess960
+    return b.fen(), chess960
