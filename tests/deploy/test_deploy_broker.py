@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import aiomqtt
@@ -402,3 +402,95 @@ async def test_without_the_binding_a_known_id_takes_the_session(
         ), broker.log()[-2000:]
     finally:
         await cancel(task)
+
+
+@pytest.fixture
+def worker_process(broker: DeployBroker, tmp_path: Path) -> Iterator[str]:
+    """A real `livegain worker` as the broker user `worker` (its id: its user);
+    yields the broker URL."""
+    import os
+    import sys
+
+    need(Path("/usr/games/stockfish").exists(), "stockfish not installed")
+    url = f"mqtt://127.0.0.1:{broker.port}"
+    env = dict(os.environ, BROKER_WORKER_PASSWORD=broker.passwords["WORKER"])
+    with (tmp_path / "worker.log").open("wb") as log:
+        proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "livegain.cli", "worker", "--broker", url),
+                *("--broker-user", "worker", "--broker-password-env", "BROKER_WORKER_PASSWORD"),
+                *("--workers", "1", "--depth", "6"),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            env=env,
+        )
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+async def test_a_worker_user_cannot_clear_or_fake_another_workers_presence(
+    broker: DeployBroker, worker_process: str
+) -> None:
+    """A real `livegain worker` as the user `worker` (its identity: its user)
+    and the service's requester as `livegain`, on the deploy broker; the user
+    `worker2` clears `worker`'s retained presence, announces a fake 64-process
+    `worker` on its topic, and announces itself under the name `worker` on its
+    own topic: the broker drops the first two, the requester refuses the
+    third, and `worker` stays accepted with its real presence, answering jobs."""
+    import chess
+
+    from livegain.broker import parse_mqtt_url
+    from livegain.engine.pool import SearchLimit
+    from livegain.remote.evaluator import RemoteEvaluator
+    from livegain.remote.protocol import Presence, decode, encode, presence_topic
+
+    url = worker_process
+    ev = RemoteEvaluator(
+        parse_mqtt_url(url, username="livegain", password=broker.passwords["LIVEGAIN"]),
+        SearchLimit(depth=6),
+        job_timeout=10.0,
+        wait_for_workers=60.0,
+    )
+    async with ev, broker.client("worker2") as attacker:
+        real = ev.workers_seen["worker"].presence
+        assert real is not None and real.worker == "worker" and ev.roster.usable("worker")
+        fake = real.model_copy(update={"processes": 64, "host": "fake"})
+        base = "livegain/engine/workers"
+        await attacker.publish(f"{base}/worker", b"", qos=1, retain=True)  # clear
+        await attacker.publish(f"{base}/worker", encode(fake), qos=1, retain=True)
+        # last, on its own topic (what it may write), in worker's name: the
+        # requester gets it after the two above (one publisher, in order)
+        await attacker.publish(
+            presence_topic("livegain/engine", "worker2"), encode(fake), qos=1, retain=True
+        )
+        await asyncio.wait_for(_until(lambda: "worker2" in ev.workers_seen), 30)
+        refused = ev.workers_seen["worker2"]
+        assert not refused.accepted
+        assert "names worker 'worker' on the topic of 'worker2'" in (refused.reason or "")
+        info = ev.workers_seen["worker"]
+        assert info.accepted and info.presence == real  # never cleared, never replaced
+        assert ev.roster.usable("worker") and not ev.roster.usable("worker2")
+        assert ev.capacity() == 2  # 1 process x prefetch 2: not the fake's 64
+        # the broker keeps the real presence retained
+        async with broker.client("livegain") as reader:
+            await reader.subscribe(f"{base}/worker", qos=1)
+            async for message in reader.messages:
+                kept = decode(bytes(message.payload))  # type: ignore[arg-type]
+                assert isinstance(kept, Presence) and kept == real
+                break
+        # and the worker takes jobs and answers them, as itself
+        got = await asyncio.wait_for(ev.evaluate(chess.Board()), 60)
+        assert got.depth == 6 and ev.results_by["worker"] == 1
+        status = {x["worker"]: x for x in ev.workers_status()["workers"]}
+        assert status["worker"]["accepted"] and status["worker"]["processes"] == 1
+        assert status["worker2"]["accepted"] is False
+
+
+async def _until(cond: Callable[[], bool]) -> None:
+    while not cond():  # noqa: ASYNC110 - the requester's task changes it
+        await asyncio.sleep(0.02)

@@ -192,3 +192,32 @@ async def test_a_worker_answering_wrong_scores_is_caught_by_sampling_and_dropped
                 assert status["liar"]["status"] == "dropped"
                 assert ev.workers_status()["jobs"]["workers_dropped"] == 1
                 assert ev.capacity() == 0  # the local pool does the rest
+
+
+async def test_a_worker_of_the_old_protocol_is_listed_as_refused_with_why(
+    stockfish: str, private_broker: PrivateBroker
+) -> None:
+    """A version 1 worker (it took jobs through the shared subscription) gets no
+    job and is listed in /healthz's workers as refused, naming the version."""
+    old = (
+        b'{"type": "worker", "v": 1, "worker": "old", "host": "h", "engine_name": "x",'
+        b' "engine_key": "x", "jobs_topic": "livegain/engine/jobs/0123456789abcdef",'
+        b' "limit": {"depth": 8, "nodes": null}, "hash_mb": 16, "processes": 8, "cores": 8,'
+        b' "livegain": "0.1.0", "started": 0.0}'
+    )
+    local = EnginePool(stockfish, workers=1, limit=SearchLimit(depth=DEPTH))
+    async with (
+        aiomqtt.Client(
+            "127.0.0.1", private_broker.port, protocol=aiomqtt.ProtocolVersion.V5
+        ) as client,
+        evaluator(private_broker, DEPTH, local=local) as ev,
+    ):
+        await client.publish(presence_topic(PREFIX, "old"), old, qos=1, retain=True)
+        await wait_until(lambda: "old" in ev.workers_seen, what="the old worker seen")
+        (row,) = ev.workers_status()["workers"]
+        assert row["worker"] == "old" and row["accepted"] is False
+        assert "protocol version 1, this livegain speaks 2" in row["refused_because"]
+        assert ev.capacity() == 0 and ev.bad_messages == 0
+        await ev.evaluate(chess.Board())
+        assert ev.published_to == {} and ev.results_by["local"] == 1
+        await client.publish(presence_topic(PREFIX, "old"), b"", qos=1, retain=True)
