@@ -1001,9 +1001,8 @@ class Service:
                 self._send_moment(bid, data)
 
     def _send_moment(self, bid: str, data: bytes) -> None:
-        entry = self.server.hub.entry(bid)
-        if entry is not None:  # the board's subscribers get it, as its updates
-            self.server.publish_raw(bid, data, entry)
+        # the board's subscribers get it, as its updates; later ones after its snapshot
+        self.server.publish_moment(bid, data)
         if self.mqtt is not None:
             self.mqtt.publish_moment(bid, data)
 

@@ -13,7 +13,8 @@ once to the broker whatever their number.
 Flow:
 
 - at start the gateway subscribes to ``{prefix}/+/state``, ``{prefix}/+/update``,
-  ``{prefix}/boards`` and, last, ``{prefix}/status``: the broker sends every
+  ``{prefix}/boards``, ``{prefix}/moments`` (the service's latest key moments)
+  and, last, ``{prefix}/status``: the broker sends every
   board's retained state, then the retained status, which marks the end of
   them (without one, ``sync_timeout`` seconds do). Only then does the gateway
   start listening, with every board, in the service's order: not before the
@@ -45,7 +46,16 @@ import structlog
 
 from livegain.broker import BrokerAddress, instance_name, unique_client_id
 from livegain.mqtt_client import keep_connected
-from livegain.publish.replica import Action, Publish, Remove, Replica, Resync, SetBoard, Standings
+from livegain.publish.replica import (
+    Action,
+    Moment,
+    Publish,
+    Remove,
+    Replica,
+    Resync,
+    SetBoard,
+    Standings,
+)
 from livegain.publish.server import LiveServer
 from livegain.remote._mqtt import client as mqtt_client
 from livegain.remote._mqtt import payload_bytes
@@ -141,6 +151,8 @@ class Gateway:
         self.live = True
         for state in self.replica.ordered():
             self.server.set_board(state)
+        for board_id, data in self.replica.moments.items():  # kept for late viewers
+            self.server.publish_moment(board_id, data)
 
     async def _mqtt_loop(self) -> None:
         await keep_connected(
@@ -167,6 +179,7 @@ class Gateway:
             await client.subscribe([(states, 0), (updates, 0)])
             await client.subscribe(boards, qos=0)
             await client.subscribe(self.replica.standings_filter, qos=0)
+            await client.subscribe(self.replica.moments_topic, qos=0)
             # Last: its retained message comes after every retained state.
             await client.subscribe(status, qos=0)
             ticker = asyncio.create_task(self._ticker(client), name="gateway-resync")
@@ -207,6 +220,8 @@ class Gateway:
                 server.remove_board(action.board_id)
             elif isinstance(action, Standings):
                 server.publish_standings(action.event, action.data)
+            elif isinstance(action, Moment):
+                server.publish_moment(action.board_id, action.data)
 
     async def _ticker(self, client: aiomqtt.Client) -> None:
         """Close the resync phase on time; ask boards behind a gap for their

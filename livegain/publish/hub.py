@@ -21,6 +21,11 @@ server uses its connections). What the hub owns:
   messages gathered over ``board_list_interval`` seconds (when
   :attr:`Hub.list_pending` turns true the adapter calls :meth:`Hub.flush_list`
   that many seconds later);
+- the latest key moments (:meth:`Hub.publish_moment`, the last
+  :data:`livegain.publish.moments.KEPT` across all boards): each goes to
+  the board's subscribers when it happens, and a client that subscribes to
+  a board later gets the board's kept moments after its snapshot (so does a
+  lagging client with its resync);
 - each event's latest ``standings`` message (:meth:`Hub.publish_standings`),
   sent to the clients that asked for the event (``subscribe_standings``) when
   they ask and on each change; a client that falls behind gets the latest of
@@ -53,6 +58,7 @@ from typing import Generic, TypeVar
 import structlog
 from pydantic import TypeAdapter, ValidationError
 
+from livegain.publish.moments import RecentMoments
 from livegain.publish.schema import (
     Boards,
     BoardsDiff,
@@ -473,6 +479,8 @@ class Hub(Generic[C]):
         """Clients stale for something, in the order they fell behind."""
         self._standings: dict[str, bytes] = {}
         """Per event, its latest ``standings`` message (serialised)."""
+        self._moments = RecentMoments()
+        """The latest ``moment`` messages, for the clients that come later."""
 
     # ------------------------------------------------------------ boards
 
@@ -552,6 +560,7 @@ class Hub(Generic[C]):
         if self._boards.pop(board_id, None) is None:
             return False
         self._ords.pop(board_id, None)
+        self._moments.remove_board(board_id)
         self.stats.boards_removed += 1
         self._list_changed(board_id)
         return True
@@ -573,6 +582,23 @@ class Hub(Generic[C]):
             clients = [c for c, st in self._clients.items() if st.wants(board_id)]
             self._subscribers[board_id] = clients
         return clients
+
+    # ----------------------------------------------------------- moments
+
+    def publish_moment(self, board_id: str, data: bytes) -> list[Action[C]]:
+        """Keep ``data`` (a serialised ``moment`` message of ``board_id``)
+        among the latest and send it to the board's subscribers; a moment kept
+        already (the same bytes) is not sent again."""
+        if not self._moments.add(board_id, data):
+            return []
+        return self._to_subscribers(board_id, data)
+
+    def moments(self) -> list[tuple[str, bytes]]:
+        """The kept moments, (board id, message), oldest first."""
+        return self._moments.items()
+
+    def _moments_of(self, client: C, boards: Iterable[str]) -> list[Action[C]]:
+        return [Send([client], d, b) for b, d in self._moments.of(set(boards))]
 
     # --------------------------------------------------------- standings
 
@@ -867,6 +893,7 @@ class Hub(Generic[C]):
         for board_id in targets:
             st.stale.discard(board_id)
             out.append(Send([client], self._boards[board_id].snapshot_bytes(), board_id))
+        out.extend(self._moments_of(client, targets))
 
     def _unsubscribe(self, st: _ClientState, msg: Unsubscribe) -> None:
         self._subscribers.clear()
@@ -970,10 +997,13 @@ class Hub(Generic[C]):
         st.resyncs += 1
         self.stats.resyncs += 1
         log.info("client_resync", peer=self.peer(client), boards=len(stale), dropped=st.dropped)
+        resent = []
         for board_id in sorted(stale, key=lambda b: self._ords.get(b, 0)):
             entry = self._boards.get(board_id)
             if entry is not None and st.wants(board_id):
                 out.append(Send([client], entry.snapshot_bytes(), board_id))
+                resent.append(board_id)
+        out.extend(self._moments_of(client, resent))  # it may have missed some
         missed, st.stale_standings = st.stale_standings, set()
         for event in sorted(missed):
             data = self._standings.get(event)

@@ -9,6 +9,10 @@ by replacing ``/``, ``+``, ``#`` and control characters with ``_``):
 - ``{prefix}/{board_id}/update``: every ``update`` message, QoS 1, not retained;
 - ``{prefix}/{board_id}/moment``: each ``moment`` message (a key moment of
   the game), QoS 1, not retained;
+- ``{prefix}/moments``: the latest moments across all boards
+  (:mod:`livegain.publish.moments`, the last 50; one ``moment`` message per
+  line, oldest first), retained: what a gateway started later shows its
+  viewers;
 - ``{prefix}/boards``: the ``boards`` message (list of boards), retained;
 - ``{prefix}/standings/{event}``: each event's latest ``standings`` message,
   retained (the event name made topic-safe as board ids are);
@@ -48,6 +52,7 @@ import structlog
 
 from livegain.broker import BrokerAddress, parse_mqtt_url, unique_client_id
 from livegain.mqtt_client import Client, keep_connected
+from livegain.publish.moments import RecentMoments
 
 if TYPE_CHECKING:
     from livegain.config import MqttPublishConfig
@@ -102,6 +107,8 @@ class MqttPublisher:
         self._updates: deque[tuple[str, bytes]] = deque()
         self._queued: dict[str, int] = {}  # updates in _updates, per board
         self._moments: deque[tuple[str, bytes]] = deque()
+        self._recent = RecentMoments()
+        self._recent_dirty = False
         self._wake = asyncio.Event()
 
     @classmethod
@@ -119,6 +126,10 @@ class MqttPublisher:
 
     def moment_topic(self, board_id: str) -> str:
         return f"{self.prefix}/{topic_safe(board_id)}/moment"
+
+    @property
+    def moments_topic(self) -> str:
+        return f"{self.prefix}/moments"
 
     @property
     def status_topic(self) -> str:
@@ -146,6 +157,8 @@ class MqttPublisher:
         message deletes it), so that no late subscriber sees a removed board."""
         self._states[board_id] = b""
         self._dirty_states[board_id] = None
+        if self._recent.remove_board(board_id):
+            self._recent_dirty = True
         self._wake.set()
 
     def publish_update(self, board_id: str, update: bytes) -> None:
@@ -166,11 +179,14 @@ class MqttPublisher:
             del self._queued[board_id]
 
     def publish_moment(self, board_id: str, moment: bytes) -> None:
-        """Queue one ``moment`` message (not retained; the oldest dropped past ``max_queue``)."""
+        """Queue one ``moment`` message (not retained; the oldest dropped past
+        ``max_queue``), and the latest moments (retained) after it."""
         if len(self._moments) >= self.max_queue:
             self._moments.popleft()
             self.stats.dropped += 1
         self._moments.append((board_id, moment))
+        if self._recent.add(board_id, moment):
+            self._recent_dirty = True
         self._wake.set()
 
     def publish_boards(self, boards: bytes) -> None:
@@ -189,6 +205,7 @@ class MqttPublisher:
         return (
             len(self._updates)
             + len(self._moments)
+            + int(self._recent_dirty)
             + len(self._dirty_states)
             + int(self._boards_dirty)
             + len(self._dirty_standings)
@@ -230,6 +247,8 @@ class MqttPublisher:
                 self._boards_dirty = True
             for event in self._standings:
                 self._dirty_standings[event] = None
+            if len(self._recent):
+                self._recent_dirty = True
             publisher = asyncio.create_task(self._publish_loop(client))
             watcher = asyncio.create_task(self._watch(client))
             try:
@@ -289,6 +308,16 @@ class MqttPublisher:
                 await client.publish(self.moment_topic(board_id), data, qos=self.qos)
                 if self._moments and self._moments[0][1] is data:
                     self._moments.popleft()
+                self.stats.published += 1
+                continue
+            if self._recent_dirty:
+                self._recent_dirty = False
+                payload = self._recent.payload()
+                try:
+                    await client.publish(self.moments_topic, payload, qos=self.qos, retain=True)
+                except BaseException:
+                    self._recent_dirty = True  # sent again on the next connection
+                    raise
                 self.stats.published += 1
                 continue
             if self._dirty_states:

@@ -17,7 +17,14 @@ gateway's own WebSocket server must do, as a list of actions:
   payload): it leaves the board list;
 - :class:`Resync`: a gap in a board's ``seq``: fetch its retained state again
   (the adapter subscribes to ``topic`` once more, which makes the broker send
-  the retained message again).
+  the retained message again);
+- :class:`Standings`: an event's retained ``standings`` message;
+- :class:`Moment`: a key moment not seen yet, from the retained
+  ``{prefix}/moments`` (the service's latest moments,
+  :mod:`livegain.publish.moments`): at start the moments that happened
+  before, then each new one (the service publishes the list again after
+  each); the replica keeps them too (:attr:`Replica.moments`), for the
+  server it hands its boards to when it starts.
 
 Rules, per board:
 
@@ -51,8 +58,10 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from livegain.publish.hub import apply_update
+from livegain.publish.moments import RecentMoments, payload_lines
 from livegain.publish.mqtt import topic_safe
 from livegain.publish.schema import BoardState, Snapshot, Update
+from livegain.publish.schema import Moment as MomentMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +106,15 @@ class Standings:
     data: bytes
 
 
-Action = SetBoard | Publish | Remove | Resync | Standings
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """A key moment (the service's ``moment`` message, byte for byte) not seen yet."""
+
+    board_id: str
+    data: bytes
+
+
+Action = SetBoard | Publish | Remove | Resync | Standings | Moment
 
 
 @dataclass
@@ -170,6 +187,8 @@ class Replica:
         """Board ids in the order of the service's last ``boards`` message."""
         self.resyncing_all = False
         self._boards: dict[str, _Board] = {}
+        self.moments = RecentMoments()
+        """The service's latest moments seen, oldest first."""
 
     # ------------------------------------------------------------ queries
 
@@ -183,6 +202,11 @@ class Replica:
     @property
     def boards_topic(self) -> str:
         return f"{self.prefix}/boards"
+
+    @property
+    def moments_topic(self) -> str:
+        """The service's latest moments (retained)."""
+        return f"{self.prefix}/moments"
 
     def subscriptions(self) -> list[str]:
         """Topic filters to subscribe to, in this order (the status topic last:
@@ -260,6 +284,8 @@ class Replica:
         if rest == "boards":
             self._listed(payload)
             return []
+        if rest == "moments":
+            return self._moments(payload)
         segment, _, kind = rest.partition("/")
         if segment == "standings" and kind:
             return self._standings(payload)
@@ -287,6 +313,19 @@ class Replica:
             self.stats.junk += 1
             return []
         return [Standings(event, payload)]
+
+    def _moments(self, payload: bytes) -> list[Action]:
+        """The service's latest moments: those not seen yet, in order."""
+        actions: list[Action] = []
+        for line in payload_lines(payload):
+            try:
+                board_id = MomentMessage.model_validate_json(line).board_id
+            except ValidationError:
+                self.stats.junk += 1
+                continue
+            if self.moments.add(board_id, line):
+                actions.append(Moment(board_id, line))
+        return actions
 
     def _status(self, payload: bytes) -> None:
         text = payload.decode("utf-8", "replace").strip()

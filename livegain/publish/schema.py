@@ -522,9 +522,11 @@ class Standings(_Model):
 
 class Moment(_Model):
     """A key moment of a game (docs/maths.md, "Key moments"): a move that
-    swung the shown chances past a threshold, or the game's end. Sent to the
-    board's subscribers once, when it happens (not kept: a client that
-    connects later does not get it); on MQTT ``<prefix>/<board>/moment``."""
+    swung the shown chances past a threshold, time trouble, or the game's end.
+    Sent to the board's subscribers when it happens; the latest 50 across all
+    boards are kept, and a client that subscribes to a board later gets the
+    board's kept moments after its snapshot. On MQTT ``<prefix>/<board>/moment``,
+    and the latest in ``<prefix>/moments`` (retained, one message per line)."""
 
     type: Literal["moment"] = "moment"
     board_id: str

@@ -332,6 +332,12 @@ class LiveServer:
         (None: all of them)."""
         return self.hub.board_page(cursor, limit, reset=reset)
 
+    def publish_moment(self, board_id: str, data: bytes) -> None:
+        """A board's new ``moment`` message (serialised): sent to the board's
+        subscribers, and kept for those who subscribe later (the latest
+        :data:`livegain.publish.moments.KEPT`)."""
+        self._queue(self.hub.publish_moment(board_id, data))
+
     def publish_standings(self, event: str, data: bytes) -> None:
         """An event's new ``standings`` message (serialised): kept for
         ``/api/standings`` and new subscribers, sent to its subscribers."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from toy_models import toy_model
 
-from livegain.publish.schema import BoardState, EvalInfo, Player, Ply, Update
+from livegain.publish.schema import BoardState, EvalInfo, Moment, Player, Ply, Update
 
 __all__ = ["toy_model"]
 
@@ -145,3 +145,16 @@ async def written(srv: Any, wait: float = 5.0) -> None:
             if not srv.outbox:
                 return
             await asyncio.sleep(0)
+
+
+def moment_bytes(board_id: str, ply: int, kind: str = "blunder") -> bytes:
+    """A ``moment`` message of the board, serialised as the service sends it."""
+    m = Moment(
+        board_id=board_id,
+        white="White Player",
+        black="Black Player",
+        kind=kind,  # type: ignore[arg-type]
+        ply=ply,
+        at_ms=1_700_000_000_000 + ply,
+    )
+    return m.model_dump_json().encode()

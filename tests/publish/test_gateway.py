@@ -19,10 +19,11 @@ from websockets.asyncio.client import connect
 
 from livegain.broker import parse_mqtt_url
 from livegain.publish.gateway import Gateway
+from livegain.publish.mqtt import MqttPublisher
 from livegain.publish.schema import BoardState, Snapshot
 from livegain.publish.server import LiveServer
 
-from .helpers import board_state, recv_json, update_for
+from .helpers import board_state, moment_bytes, recv_json, update_for
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(60)]
 
@@ -115,3 +116,53 @@ async def test_a_lost_update_is_recovered_from_the_retained_state(
             health = server.health()
         assert health["broker"]["resync_requests"] == 1
         assert health["replica"]["gaps"] == 1 and health["lag"]["boards_behind"] == 0
+
+
+async def test_moments_reach_the_gateways_viewers_also_those_before_it_started(
+    private_broker: PrivateBroker,
+) -> None:
+    """The service's MQTT publisher sends a board and a key moment before any
+    gateway runs; a gateway started afterwards gives its viewers the moment
+    after the board's snapshot (from the retained ``{prefix}/moments``), then
+    each new one as it happens, byte for byte; a viewer who comes later gets them all."""
+    pub = MqttPublisher(private_broker.url, PREFIX)
+    publisher = asyncio.create_task(pub.run())
+    try:
+        pub.publish_state(BOARD, snapshot(2))
+        pub.publish_moment(BOARD, moment_bytes(BOARD, 2))
+        # the broker holds it retained before the gateway starts
+        async with aiomqtt.Client("127.0.0.1", private_broker.port) as watcher:
+            await watcher.subscribe(f"{PREFIX}/moments", qos=1)
+            async with asyncio.timeout(15):
+                async for message in watcher.messages:
+                    if bytes(message.payload) == moment_bytes(BOARD, 2):  # type: ignore[arg-type]
+                        break
+        server = LiveServer("127.0.0.1", 0)
+        gateway = Gateway(server, parse_mqtt_url(private_broker.url), prefix=PREFIX)
+        async with running(gateway):
+            await asyncio.wait_for(gateway.listening.wait(), 15)
+            url = f"ws://127.0.0.1:{server.port}/ws"
+            async with connect(url, proxy=None) as ws:
+                assert (await recv_json(ws))["type"] == "hello"
+                await ws.send(json.dumps({"type": "subscribe", "boards": [BOARD]}))
+                assert (await recv_json(ws))["type"] == "snapshot"
+                before = await ws.recv(decode=False)
+                assert before == moment_bytes(BOARD, 2)
+                # a new moment, live
+                pub.publish_moment(BOARD, moment_bytes(BOARD, 3, "turnaround"))
+                assert await asyncio.wait_for(ws.recv(decode=False), 10) == moment_bytes(
+                    BOARD, 3, "turnaround"
+                )
+            async with connect(url, proxy=None) as late:
+                assert (await recv_json(late))["type"] == "hello"
+                await late.send(json.dumps({"type": "subscribe", "boards": "*"}))
+                got = [await recv_json(late) for _ in range(3)]
+                assert [(m["type"], m.get("ply")) for m in got] == [
+                    ("snapshot", None),
+                    ("moment", 2),
+                    ("moment", 3),
+                ]
+    finally:
+        publisher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await publisher

@@ -28,7 +28,7 @@ from livegain.publish.hub import (
     apply_update,
 )
 
-from .helpers import board_state, update_for
+from .helpers import board_state, moment_bytes, update_for
 from .test_convert import ENGINE, MOVES, ev_of, snap
 
 # ------------------------------------------------------------ apply_update
@@ -371,3 +371,66 @@ def test_a_lagging_client_gets_the_latest_standings_when_it_catches_up() -> None
     assert [(m["type"], m["version"]) for m in got] == [("standings", 3)]  # only the latest
     (send,) = sends(hub.publish_standings("Open", standings("Open", 4)))
     assert set(hub.recipients(send, send.clients)) == {"slow", "fast"}
+
+
+def test_a_late_subscriber_gets_the_boards_kept_moments_after_their_snapshots() -> None:
+    hub: Hub[str] = Hub(ServerLimits())
+    hub.set_board(board_state("b1"))
+    hub.set_board(board_state("b2"))
+    hub.connect("early")
+    hub.receive("early", '{"type":"subscribe","boards":["b1"]}', 0.0)
+    (live,) = sends(hub.publish_moment("b1", moment_bytes("b1", 7)))
+    assert (live.clients, live.board_id) == (["early"], "b1")
+    hub.publish_moment("b2", moment_bytes("b2", 9))
+    hub.publish_moment("b1", moment_bytes("b1", 20, "game-end"))
+    assert (
+        hub.publish_moment("b1", moment_bytes("b1", 7)) == []
+    )  # the same moment again: not resent
+    # one who comes later gets each board's snapshot, then its moments, oldest first
+    hub.connect("late")
+    got = msgs(hub.receive("late", '{"type":"subscribe","boards":["b1"]}', 0.0), "late")
+    assert [(m["type"], m.get("ply")) for m in got] == [
+        ("snapshot", None),
+        ("moment", 7),
+        ("moment", 20),
+    ]
+    got = msgs(hub.receive("late", '{"type":"subscribe","boards":"*"}', 0.0), "late")
+    assert [
+        (m["type"], m.get("board_id") or m["state"]["board_id"], m.get("ply")) for m in got
+    ] == [
+        ("snapshot", "b1", None),
+        ("snapshot", "b2", None),
+        ("moment", "b1", 7),  # in the order they happened
+        ("moment", "b2", 9),
+        ("moment", "b1", 20),
+    ]
+    # a removed board's moments are forgotten
+    hub.remove_board("b1")
+    assert [b for b, _ in hub.moments()] == ["b2"]
+
+
+def test_only_the_latest_moments_are_kept() -> None:
+    from livegain.publish.moments import KEPT
+
+    hub: Hub[str] = Hub(ServerLimits())
+    hub.set_board(board_state("b1"))
+    for ply in range(1, KEPT + 11):
+        hub.publish_moment("b1", moment_bytes("b1", ply))
+    hub.connect("late")
+    got = msgs(hub.receive("late", '{"type":"subscribe","boards":["b1"]}', 0.0), "late")
+    plies = [m["ply"] for m in got if m["type"] == "moment"]
+    assert plies == list(range(11, KEPT + 11))
+
+
+def test_a_lagging_client_gets_the_moments_it_missed_with_its_resync() -> None:
+    hub = subscribed_hub("slow", "fast", soft_backlog=1000, low_backlog=100)
+    (send,) = sends(hub.publish_moment("b1", moment_bytes("b1", 5)))
+    hub.lagging("slow", send, 5000, now=1.0)
+    (send,) = sends(hub.publish_moment("b1", moment_bytes("b1", 6)))
+    assert list(hub.recipients(send, send.clients)) == ["fast"]
+    got = msgs(hub.poll("slow", 50, now=2.0), "slow")
+    assert [(m["type"], m.get("ply")) for m in got] == [
+        ("snapshot", None),
+        ("moment", 5),
+        ("moment", 6),
+    ]

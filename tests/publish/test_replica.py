@@ -19,10 +19,11 @@ from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.game import Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.publish import convert, schema
+from livegain.publish.moments import RecentMoments
 from livegain.publish.mqtt import topic_safe
-from livegain.publish.replica import Publish, Remove, Replica, Resync, SetBoard
+from livegain.publish.replica import Moment, Publish, Remove, Replica, Resync, SetBoard
 
-from .helpers import toy_model
+from .helpers import moment_bytes, toy_model
 
 PREFIX = "livegain/out"
 ENGINE = "Stockfish 15.1 depth 8"
@@ -422,3 +423,21 @@ def test_an_events_standings_are_forwarded_byte_for_byte() -> None:
     junk = r.stats.junk
     assert r.feed(topic, b"{not json") == []
     assert r.stats.junk == junk + 1
+
+
+def test_the_services_latest_moments_each_once_in_order() -> None:
+    """``{prefix}/moments`` (retained, published again after each new moment):
+    each moment not seen yet is forwarded, byte for byte, in order; junk lines
+    are counted and skipped."""
+    r = Replica("p")
+    recent = RecentMoments()
+    recent.add("b1", moment_bytes("b1", 5))
+    recent.add("b2", moment_bytes("b2", 9))
+    first = r.feed("p/moments", recent.payload())
+    assert first == [Moment("b1", moment_bytes("b1", 5)), Moment("b2", moment_bytes("b2", 9))]
+    recent.add("b1", moment_bytes("b1", 30, "game-end"))
+    again = r.feed("p/moments", recent.payload() + b"\nnot json")
+    assert again == [Moment("b1", moment_bytes("b1", 30, "game-end"))]
+    assert r.stats.junk == 1
+    assert r.feed("p/moments", recent.payload()) == []  # a reconnect's retained copy
+    assert [b for b, _ in r.moments.items()] == ["b1", "b2", "b1"]

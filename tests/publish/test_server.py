@@ -19,6 +19,7 @@ from livegain.publish.server import LiveServer, ServerLimits, safe_join
 from .helpers import (
     board_state,
     http_get,
+    moment_bytes,
     recv_board_json,
     recv_board_messages,
     recv_json,
@@ -397,3 +398,28 @@ async def test_chunked_fan_out_keeps_order(static_dir: Path) -> None:
         finally:
             for ws in clients:
                 await ws.close()
+
+
+async def test_a_viewer_who_comes_later_gets_the_latest_moments(server: LiveServer) -> None:
+    """Real WebSocket clients: a moment goes to the board's subscribers when it
+    happens, and one who connects afterwards gets it after the board's snapshot."""
+    server.set_board(board_state("b1", plies=6, seq=6))
+    server.set_board(board_state("b2", plies=2, seq=2))
+    async with connect(ws_url(server)) as early:
+        assert (await recv_json(early))["type"] == "hello"
+        await early.send(json.dumps({"type": "subscribe", "boards": ["b1"]}))
+        assert (await recv_json(early))["type"] == "snapshot"
+        server.publish_moment("b1", moment_bytes("b1", 6))
+        server.publish_moment("b2", moment_bytes("b2", 2, "turnaround"))
+        got = await recv_json(early)
+        assert (got["type"], got["board_id"], got["ply"]) == ("moment", "b1", 6)
+    async with connect(ws_url(server)) as late:
+        assert (await recv_json(late))["type"] == "hello"
+        await late.send(json.dumps({"type": "subscribe", "boards": "*"}))
+        got = [await recv_json(late) for _ in range(4)]
+        assert [(m["type"], m.get("board_id"), m.get("ply")) for m in got[2:]] == [
+            ("moment", "b1", 6),
+            ("moment", "b2", 2),
+        ]
+        assert [m["type"] for m in got[:2]] == ["snapshot", "snapshot"]
+        assert got[2] == json.loads(moment_bytes("b1", 6))
