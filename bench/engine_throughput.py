@@ -53,7 +53,7 @@ import chess
 import chess.engine
 import chess.pgn
 
-from livegain.engine.batch import game_positions
+from livegain.batch.engine_analysis import game_positions
 from livegain.engine.cache import EvalCache
 from livegain.engine.pool import EnginePool, SearchLimit, default_workers
 

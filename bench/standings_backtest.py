@@ -29,7 +29,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from livegain.backtest import Backtest, Event, backtest_mid_round, backtest_win_odds, read_event
+from livegain.batch.backtest import (
+    Backtest,
+    Event,
+    backtest_mid_round,
+    backtest_win_odds,
+    read_event,
+)
 from livegain.core.evaluation import Evaluation
 from livegain.core.human_wdl import CLASSICAL_OTB, HumanWdlModel, RatingsPrior
 from livegain.core.tournament_odds import DEFAULT_DRAW_RATE, PLAYOFFS, Playoff

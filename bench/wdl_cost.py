@@ -35,7 +35,7 @@ Position = tuple[Evaluation, int, float | None, float | None, bool]
 
 def default_knots_model() -> HumanWdlModel:
     """A model with the fit's default knot plies (values of the size a fit gives)."""
-    from livegain.wdl_fit import DEFAULT_KNOT_PLIES
+    from livegain.batch.wdl_fit import DEFAULT_KNOT_PLIES
 
     knots = (
         IDENTITY_KNOT,

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import chess
 import numpy as np
 
-from livegain.annotated import AnnotatedGame as AnnotatedGame
+from livegain.batch.annotated import AnnotatedGame as AnnotatedGame
 from livegain.core.accuracy import (
     Phase,
     PlayerAccuracy,

@@ -2,8 +2,8 @@
 ``[%eval]`` comments) produced, before any report is built from it.
 
 Its own module, free of NumPy, so that reading and evaluating games
-(``livegain.pgnio``, ``livegain.engine.batch``) does not load the report's
-maths (``livegain.analysis``).
+(``livegain.batch.pgnio``, ``livegain.batch.engine_analysis``) does not load the report's
+maths (``livegain.batch.analysis``).
 """
 
 from __future__ import annotations

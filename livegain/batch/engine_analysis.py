@@ -20,7 +20,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from livegain.annotated import AnnotatedGame
+from livegain.batch.annotated import AnnotatedGame
 from livegain.core.evaluation import (
     Evaluation,
     check_valid,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, BinaryIO, Literal, NamedTuple, TextIO, cast, o
 import chess
 import chess.pgn
 
-from livegain.annotated import AnnotatedGame
+from livegain.batch.annotated import AnnotatedGame
 from livegain.core.evaluation import CLIP_CP, checkmated_score, clip, white_score
 
 # Parsing in worker processes (multiprocessing, about 20 ms to import) is

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import spearmanr
 
-from livegain.analysis import AnnotatedGame, analyze_game, game_move_classes
+from livegain.batch.analysis import AnnotatedGame, analyze_game, game_move_classes
 from livegain.core.perceived import (
     DEFAULT_MOVE_BINS,
     EXTRAPOLATED,

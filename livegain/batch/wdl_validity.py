@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from livegain.annotated import AnnotatedGame
+from livegain.batch.annotated import AnnotatedGame
+from livegain.batch.wdl_fit import CHECK_PLIES, ScoredGame
 from livegain.core.human_wdl import HumanWdlModel
 from livegain.core.wdl import Wdl, wdl_from_cp
-from livegain.wdl_fit import CHECK_PLIES, ScoredGame
 
 PREDICTORS: tuple[str, ...] = ("shown", "ratings", "curve", "engine")
 #: Bins of the calibration error.

@@ -26,14 +26,14 @@ from livegain.core.elo import PAPER_ENGINE_RATING
 # Chess, the PGN reader and the engine pool are imported once the engine
 # processes have been launched (their start-up then overlaps the imports).
 if TYPE_CHECKING:
-    from livegain.analysis import AnalysisReport, GameReport, PlayerReport
-    from livegain.annotated import AnnotatedGame
+    from livegain.batch.analysis import AnalysisReport, GameReport, PlayerReport
+    from livegain.batch.annotated import AnnotatedGame
+    from livegain.batch.pgnio import PgnEvalsStream
     from livegain.core.accuracy import Phase, PlayerAccuracy
     from livegain.core.human_wdl import HumanWdlModel
     from livegain.core.perceived import CalibratedRating, PerceivedModel
     from livegain.core.rating import PerceivedRating
     from livegain.engine.launch import Launched
-    from livegain.pgnio import PgnEvalsStream
 
 # The report's maths (NumPy) is not needed to read the games or to run the
 # engine: in engine mode it is imported in a thread once the engines search (on
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 # imported there.
 # NumPy's masked arrays too: np.unique imports them at its first call (NumPy 2),
 # which would otherwise be in the report, after the searches.
-_REPORT_MODULES = ("livegain.analysis", "livegain.calibration", "numpy.ma")
+_REPORT_MODULES = ("livegain.batch.analysis", "livegain.calibration", "numpy.ma")
 
 
 def _preload_report_modules(tables: bool) -> threading.Thread:
@@ -151,7 +151,7 @@ def register(sub: Any) -> None:
 
 
 def _stream(args: argparse.Namespace, progress: _Progress | None) -> PgnEvalsStream:
-    from livegain.pgnio import PgnError, PgnEvalsStream
+    from livegain.batch.pgnio import PgnError, PgnEvalsStream
 
     try:
         return PgnEvalsStream(
@@ -174,7 +174,7 @@ def _engine_read(args: argparse.Namespace) -> tuple[list[AnnotatedGame], list[st
     # The engine processes start loading first, then the rest is imported and
     # the file read (while the pool starts): the three overlap.
     with Launched(args.engine or DEFAULT_ENGINE, count) as launched:
-        from livegain.pgnio import PgnError, read_pgn_games_skipping
+        from livegain.batch.pgnio import PgnError, read_pgn_games_skipping
 
         read: list[tuple[list[int], list[str]]] = []
 
@@ -259,8 +259,8 @@ def _engine_games(
     pool (:mod:`livegain.engine.launch`)."""
     import asyncio
 
-    from livegain.engine.batch import run_engine_analysis_async
-    from livegain.pgnio import PgnError
+    from livegain.batch.engine_analysis import run_engine_analysis_async
+    from livegain.batch.pgnio import PgnError
 
     if getattr(args, "broker", None):
         return _remote_games(args, games() if callable(games) else games)
@@ -351,13 +351,13 @@ def eval_source(
 ) -> EvalSource:
     """The evaluation source of this run: the engine that ran and its limit;
     with ``--evals pgn``, the engine and limit the first game's ``Annotator``
-    tag names (:func:`~livegain.annotated.annotator_engine`), else lichess's
+    tag names (:func:`~livegain.batch.annotated.annotator_engine`), else lichess's
     evaluations."""
     if args.evals == "engine":
         from livegain.engine.pool import SearchLimit
 
         return EvalSource("engine", engine_name, SearchLimit.of(args.depth, args.nodes).describe())
-    from livegain.annotated import annotator_engine
+    from livegain.batch.annotated import annotator_engine
 
     named = annotator_engine(headers)
     if named is None:
@@ -424,7 +424,7 @@ def perceived_model(
 
 
 class WdlModels:
-    """The human W/D/L model of each game (:data:`livegain.analysis.WdlChooser`):
+    """The human W/D/L model of each game (:data:`livegain.batch.analysis.WdlChooser`):
     its kind from ``--kind``, else from its tags
     (:func:`~livegain.core.human_wdl.kind_of_tags`); the model of this
     evaluation source and kind, picked once per kind. ``used`` keeps each
@@ -513,7 +513,7 @@ def _run(args: argparse.Namespace) -> int:
         else:
             games, skipped, engine_name = _engine_read(args)
             headers = games[0].headers if games else {}
-        from livegain.analysis import analyze
+        from livegain.batch.analysis import analyze
 
         evals = eval_source(args, engine_name, headers)
         if evals.via:
@@ -561,7 +561,7 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.output_pgn:
-        from livegain.pgnio import write_annotated_pgn
+        from livegain.batch.pgnio import write_annotated_pgn
 
         if args.evals == "engine" and engine_name:
             # the evaluations are now this engine's at this limit: read back
@@ -584,7 +584,7 @@ def _run(args: argparse.Namespace) -> int:
         data["truncated"] = truncated
         _print_json(data, compact=len(report.games) > COMPACT_JSON_GAMES)
     elif args.csv:
-        from livegain.analysis import csv_rows
+        from livegain.batch.analysis import csv_rows
 
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerows(csv_rows(report))
@@ -596,7 +596,7 @@ def _run(args: argparse.Namespace) -> int:
 def _other_annotators(games: Sequence[AnnotatedGame], evals: EvalSource) -> int:
     """How many games name another engine or limit in their Annotator tag
     than the one the file is read with."""
-    from livegain.annotated import annotator_engine
+    from livegain.batch.annotated import annotator_engine
 
     return sum(
         annotator_engine(g.headers) not in (None, (evals.engine, evals.limit)) for g in games

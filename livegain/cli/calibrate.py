@@ -28,7 +28,9 @@ from typing import Any
 import chess
 import chess.pgn
 
-from livegain.analysis import AnnotatedGame, analyze, analyze_game
+from livegain.batch.analysis import AnnotatedGame, analyze, analyze_game
+from livegain.batch.engine_analysis import ProgressBar, analyse_games, game_positions
+from livegain.batch.pgnio import PgnError, annotated_from_pgn_evals, read_pgn_games
 from livegain.calibration import (
     CalibrationError,
     EngineCalibration,
@@ -47,10 +49,8 @@ from livegain.cli._common import (
 from livegain.core.histogram import GainHistogram
 from livegain.core.rating import PAPER_ENGINE_RATING, difference
 from livegain.core.tournament import EngineStrength, engine_strength
-from livegain.engine.batch import ProgressBar, analyse_games, game_positions
 from livegain.engine.cache import CacheError, EvalCache
 from livegain.engine.pool import DEFAULT_ENGINE, EngineError, EnginePool, SearchLimit
-from livegain.pgnio import PgnError, annotated_from_pgn_evals, read_pgn_games
 
 DEFAULT_SAMPLE = 1000
 

@@ -115,11 +115,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_batch(args: argparse.Namespace) -> int:
-    from livegain.analysis import analyze
+    from livegain.batch.analysis import analyze
+    from livegain.batch.pgnio import PgnError, annotated_games_from_pgn, read_pgn_games
     from livegain.calibration import pick_perceived_model
     from livegain.cli.analyze import print_report
     from livegain.core.rating import PAPER_ENGINE_RATING
-    from livegain.pgnio import PgnError, annotated_games_from_pgn, read_pgn_games
 
     try:
         games, _ = annotated_games_from_pgn(read_pgn_games(game_of_the_century_path()))

@@ -159,7 +159,7 @@ def _a_white(args: argparse.Namespace, game_number: int) -> bool:
 def _human_current(args: argparse.Namespace, a_white: bool) -> tuple[GameOdds, str]:
     """A's W/D/L in the game in progress from its evaluation through the
     human model's live layer, and the model's name and why."""
-    from livegain.annotated import annotator_engine
+    from livegain.batch.annotated import annotator_engine
     from livegain.core.evaluation import Evaluation
     from livegain.wdl_models import pick_wdl_model
 

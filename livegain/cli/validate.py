@@ -1,7 +1,7 @@
 """`livegain fit` and `livegain validate`: the calibrated perceived rating,
 fitted on one part of a file of rated games and measured on the other.
 
-Both split the games the same way (:func:`livegain.validity.split_part`, 70 %
+Both split the games the same way (:func:`livegain.batch.validity.split_part`, 70 %
 calibration, 30 % held out, by a hash of each game's Site), take their
 evaluations from the PGN (``--evals pgn``) or from the engine pool with its
 cache (``--evals engine``), and print readable tables or ``--json``.
@@ -175,8 +175,8 @@ def _games(args: argparse.Namespace) -> tuple[list[Any], list[str], str | None]:
     The files are read as ``livegain analyze`` reads them (a game that cannot
     be read is skipped with its reason); the part and the sample are chosen
     from the games' tags, before any engine work."""
+    from livegain.batch.pgnio import PgnError, read_pgn_evals, read_pgn_games_skipping
     from livegain.cli.analyze import _engine_games
-    from livegain.pgnio import PgnError, read_pgn_evals, read_pgn_games_skipping
 
     for flag in ("depth", "nodes", "workers", "games"):
         value = getattr(args, flag)
@@ -215,7 +215,7 @@ def _short(args: argparse.Namespace) -> str:
 
 def _chosen(args: argparse.Namespace, games: list[Any], tags: Any) -> list[Any]:
     """The games of ``--part``, then the fixed sample of ``--games``, in file order."""
-    from livegain.validity import sample_order, split_part
+    from livegain.batch.validity import sample_order, split_part
 
     if args.part != "all":
         games = [g for g in games if split_part(tags(g)) == args.part]
@@ -256,6 +256,7 @@ def _source(
 def run_fit(args: argparse.Namespace) -> int:
     if args.wdl:
         return _run_fit_wdl(args)
+    from livegain.batch.validity import fit_model, player_moves
     from livegain.calibration import (
         CalibrationError,
         config_path,
@@ -263,7 +264,6 @@ def run_fit(args: argparse.Namespace) -> int:
         store_perceived_model,
         today,
     )
-    from livegain.validity import fit_model, player_moves
 
     base = None
     if args.base is not None:
@@ -348,12 +348,12 @@ def _provenance(args: argparse.Namespace, source: str, games: int) -> dict[str, 
 
 
 def _run_fit_wdl(args: argparse.Namespace) -> int:
+    from livegain.batch.pgnio import PgnError, read_pgn_headers
+    from livegain.batch.validity import split_part
+    from livegain.batch.wdl_fit import RatedResult, fit_model, fit_prior
+    from livegain.batch.wdl_validity import scored_games
     from livegain.calibration import config_path
-    from livegain.pgnio import PgnError, read_pgn_headers
-    from livegain.validity import split_part
-    from livegain.wdl_fit import RatedResult, fit_model, fit_prior
     from livegain.wdl_models import store_wdl
-    from livegain.wdl_validity import scored_games
 
     annotated, skipped, engine_name = _games(args)
     evals, engine, limit = _source(args, annotated, engine_name)
@@ -447,8 +447,8 @@ def _rating(text: str | None) -> float | None:
 def run_validate(args: argparse.Namespace) -> int:
     if args.wdl:
         return _run_validate_wdl(args)
+    from livegain.batch.validity import player_events, validate, validity_rows, write_plots
     from livegain.calibration import pick_perceived_model
-    from livegain.validity import player_events, validate, validity_rows, write_plots
 
     annotated, skipped, engine_name = _games(args)
     evals, engine, limit = _source(args, annotated, engine_name)
@@ -507,8 +507,8 @@ def _engine_rating(
 
 
 def _run_validate_wdl(args: argparse.Namespace) -> int:
+    from livegain.batch.wdl_validity import validate_wdl, write_reliability_plot
     from livegain.wdl_models import pick_wdl_model
-    from livegain.wdl_validity import validate_wdl, write_reliability_plot
 
     annotated, skipped, engine_name = _games(args)
     evals, engine, limit = _source(args, annotated, engine_name)

@@ -564,7 +564,7 @@ class EnginePool:
         Finished positions are scored by rule and cached ones come from the
         cache, as with :meth:`evaluate` (``by_rule=False``: the caller has
         already checked the boards and scored those the rules decide, as
-        :mod:`livegain.engine.batch` does with each game's history: every
+        :mod:`livegain.batch.engine_analysis` does with each game's history: every
         board is searched); the rest (each distinct position
         once) are searched as one :class:`~livegain.engine.uci.SearchList`
         that every worker joins: each process's reader thread chains its

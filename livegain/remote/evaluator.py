@@ -697,15 +697,15 @@ async def analyse_games_remote(
     wait_for_workers: float = 30.0,
 ) -> tuple[list[Any], str, RemoteEvaluator]:
     """Every position of every game evaluated by the workers: the annotated
-    games (as :func:`livegain.engine.batch.analyse_games` makes them), the
+    games (as :func:`livegain.batch.engine_analysis.analyse_games` makes them), the
     engine's name, and the (closed) evaluator with its counts.
 
     The positions the rules score with the game's history (a threefold
     repetition, the 50-move rule, insufficient material) are scored here and
     never sent to a worker, exactly as the local batch does
-    (:func:`livegain.engine.batch.to_search`): a repetition is a draw on
+    (:func:`livegain.batch.engine_analysis.to_search`): a repetition is a draw on
     both paths, whatever a search of its bare FEN would say."""
-    from livegain.engine.batch import annotate_all, game_positions, to_search
+    from livegain.batch.engine_analysis import annotate_all, game_positions, to_search
 
     cache = EvalCache(cache_path) if cache_path is not None else None
     ev = RemoteEvaluator(

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.special import stdtrit
 
-from livegain.analysis import (
+from livegain.batch.analysis import (
     AnnotatedGame,
     GameReport,
     PlayerReport,
@@ -305,7 +305,7 @@ def test_only_the_components_a_group_touches_are_refitted(
 ) -> None:
     """300 pairs of players, 2 games each: every group of games refits only its
     own few components, and recomputes d_ij only for its own pairs."""
-    from livegain import analysis
+    from livegain.batch import analysis
 
     rng = random.Random(8)
     games = []

@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import livegain
-import livegain.pgnio as pgnio
-from livegain.analysis import AnnotatedGame
-from livegain.pgnio import (
+import livegain.batch.pgnio as pgnio
+from livegain.batch.analysis import AnnotatedGame
+from livegain.batch.pgnio import (
     PgnError,
     annotated_from_pgn_evals,
     read_pgn_evals,

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import livegain
+from livegain.batch.pgnio import annotated_games_from_pgn, read_pgn_text
 from livegain.cli import main
-from livegain.pgnio import annotated_games_from_pgn, read_pgn_text
 
 GOTC_PATH = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
 
@@ -402,7 +402,7 @@ def test_forfeit_games(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_analysis_of_a_game_without_moves() -> None:
-    from livegain.analysis import AnnotatedGame, analyze
+    from livegain.batch.analysis import AnnotatedGame, analyze
 
     empty = AnnotatedGame({"White": "X", "Black": "Y", "WhiteElo": "2500"}, [], [], [20])
     normal = AnnotatedGame(
@@ -481,7 +481,7 @@ def test_algorithm2_jackknife_matches_leave_one_game_out(
 
     from scipy.special import stdtrit
 
-    from livegain.analysis import analyze
+    from livegain.batch.analysis import analyze
 
     games, _ = annotated_games_from_pgn(read_pgn_text(tournament_pgn.read_text()))
     full = analyze(games, 2860, pairing=pairing)
@@ -666,7 +666,7 @@ def _side_moves(game: dict[str, Any], color: str, model: Any) -> tuple[int, int]
 
 
 def test_annotator_engine() -> None:
-    from livegain.annotated import annotator_engine
+    from livegain.batch.annotated import annotator_engine
 
     assert annotator_engine({"Annotator": "Stockfish 15.1 depth 10"}) == (
         "Stockfish 15.1",

@@ -10,9 +10,9 @@ import chess
 import pytest
 
 import livegain
+from livegain.batch.pgnio import annotated_games_from_pgn, read_pgn_text
 from livegain.cli import main
 from livegain.core.accuracy import game_accuracy, mean_accuracy, phases_from_fens
-from livegain.pgnio import annotated_games_from_pgn, read_pgn_text
 
 GOTC = str(Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn")
 

@@ -114,7 +114,7 @@ def test_big_reports_are_compact_json(
 def test_reading_processes_give_the_same_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import livegain.pgnio as pgnio
+    import livegain.batch.pgnio as pgnio
 
     text = "".join(gotc(f"W{k % 5}", f"B{k % 3}", evals_until=30 + k) for k in range(30))
     path = tmp_path / "many.pgn"

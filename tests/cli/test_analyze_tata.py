@@ -9,8 +9,8 @@ from typing import Any
 import chess.pgn
 import pytest
 
+from livegain.batch.pgnio import read_pgn_games
 from livegain.cli import main
-from livegain.pgnio import read_pgn_games
 
 
 def test_reads_every_game(tata_steel: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from livegain.cli import _COMMANDS, build_parser
 
-HEAVY = ("scipy", "numpy", "rich", "livegain.engine", "livegain.analysis", "livegain.service")
+HEAVY = ("scipy", "numpy", "rich", "livegain.engine", "livegain.batch.analysis", "livegain.service")
 
 
 def subcommands(parser: argparse.ArgumentParser) -> dict[str, str | None]:
@@ -92,9 +92,10 @@ def test_reading_and_evaluating_games_needs_no_numpy_or_scipy() -> None:
     before the report's maths is needed (it is loaded in a thread meanwhile):
     what it imports before the engines start holds neither NumPy nor SciPy."""
     modules = imported_by(
-        "import sys\nimport livegain.cli.analyze, livegain.engine.batch, livegain.pgnio\n"
+        "import sys\nimport livegain.cli.analyze, livegain.batch.engine_analysis,"
+        " livegain.batch.pgnio\n"
     )
-    assert "livegain.engine.batch" in modules
+    assert "livegain.batch.engine_analysis" in modules
     assert not {m for m in modules if m.split(".")[0] in {"numpy", "scipy"}}
 
 
@@ -125,5 +126,5 @@ def test_the_report_of_a_small_event_needs_no_scipy() -> None:
 
     pgn = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
     modules = imported_after("analyze", str(pgn), "--evals", "pgn", "--json")
-    assert "livegain.analysis" in modules
+    assert "livegain.batch.analysis" in modules
     assert not {m for m in modules if m.split(".")[0] == "scipy"}

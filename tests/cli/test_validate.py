@@ -13,9 +13,9 @@ import chess
 import chess.pgn
 import pytest
 
+from livegain.batch.validity import split_part
 from livegain.calibration import find_perceived_model, load_perceived_models
 from livegain.cli import main
-from livegain.validity import split_part
 
 
 def rated_game(rng: random.Random, number: int) -> str:
@@ -82,7 +82,7 @@ def model_file(sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_split_is_stable_and_about_30_percent(sample: Path) -> None:
-    from livegain.pgnio import read_pgn_games
+    from livegain.batch.pgnio import read_pgn_games
 
     parts = [split_part(dict(g.headers)) for g in read_pgn_games(sample)]
     held = parts.count("held-out") / len(parts)

@@ -12,7 +12,8 @@ import chess.pgn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from livegain.analysis import AnnotatedGame, analyze
+from livegain.batch.analysis import AnnotatedGame, analyze
+from livegain.batch.engine_analysis import game_positions
 from livegain.core.evaluation import (
     DRAW_WDL,
     Evaluation,
@@ -23,7 +24,6 @@ from livegain.core.evaluation import (
 )
 from livegain.core.game import BoardGame, Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
-from livegain.engine.batch import game_positions
 
 from .test_game import clean_replay, evaluate_all, fens_of, score_of, snap
 

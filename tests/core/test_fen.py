@@ -12,8 +12,8 @@ import chess.variant
 import pytest
 
 import livegain
+from livegain.batch.engine_analysis import game_positions
 from livegain.core.fen import board_fen, fen
-from livegain.engine.batch import game_positions
 
 GOTC = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
 

@@ -1,4 +1,4 @@
-"""The live state machine agrees with batch analysis (``livegain.analysis.analyze``)
+"""The live state machine agrees with batch analysis (``livegain.batch.analysis.analyze``)
 on the game of the century with the paper's Figure 1 scores, however the moves
 and evaluations arrive."""
 
@@ -10,12 +10,12 @@ import chess
 import pytest
 
 import livegain
-from livegain.analysis import AnnotatedGame, analyze
+from livegain.batch.analysis import AnnotatedGame, analyze
+from livegain.batch.pgnio import annotated_from_pgn_evals, read_pgn_games
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.game import Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
-from livegain.pgnio import annotated_from_pgn_evals, read_pgn_games
 
 GOTC = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
 

@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 
+from livegain.batch.wdl_fit import DEFAULT_KNOT_PLIES, ScoredGame, _predict, _rows
 from livegain.core.evaluation import Evaluation, draw_evaluation
 from livegain.core.human_wdl import (
     CLASSICAL_OTB,
@@ -19,7 +20,6 @@ from livegain.core.human_wdl import (
     RatingsPrior,
     kind_of_time_control,
 )
-from livegain.wdl_fit import DEFAULT_KNOT_PLIES, ScoredGame, _predict, _rows
 
 PRIOR = RatingsPrior(CLASSICAL_OTB, 32.0, 431.0, -0.58, 0.65, -1.92, 0.39)
 

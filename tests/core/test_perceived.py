@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
+from livegain.batch.validity import Estimate, PlayerMoves, ValidityRow, figures, fit_model, validate
 from livegain.core.ledger import GameLedger
 from livegain.core.perceived import MoveBin, MoveClasses, MoveProfile, PerceivedModel
-from livegain.validity import Estimate, PlayerMoves, ValidityRow, figures, fit_model, validate
 
 CLASSES = MoveClasses()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from livegain.backtest import backtest_win_odds, read_event
+from livegain.batch.backtest import backtest_win_odds, read_event
 from livegain.core.standings import Result, Standings
 
 
@@ -36,7 +36,7 @@ def test_mid_round_odds_use_the_live_games(tata_steel: Path) -> None:
     """In the middle of each round, games in progress drawn from a W/D/L that
     points at their real result forecast the winner better than the same games
     drawn from ratings; a game with no live W/D/L counts as finished."""
-    from livegain.backtest import backtest_mid_round
+    from livegain.batch.backtest import backtest_mid_round
 
     event = read_event(tata_steel)
     toward = {

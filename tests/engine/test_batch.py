@@ -9,7 +9,7 @@ import chess
 import chess.pgn
 import pytest
 
-from livegain.engine.batch import ProgressBar, run_engine_analysis
+from livegain.batch.engine_analysis import ProgressBar, run_engine_analysis
 from livegain.engine.cache import EvalCache
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(120)]

@@ -12,7 +12,7 @@ import chess
 import chess.pgn
 import pytest
 
-from livegain.engine.batch import analyse_games
+from livegain.batch.engine_analysis import analyse_games
 from livegain.engine.pool import (
     EnginePool,
     EngineSearchError,
@@ -234,7 +234,7 @@ async def test_a_batch_that_cannot_be_searched_is_a_clear_error(
 async def test_real_stockfish_killed_mid_batch(
     stockfish: str, tata_games: list[chess.pgn.Game]
 ) -> None:
-    from livegain.engine.batch import game_positions
+    from livegain.batch.engine_analysis import game_positions
 
     boards = game_positions(tata_games[0]).boards[:40]
     depth = 10

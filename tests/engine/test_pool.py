@@ -10,8 +10,8 @@ import chess.engine
 import chess.pgn
 import pytest
 
+from livegain.batch.engine_analysis import analyse_games, game_positions
 from livegain.core.evaluation import Evaluation, white_score
-from livegain.engine.batch import analyse_games, game_positions
 from livegain.engine.cache import EvalCache
 from livegain.engine.pool import EnginePool, SearchLimit, evaluation_from_info
 

@@ -24,8 +24,8 @@ import chess.pgn
 import pytest
 from brokers import PrivateBroker
 
+from livegain.batch.engine_analysis import annotate_all, game_positions, to_search
 from livegain.core.evaluation import Evaluation
-from livegain.engine.batch import annotate_all, game_positions, to_search
 from livegain.remote.protocol import Result, decode
 
 from .test_remote_workers import REPO, announced, wait_until, workers

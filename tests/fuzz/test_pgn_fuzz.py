@@ -4,7 +4,7 @@ The live parser (:func:`livegain.feeds.pgn.parse_pgn`, used by the file,
 pgn-http and pgn-stream feeds) never raises, names the game of every
 problem, never falls back to "unreadable game" (its catch-all for its own
 bugs), and leaves the good games exactly as they parse alone. The batch
-readers of :mod:`livegain.pgnio` (``analyze``, ``validate``, ``fit`` read
+readers of :mod:`livegain.batch.pgnio` (``analyze``, ``validate``, ``fit`` read
 downloaded files) return games or raise :class:`PgnError` with the game
 named, nothing else. Cases are derandomized: the same in every run.
 """
@@ -18,14 +18,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from livegain.feeds.pgn import parse_game, parse_pgn
-from livegain.pgnio import (
+from livegain.batch.pgnio import (
     PgnError,
     annotated_from_pgn_evals,
     read_pgn_evals,
     read_pgn_games_skipping,
     read_pgn_text,
 )
+from livegain.feeds.pgn import parse_game, parse_pgn
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -10,8 +10,8 @@ from typing import Any
 import chess.pgn
 import pytest
 
-from livegain.analysis import analyze
-from livegain.engine.batch import run_engine_analysis_async
+from livegain.batch.analysis import analyze
+from livegain.batch.engine_analysis import run_engine_analysis_async
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import PgnHttpFeedConfig, PgnStreamFeedConfig
 from livegain.feeds.replay import Replay
