@@ -9,6 +9,7 @@ latest ``update`` and with a fresh ``snapshot``.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -158,6 +159,15 @@ def expect_matches_state(page: Any, state: dict[str, Any]) -> None:
         clock = state["clocks"][color]
         if clock is not None:
             expect(page.get_by_test_id(f"{color}-clock")).to_have_text(clock_text(clock))
+        # his accuracy in this game, once known (one decimal, as the server rounds it)
+        acc = state[f"{color}_accuracy"]
+        box = page.get_by_test_id(f"{color}-accuracy-box")
+        if acc is None or acc["overall"] is None:
+            expect(box).to_be_hidden()
+        else:
+            expect(box).to_be_visible()
+            expect(page.get_by_test_id(f"{color}-accuracy")).to_have_text(f"{acc['overall']:.1f} %")
+            expect(box).to_have_attribute("title", re.compile(rf"{acc['moves']} moves?$"))
 
     ev = state["eval"]
     cp = page.get_by_test_id("eval-cp")
@@ -269,6 +279,8 @@ def test_board_overlay_follows_the_replay_ply_by_ply(
         # ... and every value equals a fresh snapshot of the board.
         state = fresh_state(serve.ws_url, bid)
         assert state["seq"] >= update["seq"]
+        assert state["white_accuracy"]["overall"] is not None  # every move evaluated
+        assert state["black_accuracy"]["overall"] is not None
         expect_matches_state(page, state)
         expect(page.get_by_test_id("result")).to_have_text(state["result"])
     finally:

@@ -57,6 +57,8 @@ def test_board_page_has_a_hook_for_every_value() -> None:
             "perceived-box",
             "perceived-label",
             "perceived-interval",
+            "accuracy",
+            "accuracy-box",
         ):
             assert f"{color}-{what}" in hooks
     for hook in (

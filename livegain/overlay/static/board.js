@@ -30,8 +30,8 @@ import { drawSpark, drawTrace } from "./trace.js";
 
 const LAYOUTS = {
   full: null, // every widget
-  compact: "header,status,players,perceived,clocks,eval,wdl,trace,lastmove,h2h,odds",
-  "lower-third": "header,status,players,perceived,clocks,eval,wdl,lastmove,h2h",
+  compact: "header,status,players,perceived,clocks,accuracy,eval,wdl,trace,lastmove,h2h,odds",
+  "lower-third": "header,status,players,perceived,clocks,accuracy,eval,wdl,lastmove,h2h",
   corner: "players,perceived,eval,board",
 };
 
@@ -137,12 +137,33 @@ function renderPlayer(color) {
   if (spark.offsetParent !== null) {
     drawSpark(spark, state[`${color}_trace`], p.rating, mode);
   }
+  // accuracy in this game (lichess's method, docs/maths.md): shown once known
+  const acc = state[`${color}_accuracy`];
+  const accBox = byTestId(root, `${color}-accuracy-box`);
+  const known = Boolean(acc) && Number.isFinite(acc.overall);
+  accBox.dataset.state = known ? "known" : "none";
+  setText(root, `${color}-accuracy`, known ? accuracyText(acc.overall) : DASH);
+  accBox.title = known ? accuracyTitle(acc) : "";
   const clocks = state.clocks || {};
   const clock = byTestId(root, `${color}-clock`);
   clock.textContent = clocks[color] === null || clocks[color] === undefined ? "" : clockText(clocks[color]);
   clock.dataset.running = clocks.running === color ? "true" : "false";
   // time trouble (docs/maths.md, "Time use"): the clock is marked
   clock.dataset.trouble = clocks[`${color}_time_trouble`] ? "true" : "false";
+}
+
+/** An accuracy in percent: "87.4 %". */
+function accuracyText(x) {
+  return `${x.toFixed(1)} %`;
+}
+
+/** The accuracy's hover text: by phase, and the moves counted. */
+function accuracyTitle(acc) {
+  const phases = ["opening", "middlegame", "endgame"]
+    .filter((p) => Number.isFinite(acc[p]))
+    .map((p) => `${p} ${acc[p].toFixed(1)} %`);
+  const moves = `${acc.moves} move${acc.moves === 1 ? "" : "s"}`;
+  return `accuracy in this game (lichess's method): ${[...phases, moves].join(" · ")}`;
 }
 
 /** What the perceived ratings are, for the footer: the audience can tell which number it sees. */
