@@ -3,10 +3,17 @@
 Stockfish plays itself at a small node budget, at a different "Skill Level"
 for each (fictional) player, from varied openings, so that the players'
 gains, and so their perceived ratings, differ. Clocks are simulated
-(90 min + 30 s per move) and written as ``[%clk]`` comments. Deterministic for
-a given seed and engine build:
+(90 min + 30 s per move) and written as ``[%clk]`` comments. One player
+(``TIME_TROUBLE``: White on board 3) thinks long in the middlegame and falls
+into time trouble (under 5 minutes, the classical threshold of
+livegain.core.timeuse) around move 38, then plays on the increment, so that the
+demo shows a time-trouble moment. Deterministic for a given seed and engine
+build:
 
     .venv/bin/python bench/make_demo_games.py [--seed 2026] [--out livegain/data/demo-round.pgn]
+
+``--retime`` only applies the time trouble to the games already in ``--out``
+(the moves kept; no engine needed).
 """
 
 from __future__ import annotations
@@ -47,6 +54,15 @@ OPENINGS = [
     "d4 d5 c4 c6 Nf3 Nf6 Nc3 dxc4",  # Slav
     "e4 e6 d4 d5 Nc3 Bb4 e5 c5",  # French Winawer
 ]
+
+
+INCREMENT = 30
+# (board, colour, his move where the long thinks start, his move where he is
+# under 5 minutes): White on board 3 spends his time from move 14 on and is in
+# time trouble from move 38 on.
+TIME_TROUBLE = (3, chess.WHITE, 14, 38)
+TROUBLE_CLOCK = 270  # seconds left after the move that puts him in time trouble
+LOW_CLOCK = (45, 295)  # where his clock stays afterwards
 
 
 def clk(seconds: float) -> str:
@@ -118,6 +134,33 @@ def play(
     return game
 
 
+def retime(game: chess.pgn.Game, color: chess.Color, start: int, trouble: int, seed: int) -> None:
+    """Rewrite ``color``'s clocks from his move ``start`` on: long thinks until his
+    move ``trouble``, after which his clock is ``TROUBLE_CLOCK``, then about the
+    increment per move, his clock kept within ``LOW_CLOCK``."""
+    rng = random.Random(seed)
+    nodes = [n for n in game.mainline() if n.parent is not None and n.parent.turn() == color]
+    if len(nodes) < trouble:
+        raise ValueError(f"the game has {len(nodes)} moves of that side, fewer than {trouble}")
+    clock = nodes[start - 2].clock() if start > 1 else 5400.0
+    assert clock is not None
+    weights = [rng.lognormvariate(0.0, 0.5) for _ in range(start, trouble + 1)]
+    budget = clock + INCREMENT * len(weights) - TROUBLE_CLOCK
+    for node, w in zip(nodes[start - 1 : trouble], weights, strict=True):
+        clock = clock - budget * w / sum(weights) + INCREMENT
+        node.comment = f"[%clk {clk(clock)}]"
+    clock = float(TROUBLE_CLOCK)
+    for node in nodes[trouble:]:
+        spent = INCREMENT + rng.uniform(-10.0, 18.0)  # a little more than he gets
+        clock = min(LOW_CLOCK[1], max(LOW_CLOCK[0], clock - spent + INCREMENT))
+        node.comment = f"[%clk {clk(clock)}]"
+
+
+def time_trouble(games: list[chess.pgn.Game], seed: int) -> None:
+    board, color, start, trouble = TIME_TROUBLE
+    retime(games[board - 1], color, start, trouble, seed)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=2026)
@@ -126,7 +169,19 @@ def main() -> int:
     ap.add_argument("--max-plies", type=int, default=120)
     ap.add_argument("--engine", default="/usr/games/stockfish")
     ap.add_argument("--out", type=Path, default=ROOT / "livegain" / "data" / "demo-round.pgn")
+    ap.add_argument(
+        "--retime", action="store_true", help="only apply the time trouble to --out's games"
+    )
     args = ap.parse_args()
+    if args.retime:
+        with args.out.open() as f:
+            games = []
+            while (g := chess.pgn.read_game(f)) is not None:
+                games.append(g)
+        time_trouble(games, args.seed)
+        args.out.write_text("\n\n".join(str(g) for g in games) + "\n")
+        print(f"retimed {args.out}")
+        return 0
     rng = random.Random(args.seed)
     players = PLAYERS[: 2 * args.boards]
     rng.shuffle(players)
@@ -140,6 +195,7 @@ def main() -> int:
                 play(engine, rng, white, black, opening, b + 1, args.nodes, args.max_plies)
             )
             print(f"board {b + 1}: {white[0]} - {black[0]} {games[-1].headers['Result']}")
+    time_trouble(games, args.seed)
     text = "\n\n".join(str(g) for g in games) + "\n"
     args.out.write_text(text)
     print(f"wrote {args.out} ({len(games)} games)")

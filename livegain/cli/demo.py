@@ -259,6 +259,10 @@ def run_live(args: argparse.Namespace) -> int:
                         "Standings and chances of leading after round 5: "
                         f"{service.url}overlay/static/widget-standings.html?event={event}"
                     )
+                    print(
+                        "Player table (performance, rating change, perceived, accuracy): "
+                        f"{service.url}overlay/static/widget-players.html?event={event}"
+                    )
                     print(f"Key moments: {service.url}overlay/static/widget-moments.html")
                     print(f"Producer's view (for the crew): {service.url}overlay/producer")
                     print(f"Open {service.url}  (Ctrl-C to stop)", flush=True)

@@ -140,7 +140,10 @@ def test_serve_reports_config_errors(tmp_path: Path) -> None:
 
 
 def test_demo_replays_a_live_round() -> None:
-    proc, url = start(["demo", "--port", "0", "--speed", "200", "--depth", str(DEPTH)])
+    printed: list[str] = []
+    proc, url = start(
+        ["demo", "--port", "0", "--speed", "200", "--depth", str(DEPTH)], seen=printed
+    )
     try:
         health = wait_json(
             url + "healthz",
@@ -172,6 +175,17 @@ def test_demo_replays_a_live_round() -> None:
         assert all(r["reason"] for r in ranking["boards"])
         with urllib.request.urlopen(url + "overlay/producer", timeout=10) as resp:
             assert resp.status == 200
+        # it prints where the player table, the key moments and the producer's view are
+        pages = [m.group(1) for line in printed if (m := re.search(r": (http\S+)$", line))]
+        assert [p.split("?")[0].removeprefix(url) for p in pages] == [
+            "overlay/static/widget-standings.html",
+            "overlay/static/widget-players.html",
+            "overlay/static/widget-moments.html",
+            "overlay/producer",
+        ]
+        for page in pages:
+            with urllib.request.urlopen(page, timeout=10) as resp:
+                assert resp.status == 200
         with urllib.request.urlopen(url, timeout=10) as resp:
             assert resp.status == 200
             assert "text/html" in resp.headers["Content-Type"]
