@@ -26,7 +26,8 @@ from conftest import need
 from feeds.conftest import RecordingSink, cancel, run_feed
 
 from livegain.feeds.base import MqttFeedConfig
-from livegain.feeds.mqtt import MqttFeed, move_event
+from livegain.feeds.mqtt import MqttFeed
+from livegain.feeds.mqtt_ingest import move_event
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"

@@ -8,7 +8,8 @@ import itertools
 import pytest
 
 from livegain.feeds import MqttFeedConfig, make_feed
-from livegain.feeds.mqtt import MqttFeed, make_client, move_event
+from livegain.feeds.mqtt import MqttFeed, make_client
+from livegain.feeds.mqtt_ingest import move_event
 from livegain.feeds.replay import Replay
 
 from .conftest import PrivateBroker, RecordingSink, cancel, free_port, run_feed

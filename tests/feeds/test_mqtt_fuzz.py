@@ -11,7 +11,7 @@ import chess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from livegain.feeds.mqtt import MqttIngest
+from livegain.feeds.mqtt_ingest import MqttIngest
 
 TOPICS = ["livegain/in/t/1/1", "livegain/in/t/1/2", "x/t/2/10", "bad", "a//b"]
 SANS = ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "O-O", "Ke2", "Qh5", "exd5", "e8=Q", "Nbd7", "xx"]

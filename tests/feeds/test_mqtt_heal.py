@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from livegain.feeds.mqtt import MqttIngest, move_event
+from livegain.feeds.mqtt_ingest import MqttIngest, move_event
 
 T = "livegain/in/wijk/3/5"
 GAME = ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7", "Re1", "b5"]

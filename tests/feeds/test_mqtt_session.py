@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from livegain.feeds.base import MqttFeedConfig
-from livegain.feeds.mqtt import MqttFeed, make_client, move_event
+from livegain.feeds.mqtt import MqttFeed, make_client
+from livegain.feeds.mqtt_ingest import move_event
 
 from .conftest import PrivateBroker, RecordingSink, cancel, run_feed
 

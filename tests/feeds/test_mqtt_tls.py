@@ -17,7 +17,8 @@ from brokers import BrokerTls, PrivateBroker
 from livegain.broker import parse_mqtt_url
 from livegain.config import MqttPublishConfig
 from livegain.feeds.base import MqttFeedConfig
-from livegain.feeds.mqtt import MqttFeed, make_client, move_event
+from livegain.feeds.mqtt import MqttFeed, make_client
+from livegain.feeds.mqtt_ingest import move_event
 from livegain.publish.mqtt import MqttPublisher
 
 from .conftest import RecordingSink, cancel, run_feed

@@ -17,7 +17,8 @@ import pytest
 from brokers import PrivateBroker
 from engine.test_remote_workers import workers
 
-from livegain.feeds.mqtt import MqttFeed, move_event
+from livegain.feeds.mqtt import MqttFeed
+from livegain.feeds.mqtt_ingest import move_event
 from livegain.service import Service
 
 from .conftest import running, settings_for

@@ -18,7 +18,8 @@ from brokers import PrivateBroker
 
 from livegain.core.game import BoardGame
 from livegain.engine.pool import EnginePool
-from livegain.feeds.mqtt import make_client, move_event
+from livegain.feeds.mqtt import make_client
+from livegain.feeds.mqtt_ingest import move_event
 from livegain.service import Service
 
 from .conftest import running, settings_for

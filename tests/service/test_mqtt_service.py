@@ -13,7 +13,7 @@ import pytest
 from brokers import PrivateBroker
 
 from livegain.engine.pool import EnginePool
-from livegain.feeds.mqtt import move_event
+from livegain.feeds.mqtt_ingest import move_event
 from livegain.service import Service
 
 from .conftest import running, settings_for, ws_url

@@ -10,7 +10,7 @@ from livegain.core.board.registry import Tournament
 from livegain.core.board.results import normalize_result
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
-from livegain.feeds.mqtt import MqttIngest, move_event
+from livegain.feeds.mqtt_ingest import MqttIngest, move_event
 from livegain.feeds.pgn import parse_pgn
 
 
