@@ -12,8 +12,8 @@ import pytest
 
 from livegain.feeds import LccFeedConfig, make_feed
 from livegain.feeds._http import MiniHttpServer, Reply
-from livegain.feeds.lcc import (
-    LccFeed,
+from livegain.feeds.lcc import LccFeed
+from livegain.feeds.lcc_json import (
     LccFormatError,
     LccMove,
     initial_position,

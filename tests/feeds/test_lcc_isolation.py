@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from livegain.feeds import LccFeedConfig
-from livegain.feeds.lcc import MAX_CLOCK_SECONDS, LccFeed
+from livegain.feeds.lcc import LccFeed
+from livegain.feeds.lcc_json import MAX_CLOCK_SECONDS
 
 from .conftest import RecordingSink
 from .test_lcc import LccServer, _player

@@ -20,7 +20,7 @@ from livegain.core.game import DEFAULT_TAKEOVER_AFTER, Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.feeds import LccFeedConfig, make_feed, parse_feed_config
 from livegain.feeds.base import SourceSink, source_sink
-from livegain.feeds.lcc import parse_game_json
+from livegain.feeds.lcc_json import parse_game_json
 from livegain.feeds.pgn import parse_pgn
 
 from .conftest import RecordingSink, cancel, run_feed
@@ -156,7 +156,7 @@ async def test_lcc_feed_carries_the_reported_position_and_the_group() -> None:
 
 def test_lcc_players_fide_ids_carry_to_player_keys() -> None:
     from livegain.core.events import player_key
-    from livegain.feeds.lcc import player_info
+    from livegain.feeds.lcc_json import player_info
 
     p = player_info(_player("Praggnanandhaa", "R", 25059530))
     assert player_key(p) == "fide:25059530"

@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from livegain.feeds import LccFeedConfig
-from livegain.feeds.lcc import (
+from livegain.feeds.lcc import LccFeed
+from livegain.feeds.lcc_json import (
     MAX_CLOCK_SECONDS,
     MAX_TEXT,
     RATING_RANGE,
-    LccFeed,
     LccFormatError,
     initial_position,
     make_snapshot,

@@ -106,3 +106,12 @@ def test_the_registry_files_r1_5_under_board_5_whatever_the_feed() -> None:
     )
     b = t.apply(raw)
     assert a.board_id == b.board_id and t.board(a.board_id).board == 5
+
+
+def test_lcc_results_are_read_by_the_same_rule() -> None:
+    from livegain.feeds.lcc_json import pairing_result
+
+    assert pairing_result({"result": "½-½"}) == "1/2-1/2"
+    assert pairing_result({"result": " 1-0 "}) == "1-0"
+    assert pairing_result({"result": "DRAW"}) == "1/2-1/2"
+    assert pairing_result({"result": "2-0"}) == "*" and pairing_result({}) == "*"
