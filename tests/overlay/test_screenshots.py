@@ -13,13 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import threading
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
+
+from livegain.cli.demo import DEMO_EVENT
 
 from ._live import (
     GAME_A,
@@ -38,6 +43,16 @@ DEMO_ROUND = Path(__file__).resolve().parents[2] / "livegain" / "data" / "demo-r
 REVEAL = 0.55  # share of the round's moves played when the pictures are taken
 
 
+def demo_event_toml() -> str:
+    """The demo's event (round 5 of a Swiss, the points of rounds 1-4 carried in), as
+    `livegain demo` configures it, for the player table."""
+    carried = ", ".join(f"{json.dumps(k)} = {v}" for k, v in DEMO_EVENT["points_before"].items())
+    return (
+        f'[[events]]\nname = {json.dumps(DEMO_EVENT["name"])}\nformat = "swiss"\n'
+        f"sims = 2000\npoints_before = {{ {carried} }}\n"
+    )
+
+
 def round_one() -> str:
     """The project's demo round (the same pictures with or without ../shared)."""
     return DEMO_ROUND.read_text(encoding="utf-8")
@@ -53,7 +68,7 @@ def showcase(
     first = max(replay.replay.games, key=lambda g: len(g.full.moves)).full
     a = first.white.name.split(",")[0]
     b = first.black.name.split(",")[0]
-    match = f'[[matches]]\na = "{a}"\nb = "{b}"\ngames = 2\n'
+    match = f'[[matches]]\na = "{a}"\nb = "{b}"\ngames = 2\n\n{demo_event_toml()}'
     serve = Serve(
         tmp,
         replay.url,
@@ -252,8 +267,8 @@ def test_producer_and_moments_screenshots(
     showcase: tuple[Serve, ReplayThread, str], page_factory: Any
 ) -> None:
     """The producer's view at 55 % of the round; then the key moments widget, open
-    while the rest of the round is played (a moment is sent once, when it happens),
-    at the end of the round. Last of the showcase's tests: it plays the round out."""
+    while the rest of the round is played (the moments so far come when it opens,
+    the others as they happen), at the end of the round. It plays the round out."""
     serve, replay, _ = showcase
     games = replay.replay.games
 
@@ -303,6 +318,52 @@ def test_producer_and_moments_screenshots(
     assert font_px(widget, "moment-move") >= 20
     assert font_px(widget, "moment-kind") >= 14
     save_artifact(widget, "widget-moments.png", omit_background=True)
+
+
+def test_player_table_screenshot(
+    showcase: tuple[Serve, ReplayThread, str], page_factory: Any
+) -> None:
+    """The player table at the end of the round (after the moments' test played it
+    out): every player's points, performance, rating change, perceived rating and
+    accuracy over the event, the numbers those of the standings message."""
+    serve, replay, _ = showcase
+    quoted = urllib.parse.quote(DEMO_EVENT["name"])
+
+    def finished() -> dict[str, Any] | None:
+        with urllib.request.urlopen(f"{serve.url}/api/standings/{quoted}", timeout=5) as r:
+            msg: dict[str, Any] = json.loads(r.read())
+        done = msg["finished"] == len(replay.replay.games) and all(
+            row["accuracy"] for row in msg["rows"]
+        )
+        return msg if done else None
+
+    wait_until(finished, 60, "the standings of the finished round")
+    page = page_factory(1000, 660)
+    page.goto(f"{serve.url}/overlay/static/widget-players.html?event={quoted}")
+    expect(page.get_by_test_id("widget")).to_have_attribute("data-fresh", "true")
+
+    def shown() -> list[list[str]]:
+        return list(
+            page.eval_on_selector_all(
+                '[data-testid="player-row"]',
+                """rows => rows.map(r => [r.dataset.key,
+                    r.querySelector('[data-testid="player-performance"]').textContent,
+                    r.querySelector('[data-testid="player-accuracy"]').textContent])""",
+            )
+        )
+
+    def latest_shown() -> bool:
+        """The page shows the latest message (the last evaluations may still move it)."""
+        msg = finished()
+        return msg is not None and shown() == [
+            [r["key"], str(math.floor(r["performance"] + 0.5)), f"{r['accuracy']['overall']:.1f}"]
+            for r in msg["rows"]
+        ]
+
+    wait_until(latest_shown, 30, "the page's table to be the latest standings message")
+    fits_in_frame(page)
+    assert font_px(page, "player-points") >= 20
+    save_artifact(page, "widget-players.png", omit_background=True)
 
 
 def test_too_early_screenshot(
