@@ -1,6 +1,7 @@
 """The key moments widget (``/overlay/static/widget-moments.html``) against a real
 ``livegain serve`` following a replayed game in which Black blunders into mate:
-the blunder appears with the engine's preferred move, then the game's end."""
+the blunder appears with the engine's preferred move, then the game's end; a widget
+opened afterwards lists them too (the server keeps the latest moments)."""
 
 from __future__ import annotations
 
@@ -84,3 +85,9 @@ def test_the_widget_lists_a_blunder_then_the_end(
     assert (end["kind"], end["label"], end["move"]) == ("game-end", "Game over 1-0", "4.Qxf7#")
     assert rows[1]["move"] == "3…Nf6"
     expect(widget).to_have_attribute("data-count", "2")
+    # a widget opened afterwards (a new OBS scene, a reload) lists the same moments
+    late = page_factory(800, 600)
+    late.goto(f"{serve.url}/overlay/static/widget-moments.html?rows=5")
+    expect(late.get_by_test_id("widget")).to_have_attribute("data-count", "2", timeout=15_000)
+    assert shown(late) == rows
+    expect(late.get_by_test_id("waiting")).to_be_hidden()
