@@ -22,9 +22,9 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from livegain.broker import BrokerAccess
 from livegain.core.game import DEFAULT_MAX_BOARDS, DEFAULT_MAX_PLIES
 from livegain.feeds.base import FeedConfig
+from livegain.mqtt.address import BrokerAccess
 
 if TYPE_CHECKING:
     from livegain.core.event_table import EventRules

@@ -51,7 +51,6 @@ from typing import Any, Protocol
 import chess
 import structlog
 
-from livegain.broker import redact_credentials, redact_url
 from livegain.config import FeedModels, MatchConfig, Settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot
@@ -79,6 +78,7 @@ from livegain.engine.pool import EnginePool, SearchLimit
 from livegain.feeds.base import Feed, make_feed
 from livegain.live_standings import LiveStandings, event_key
 from livegain.metrics import MetricsView, ServiceMetrics
+from livegain.mqtt.address import redact_credentials, redact_url
 from livegain.publish import convert, schema
 from livegain.publish.delay import (
     DelayLine,

@@ -35,7 +35,7 @@ def add_broker_options(
 
 
 def broker_from_args(args: argparse.Namespace) -> Any:
-    from livegain.broker import parse_mqtt_url
+    from livegain.mqtt.address import parse_mqtt_url
 
     try:
         return parse_mqtt_url(

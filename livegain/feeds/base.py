@@ -36,9 +36,9 @@ from typing import Annotated, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from livegain.broker import BrokerAccess
 from livegain.core.events import GameSnapshot
 from livegain.core.game import DEFAULT_MAX_PLIES, DEFAULT_TAKEOVER_AFTER
+from livegain.mqtt.address import BrokerAccess
 
 
 @runtime_checkable

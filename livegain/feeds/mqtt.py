@@ -25,57 +25,17 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 
-from livegain.broker import (
-    BrokerAddress,
-    parse_mqtt_url,
-    redact_url,
-    taken_over,
-    unique_client_id,
-)
 from livegain.core.events import GameSnapshot
 from livegain.feeds._common import Backoff
 from livegain.feeds.base import FeedSink, MqttFeedConfig, source_sink
 from livegain.feeds.mqtt_ingest import IngestResult, MqttIngest
-from livegain.mqtt_client import Client
+from livegain.mqtt.address import redact_url
+from livegain.mqtt.client import connect, taken_over, unique_client_id
 
 RECONNECT_DELAYS: tuple[float, ...] = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 
 # --- the feed -----------------------------------------------------------------------------------
-
-
-def make_client(
-    url: str | BrokerAddress,
-    *,
-    identifier: str | None = None,
-    session_expiry: int | None = None,
-    timeout: float = 10.0,
-) -> aiomqtt.Client:
-    """An MQTT 5 client; with ``session_expiry`` the session is persistent (no clean start).
-
-    ``url`` is a URL or a :class:`BrokerAddress` (credentials, TLS files); a
-    TLS file that cannot be read raises ValueError naming it.
-    """
-    addr = url if isinstance(url, BrokerAddress) else parse_mqtt_url(url)
-    props: Properties | None = None
-    if session_expiry is not None:
-        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-        props.SessionExpiryInterval = session_expiry
-    return Client(
-        addr.host,
-        addr.port,
-        username=addr.username,
-        password=addr.password,
-        identifier=identifier,
-        protocol=aiomqtt.ProtocolVersion.V5,
-        clean_start=session_expiry is None,
-        properties=props,
-        tls_context=addr.tls_context(),
-        timeout=timeout,
-        keepalive=30,
-    )
 
 
 class MqttFeed:
@@ -214,7 +174,7 @@ class MqttFeed:
             while True:
                 try:
                     if client is None:
-                        client = make_client(
+                        client = connect(
                             self.broker,
                             identifier=self.client_id,
                             session_expiry=self.cfg.session_expiry,
@@ -337,5 +297,4 @@ class MqttFeed:
 
 __all__ = [
     "MqttFeed",
-    "make_client",
 ]

@@ -331,12 +331,12 @@ class Replay:
             self._task = asyncio.create_task(self._autoplay())
 
     async def _connect(self) -> None:
-        from livegain.feeds.mqtt import make_client
+        from livegain.mqtt.client import connect
 
         await self._disconnect()
         stack = contextlib.AsyncExitStack()
         try:
-            self._mqtt = await stack.enter_async_context(make_client(self.mqtt_url))
+            self._mqtt = await stack.enter_async_context(connect(self.mqtt_url))
         except Exception as exc:
             await stack.aclose()
             raise ReplayError(f"cannot connect to {self.mqtt_url}: {exc}") from None

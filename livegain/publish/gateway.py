@@ -44,8 +44,9 @@ from typing import Any
 import aiomqtt
 import structlog
 
-from livegain.broker import BrokerAddress, instance_name, unique_client_id
-from livegain.mqtt_client import keep_connected
+from livegain.mqtt.address import BrokerAddress
+from livegain.mqtt.client import connect, instance_name, payload_bytes, unique_client_id
+from livegain.mqtt.reconnect import keep_connected
 from livegain.publish.replica import (
     Action,
     Moment,
@@ -57,8 +58,6 @@ from livegain.publish.replica import (
     Standings,
 )
 from livegain.publish.server import LiveServer
-from livegain.remote._mqtt import client as mqtt_client
-from livegain.remote._mqtt import payload_bytes
 
 log = structlog.get_logger("livegain.publish.gateway")
 
@@ -165,7 +164,7 @@ class Gateway:
         )
 
     async def _session(self) -> None:
-        async with mqtt_client(self.broker, self.client_id) as client:
+        async with connect(self.broker, self.client_id, keepalive=15) as client:
             self.stats.connected = True
             self.stats.connects += 1
             log.info("gateway_broker_connected", broker=str(self.broker))
@@ -228,7 +227,7 @@ class Gateway:
         state (again); drop those subscriptions once the gap is closed."""
         while True:
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(0.5):  # not wait_for: see livegain/mqtt_client.py
+                async with asyncio.timeout(0.5):  # not wait_for: see livegain/mqtt/client.py
                     await self._wake.wait()
             self._wake.clear()
             now = time.monotonic()

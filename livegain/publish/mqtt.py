@@ -50,8 +50,9 @@ from typing import TYPE_CHECKING
 import aiomqtt
 import structlog
 
-from livegain.broker import BrokerAddress, parse_mqtt_url, unique_client_id
-from livegain.mqtt_client import Client, keep_connected
+from livegain.mqtt.address import BrokerAddress, parse_mqtt_url
+from livegain.mqtt.client import connect, unique_client_id
+from livegain.mqtt.reconnect import keep_connected
 from livegain.publish.moments import RecentMoments
 
 if TYPE_CHECKING:
@@ -226,16 +227,7 @@ class MqttPublisher:
 
     async def _session(self) -> None:
         will = aiomqtt.Will(self.status_topic, b"offline", qos=1, retain=True)
-        async with Client(
-            self.broker.host,
-            self.broker.port,
-            username=self.broker.username,
-            password=self.broker.password,
-            identifier=self.client_id,
-            will=will,
-            tls_context=self.broker.tls_context(),
-            timeout=10,
-        ) as client:
+        async with connect(self.broker, self.client_id, will=will) as client:
             self.stats.connected = True
             self.stats.connects += 1
             log.info("mqtt_publish_connected", broker=str(self.broker))

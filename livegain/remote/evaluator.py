@@ -57,7 +57,6 @@ import chess
 import chess.pgn
 import structlog
 
-from livegain.broker import BrokerAddress, unique_client_id
 from livegain.core.evaluation import Evaluation, check_valid, terminal_evaluation
 from livegain.engine.cache import EvalCache
 from livegain.engine.pool import (
@@ -67,8 +66,9 @@ from livegain.engine.pool import (
     PoolClosedError,
     SearchLimit,
 )
-from livegain.mqtt_client import reconnect_forever
-from livegain.remote import _mqtt
+from livegain.mqtt.address import BrokerAddress
+from livegain.mqtt.client import connect, payload_bytes, unique_client_id
+from livegain.mqtt.reconnect import reconnect_forever
 from livegain.remote.protocol import (
     DEFAULT_PREFIX,
     Limit,
@@ -518,7 +518,7 @@ class RemoteEvaluator:
 
     async def _connection(self) -> None:
         try:
-            async with _mqtt.client(self.broker, self.client_id) as client:
+            async with connect(self.broker, self.client_id, keepalive=15) as client:
                 await client.subscribe(f"{self.prefix}/workers/+", qos=1)
                 await client.subscribe(f"{self.reply_to}/+", qos=1)
                 self.connected = True
@@ -554,7 +554,7 @@ class RemoteEvaluator:
     async def _read(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:
             topic = str(message.topic)
-            data = _mqtt.payload_bytes(message)
+            data = payload_bytes(message)
             if topic.startswith(f"{self.reply_to}/"):
                 self._on_result(topic, data)
             elif topic.startswith(f"{self.prefix}/workers/"):

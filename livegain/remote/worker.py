@@ -38,11 +38,11 @@ import chess
 import structlog
 
 from livegain import __version__
-from livegain.broker import BrokerAddress, instance_name, unique_client_id
 from livegain.core.evaluation import Evaluation
 from livegain.engine.pool import EngineError, EnginePool
-from livegain.mqtt_client import reconnect_forever
-from livegain.remote import _mqtt
+from livegain.mqtt.address import BrokerAddress
+from livegain.mqtt.client import connect, instance_name, payload_bytes, unique_client_id
+from livegain.mqtt.reconnect import reconnect_forever
 from livegain.remote.protocol import (
     DEFAULT_PREFIX,
     Eval,
@@ -160,7 +160,7 @@ class EngineWorker:
     async def _connection(self) -> None:
         will = aiomqtt.Will(self.presence_topic, b"", qos=1, retain=True)
         try:
-            async with _mqtt.client(self.broker, self.client_id, will=will) as client:
+            async with connect(self.broker, self.client_id, will=will, keepalive=15) as client:
                 await self._session(client)
         finally:
             self.connected = False
@@ -220,7 +220,7 @@ class EngineWorker:
         self._out_wake.set()
 
     def _on_message(self, message: aiomqtt.Message) -> None:
-        data = _mqtt.payload_bytes(message)
+        data = payload_bytes(message)
         try:
             job = decode(data)
             if not isinstance(job, Job):

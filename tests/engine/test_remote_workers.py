@@ -23,9 +23,9 @@ import chess.pgn
 import pytest
 from brokers import PrivateBroker
 
-from livegain.broker import parse_mqtt_url
 from livegain.core.evaluation import Evaluation
 from livegain.engine.pool import EnginePool, SearchLimit
+from livegain.mqtt.address import parse_mqtt_url
 from livegain.remote.evaluator import RemoteEvaluator
 from livegain.remote.protocol import (
     Eval,

@@ -8,9 +8,10 @@ import itertools
 import pytest
 
 from livegain.feeds import MqttFeedConfig, make_feed
-from livegain.feeds.mqtt import MqttFeed, make_client
+from livegain.feeds.mqtt import MqttFeed
 from livegain.feeds.mqtt_ingest import move_event
 from livegain.feeds.replay import Replay
+from livegain.mqtt.client import connect
 
 from .conftest import PrivateBroker, RecordingSink, cancel, free_port, run_feed
 
@@ -58,7 +59,7 @@ async def test_three_boards_one_garbled_duplicates_are_no_ops(
     task = await run_feed(feed, sink)
     try:
         await asyncio.wait_for(feed.subscribed.wait(), 10)
-        async with make_client(broker) as pub:
+        async with connect(broker) as pub:
             for ply, san in enumerate(GAME[:8], start=1):
                 for board in (1, 2, 3):
                     topic = f"{prefix}/1/{board}"
@@ -89,7 +90,7 @@ async def test_persistent_session_keeps_messages_while_the_feed_is_away(
     topic = f"{prefix}/2/1"
     feed = MqttFeed(cfg)
     task = await run_feed(feed, sink)
-    async with make_client(broker) as pub:
+    async with connect(broker) as pub:
         try:
             await asyncio.wait_for(feed.subscribed.wait(), 10)
             for ply in range(1, 6):
@@ -169,7 +170,7 @@ async def test_broker_restart_mid_game_loses_no_move(
     task = await run_feed(feed, sink)
     try:
         await asyncio.wait_for(feed.subscribed.wait(), 10)
-        async with make_client(url) as pub:
+        async with connect(url) as pub:
             for ply in range(1, 9):
                 await pub.publish(topic, move_event(ply, ply, GAME[ply - 1]), qos=1)
         await sink.wait_for(lambda: plies(sink, 1) == tuple(GAME[:8]))
@@ -179,7 +180,7 @@ async def test_broker_restart_mid_game_loses_no_move(
         await sink.wait_for(lambda: any("broker connection" in e[2] for e in sink.errors))
         await asyncio.to_thread(private_broker.start)
         # publish as soon as the broker is back, before the feed's reconnect (2 s back-off)
-        async with make_client(url) as pub:
+        async with connect(url) as pub:
             for ply in range(9, 21):
                 await pub.publish(topic, move_event(ply, ply, GAME[ply - 1]), qos=1)
         published_while_away = feed.connections == 1

@@ -8,8 +8,8 @@ import chess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from livegain.broker import parse_mqtt_url
 from livegain.feeds.mqtt_ingest import MqttIngest, move_event
+from livegain.mqtt.address import parse_mqtt_url
 
 T = "livegain/in/wijk/3/5"
 

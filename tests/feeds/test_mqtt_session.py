@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from livegain.feeds.base import MqttFeedConfig
-from livegain.feeds.mqtt import MqttFeed, make_client
+from livegain.feeds.mqtt import MqttFeed
 from livegain.feeds.mqtt_ingest import move_event
+from livegain.mqtt.client import connect
 
 from .conftest import PrivateBroker, RecordingSink, cancel, run_feed
 
@@ -39,7 +40,7 @@ async def test_two_instances_with_default_ids_do_not_take_each_other_over(
     try:
         for f in feeds:
             await asyncio.wait_for(f.subscribed.wait(), 10)
-        async with make_client(url) as pub:
+        async with connect(url) as pub:
             for ply, san in enumerate(GAME, start=1):
                 await pub.publish(topic, move_event(ply, ply, san), qos=1)
                 await asyncio.sleep(0.1)  # over a second: room for takeovers to show
@@ -62,7 +63,7 @@ async def test_the_generated_id_is_kept_with_the_data_and_the_session_with_it(
     first = service_feed(url, f"in/{unique}/#", data_dir)
     assert first.client_id is not None and first.client_id.startswith("livegain-ingest-")
     task = await run_feed(first, sink)
-    async with make_client(url) as pub:
+    async with connect(url) as pub:
         try:
             await asyncio.wait_for(first.subscribed.wait(), 10)
             for ply in range(1, 5):

@@ -14,11 +14,12 @@ import pytest
 import trustme
 from brokers import BrokerTls, PrivateBroker
 
-from livegain.broker import parse_mqtt_url
 from livegain.config import MqttPublishConfig
 from livegain.feeds.base import MqttFeedConfig
-from livegain.feeds.mqtt import MqttFeed, make_client
+from livegain.feeds.mqtt import MqttFeed
 from livegain.feeds.mqtt_ingest import move_event
+from livegain.mqtt.address import parse_mqtt_url
+from livegain.mqtt.client import connect
 from livegain.publish.mqtt import MqttPublisher
 
 from .conftest import RecordingSink, cancel, run_feed
@@ -88,7 +89,7 @@ async def test_feed_reads_moves_over_tls_with_a_client_certificate(
     try:
         await asyncio.wait_for(feed.subscribed.wait(), 10)
         addr = parse_mqtt_url(broker.tls_url, **files)
-        async with make_client(addr) as pub:
+        async with connect(addr) as pub:
             for ply, san in enumerate(["e4", "e5", "Nf3"], start=1):
                 await pub.publish(f"tls/{unique}/1/1", move_event(ply, ply, san), qos=1)
         await sink.wait_for(lambda: bool(sink.snapshots) and len(sink.snapshots[-1].moves) == 3)
@@ -105,7 +106,7 @@ async def test_tls_refuses_a_client_without_our_certificate(
     # no client certificate: the broker demands one
     bare = parse_mqtt_url(broker.tls_url, ca_file=str(pki.ca))
     with pytest.raises(aiomqtt.MqttError):
-        async with make_client(bare, timeout=3):
+        async with connect(bare, timeout=3):
             pass
     # a certificate from another CA
     cfg = MqttFeedConfig(
@@ -130,7 +131,7 @@ async def test_tls_refuses_a_client_without_our_certificate(
         addr = parse_mqtt_url(
             broker.tls_url, cert_file=str(pki.client_cert), key_file=str(pki.client_key)
         )
-        async with make_client(addr, timeout=3):
+        async with connect(addr, timeout=3):
             pass
 
 
@@ -164,7 +165,7 @@ async def test_publisher_publishes_over_tls(
     assert publisher.broker.tls and publisher.client_id.startswith("livegain-pub-")
     addr = parse_mqtt_url(broker.tls_url, **files)
     body = json.dumps({"type": "snapshot", "state": {"board_id": "b1"}}).encode()
-    async with make_client(addr) as sub:
+    async with connect(addr) as sub:
         await sub.subscribe(f"out/{unique}/b1/state", qos=1)
         runner = asyncio.create_task(publisher.run())
         try:

@@ -17,7 +17,7 @@ import pytest
 from brokers import PrivateBroker, port_open
 from websockets.asyncio.client import connect
 
-from livegain.broker import parse_mqtt_url
+from livegain.mqtt.address import parse_mqtt_url
 from livegain.publish.gateway import Gateway
 from livegain.publish.mqtt import MqttPublisher
 from livegain.publish.schema import BoardState, Snapshot

@@ -11,8 +11,8 @@ import pytest
 from brokers import PrivateBroker
 
 from livegain.engine.pool import EnginePool
-from livegain.feeds.mqtt import make_client
 from livegain.feeds.mqtt_ingest import move_event
+from livegain.mqtt.client import connect
 from livegain.service import Service
 
 from .conftest import running, settings_for
@@ -52,7 +52,7 @@ async def test_junk_on_one_topic_valid_games_on_the_others(
     rnd = random.Random(20240611)
     games = [random_game(seed, 30) for seed in (11, 12, 13)]
     sent_junk = 0
-    async with running(service), make_client(url) as pub:
+    async with running(service), connect(url) as pub:
         await asyncio.sleep(0.5)
         for ply in range(1, 31):
             for i, game in enumerate(games):

@@ -18,8 +18,8 @@ from brokers import PrivateBroker
 
 from livegain.core.game import BoardGame
 from livegain.engine.pool import EnginePool
-from livegain.feeds.mqtt import make_client
 from livegain.feeds.mqtt_ingest import move_event
+from livegain.mqtt.client import connect
 from livegain.service import Service
 
 from .conftest import running, settings_for
@@ -52,7 +52,7 @@ async def test_restart_then_ply_11_continues_the_board(
 ) -> None:
     url, topic = private_broker.url, f"{prefix}/in/t1/1/1"
     settings = settings_for(tmp_path, feeds=[feed_cfg(url, prefix)])
-    async with make_client(url) as pub:
+    async with connect(url) as pub:
         first = Service(settings, evaluator=pool)
         async with running(first):
             await asyncio.sleep(0.5)  # subscribed (the session then persists)
@@ -108,7 +108,7 @@ class LossyRelay:
     async def _publish(self, topic: str, payload: bytes) -> bool:
         try:
             if self.client is None:
-                client = make_client(self.url, timeout=2)
+                client = connect(self.url, timeout=2)
                 await client.__aenter__()
                 self.client = client
                 if self.answer:

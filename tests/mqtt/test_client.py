@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from livegain.mqtt_client import keep_cancellation
+from livegain.mqtt.client import keep_cancellation
 
 
 async def _answer_racing_cancel(wrap: Callable[[Awaitable[int]], Awaitable[int]]) -> list[str]:
@@ -70,7 +70,7 @@ async def test_reconnect_forever_backs_off_and_starts_again_after_a_connection(
     tests/publish and tests/engine restart real brokers.)"""
     import aiomqtt
 
-    import livegain.mqtt_client as mqtt_client
+    import livegain.mqtt.reconnect as mqtt_client
 
     monkeypatch.setattr(mqtt_client, "BACKOFF_FIRST", 0.01)
     # True: the attempt connects (then loses the connection), False: refused

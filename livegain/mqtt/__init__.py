@@ -1,0 +1,8 @@
+"""MQTT, in one place for every part of livegain that talks to a broker.
+
+- :mod:`.address`: broker addresses (URLs, credentials, TLS) and keeping
+  credentials out of logs;
+- :mod:`.client`: the one client factory (:func:`~.client.connect`), client
+  ids, a session taken over;
+- :mod:`.reconnect`: staying connected, with a back-off.
+"""
