@@ -26,7 +26,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import spearmanr
 
-from livegain.batch.analysis import AnnotatedGame, analyze_game, game_move_classes
+from livegain.batch.annotated import AnnotatedGame
+from livegain.batch.game_analysis import analyze_game, game_move_classes
 from livegain.core.perceived import (
     DEFAULT_MOVE_BINS,
     EXTRAPOLATED,

@@ -14,25 +14,23 @@ import argparse
 import contextlib
 import csv
 import gc
-import json
+import itertools
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from livegain.cli._common import CliError, add_engine_options, console, table
+from livegain.cli._common import CliError, add_engine_options
 from livegain.core.elo import PAPER_ENGINE_RATING
 
 # Chess, the PGN reader and the engine pool are imported once the engine
 # processes have been launched (their start-up then overlaps the imports).
 if TYPE_CHECKING:
-    from livegain.batch.analysis import AnalysisReport, GameReport, PlayerReport
+    from livegain.batch.analysis import FileAnalysis
     from livegain.batch.annotated import AnnotatedGame
-    from livegain.batch.pgnio import PgnEvalsStream
-    from livegain.core.accuracy import Phase, PlayerAccuracy
-    from livegain.core.human_wdl import HumanWdlModel
-    from livegain.core.perceived import CalibratedRating, PerceivedModel
-    from livegain.core.rating import PerceivedRating
+    from livegain.batch.eval_source import EvalSource
+    from livegain.batch.game_analysis import GameReport
+    from livegain.batch.pgn_stream import PgnEvalsStream
     from livegain.engine.launch import Launched
 
 # The report's maths (NumPy) is not needed to read the games or to run the
@@ -66,16 +64,6 @@ def _preload_report_modules(tables: bool) -> threading.Thread:
     thread = threading.Thread(target=load, name="livegain-preload", daemon=True)
     thread.start()
     return thread
-
-
-_MARKS = {"games-cluster": " g", "bootstrap-games": " b"}
-
-#: More games than this: one summary row per game instead of a table per game.
-DETAIL_GAMES = 8
-
-#: More games than this: ``--json`` is written without indentation (Python's C
-#: encoder: several times faster, and a third smaller; docs/analyze.md).
-COMPACT_JSON_GAMES = 200
 
 
 def register(sub: Any) -> None:
@@ -151,7 +139,8 @@ def register(sub: Any) -> None:
 
 
 def _stream(args: argparse.Namespace, progress: _Progress | None) -> PgnEvalsStream:
-    from livegain.batch.pgnio import PgnError, PgnEvalsStream
+    from livegain.batch.pgn_stream import PgnEvalsStream
+    from livegain.batch.pgnio import PgnError
 
     try:
         return PgnEvalsStream(
@@ -241,13 +230,6 @@ class _Progress:
             self.progress.stop()
 
 
-def _print_json(data: Any, compact: bool) -> None:
-    """print_json's output (or, ``compact``, the same without indentation: the
-    C encoder, for big reports), encoded first and written at once."""
-    text = json.dumps(data, default=str) if compact else json.dumps(data, indent=2, default=str)
-    sys.stdout.write(text + "\n")
-
-
 def _engine_games(
     args: argparse.Namespace,
     games: list[Any] | Callable[[], list[Any]],
@@ -334,147 +316,20 @@ def _remote_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[Anno
     return annotated, engine_name
 
 
-class EvalSource(NamedTuple):
-    """Whose evaluations the games carry, as the model files name sources:
-    ``evals`` "engine" (with the engine's name and limit) or "pgn"
-    (lichess's ``[%eval]`` comments, engine unknown)."""
-
-    evals: str
-    engine: str | None
-    limit: str | None
-    #: where the engine and limit came from ("" in engine mode, else the tag)
-    via: str = ""
-
-
-def eval_source(
+def eval_source_of(
     args: argparse.Namespace, engine_name: str | None, headers: Mapping[str, str]
 ) -> EvalSource:
-    """The evaluation source of this run: the engine that ran and its limit;
-    with ``--evals pgn``, the engine and limit the first game's ``Annotator``
-    tag names (:func:`~livegain.batch.annotated.annotator_engine`), else lichess's
-    evaluations."""
+    """The evaluation source of this run (``--evals``; in engine mode, the
+    engine that ran at ``--depth``/``--nodes``), from the first game's tags
+    (:func:`~livegain.batch.eval_source.eval_source`)."""
+    from livegain.batch.eval_source import eval_source
+
+    limit = None
     if args.evals == "engine":
         from livegain.engine.pool import SearchLimit
 
-        return EvalSource("engine", engine_name, SearchLimit.of(args.depth, args.nodes).describe())
-    from livegain.batch.annotated import annotator_engine
-
-    named = annotator_engine(headers)
-    if named is None:
-        return EvalSource("pgn", None, None)
-    return EvalSource("engine", named[0], named[1], " (the file's Annotator tag)")
-
-
-def default_scale(headers: Mapping[str, str]) -> tuple[str, str]:
-    """(rating scale, why) for the perceived-rating model when ``--scale`` is
-    not given (:func:`~livegain.core.perceived.scale_of_tags`)."""
-    from livegain.core.perceived import scale_of_tags
-
-    if scale_of_tags(headers) == "lichess":
-        return "lichess", "default: the Site tag is a URL (a game played online)"
-    return "fide", "default: over-the-board games (no URL in the Site tag)"
-
-
-def default_engine_rating(
-    args: argparse.Namespace, engine_name: str | None = None, source: EvalSource | None = None
-) -> tuple[float, str]:
-    """(r_e, where it came from): the calibration of this engine at this limit,
-    as ``livegain serve`` picks it (in pgn mode, of the engine and limit of
-    the file's Annotator tag; the paper's without one)."""
-    if args.engine_rating is not None:
-        return float(args.engine_rating), "--engine-rating"
-    if args.evals == "pgn" and (source is None or source.evals == "pgn"):
-        return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20"
-    from livegain.calibration import find_calibration
-    from livegain.engine.pool import SearchLimit
-
-    via = ""
-    try:
-        if source is not None and source.evals == "engine" and source.limit is not None:
-            engine_name, limit, via = source.engine, source.limit, source.via
-        else:
-            limit = SearchLimit.of(args.depth, args.nodes).describe()
-        entry = find_calibration(engine_name, limit)
-    except Exception:  # a broken calibration file must not stop an analysis
-        return PAPER_ENGINE_RATING, "the paper's Houdini 1.5a depth 20 (calibration unreadable)"
-    if entry is None:
-        return (
-            PAPER_ENGINE_RATING,
-            "the paper's Houdini 1.5a depth 20 (no calibration for "
-            f"{engine_name or 'this engine'} at {limit}{via})",
-        )
-    return float(entry.rating), f"calibration: {entry.name} {entry.limit}{via}"
-
-
-def perceived_model(
-    args: argparse.Namespace,
-    engine_name: str | None = None,
-    path: str | None = None,
-    source: EvalSource | None = None,
-    scale: str | None = None,
-) -> tuple[PerceivedModel | None, str]:
-    """The calibrated model for these evaluations (as ``livegain serve`` picks
-    it for its engine) on the rating ``scale``, from the shipped file or
-    ``path``, and a line saying which and why (or why there is none)."""
-    from livegain.calibration import pick_perceived_model
-
-    if source is None:
-        source = eval_source(args, engine_name, {})
-    return pick_perceived_model(source.evals, source.engine, source.limit, path, scale)
-
-
-class WdlModels:
-    """The human W/D/L model of each game (:data:`livegain.batch.analysis.WdlChooser`):
-    its kind from ``--kind``, else from its tags
-    (:func:`~livegain.core.human_wdl.kind_of_tags`); the model of this
-    evaluation source and kind, picked once per kind. ``used`` keeps each
-    kind's (model, why, games)."""
-
-    def __init__(self, source: EvalSource, kind: str | None, path: str | None = None) -> None:
-        self.source = source
-        self.kind = kind
-        self.path = path
-        self.used: dict[str, tuple[HumanWdlModel | None, str, int]] = {}
-
-    def __call__(self, headers: Mapping[str, str]) -> tuple[str, HumanWdlModel | None]:
-        from livegain.core.human_wdl import kind_of_tags
-
-        kind = self.kind or kind_of_tags(headers)
-        kept = self.used.get(kind)
-        if kept is None:
-            from livegain.wdl_models import pick_wdl_model
-
-            s = self.source
-            model, why = pick_wdl_model(s.evals, kind, s.engine, s.limit, self.path)
-            kept = (model, why, 0)
-        self.used[kind] = (kept[0], kept[1], kept[2] + 1)
-        return kind, kept[0]
-
-    def to_json(self) -> list[dict[str, Any]]:
-        """One entry per kind of game met: the model's name (null: none, the
-        engine's or the win-chance curve's W/D/L is shown), why, and how many
-        games."""
-        return [
-            {
-                "kind": kind,
-                "model": None if model is None else model.name,
-                "choice": why,
-                "games": games,
-            }
-            for kind, (model, why, games) in sorted(self.used.items())
-        ]
-
-    def describe(self) -> str:
-        """One line for the readable report."""
-        parts = []
-        for kind, (model, why, games) in sorted(self.used.items()):
-            what = (
-                f"human model {model.name}"
-                if model is not None
-                else "the engine's, else the win-chance curve's"
-            )
-            parts.append(f"{kind} ({games} game{'s' if games != 1 else ''}): {what}; {why}")
-        return "W/D/L: " + " | ".join(parts) if parts else "W/D/L: no game"
+        limit = SearchLimit.of(args.depth, args.nodes).describe()
+    return eval_source(args.evals, headers, engine_name, limit)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -491,6 +346,52 @@ def run(args: argparse.Namespace) -> int:
             gc.enable()
 
 
+class _Output:
+    """Where each game's report goes as soon as it is analysed: the JSON
+    document (streamed), the kept reports for the readable tables, nothing
+    for CSV (players only); and the annotated PGN with ``--output-pgn``."""
+
+    def __init__(self, args: argparse.Namespace, run: FileAnalysis, head: dict[str, Any]) -> None:
+        from livegain.batch.pgn_write import AnnotatedPgnWriter
+        from livegain.batch.report_json import JsonReportWriter
+
+        self.args = args
+        self.run = run
+        self.json = JsonReportWriter(sys.stdout, head) if args.json else None
+        self.kept: list[GameReport] | None = None if args.json or args.csv else []
+        self.pgn = AnnotatedPgnWriter(args.output_pgn) if args.output_pgn else None
+        self.annotator: str | None = None
+
+    def add(self, game: AnnotatedGame) -> None:
+        from livegain.batch.report_json import game_json
+
+        rep = self.run.add(game)
+        if self.json is not None:
+            self.json.game(game_json(rep, self.run.model))
+        elif self.kept is not None:
+            self.kept.append(rep)
+        if self.pgn is not None:
+            if self.annotator:
+                # the evaluations are now this engine's at this limit: read back
+                # with --evals pgn, the file gets the same models and r_e
+                game.headers = {**game.headers, "Annotator": self.annotator}
+            try:
+                self.pgn.write(game)
+            except OSError as exc:
+                raise CliError(
+                    f"{self.args.output_pgn}: cannot write ({exc.strerror or exc})"
+                ) from exc
+
+    def close(self) -> None:
+        if self.pgn is not None:
+            try:
+                self.pgn.close()
+            except OSError as exc:
+                raise CliError(
+                    f"{self.args.output_pgn}: cannot write ({exc.strerror or exc})"
+                ) from exc
+
+
 def _run(args: argparse.Namespace) -> int:
     for flag in ("depth", "nodes", "workers"):
         value = getattr(args, flag)
@@ -498,48 +399,72 @@ def _run(args: argparse.Namespace) -> int:
             raise CliError(f"--{flag} must be at least 1")
     progress = _Progress() if args.evals == "pgn" and _stderr_is_tty() else None
     stream: PgnEvalsStream | None = None
+    skipped: list[str] = []
     truncated: list[str] = []
     try:
+        games: Iterable[AnnotatedGame]
         if args.evals == "pgn":
             # the games are analysed while the next ones are read
             stream = _stream(args, progress)
-            games: Sequence[AnnotatedGame] = stream
             engine_name: str | None = None
+            rest = iter(stream)
             try:  # the first game (read now, kept for the analysis) names the source
-                first = next(iter(stream), None)
+                first = next(rest, None)
             except ValueError as exc:
                 raise CliError(str(exc)) from exc
             headers: Mapping[str, str] = {} if first is None else first.headers
+            games = itertools.chain(() if first is None else (first,), rest)
         else:
-            games, skipped, engine_name = _engine_read(args)
-            headers = games[0].headers if games else {}
-        from livegain.batch.analysis import analyze
+            read, skipped, engine_name = _engine_read(args)
+            games = read
+            headers = read[0].headers if read else {}
+        from livegain.batch.analysis import FileAnalysis
+        from livegain.batch.eval_source import (
+            WdlModels,
+            default_engine_rating,
+            default_scale,
+            other_annotators,
+            perceived_model,
+        )
 
-        evals = eval_source(args, engine_name, headers)
+        evals = eval_source_of(args, engine_name, headers)
         if evals.via:
             engine_name = evals.engine
         scale, scale_why = (
             (args.scale, "--scale") if args.scale is not None else default_scale(headers)
         )
-        engine_rating, source = default_engine_rating(args, engine_name, evals)
-        model, model_why = perceived_model(args, engine_name, source=evals, scale=scale)
+        engine_rating, source = default_engine_rating(evals, args.engine_rating)
+        model, model_why = perceived_model(evals, scale=scale)
         wdl = WdlModels(evals, args.kind)
+        run = FileAnalysis(
+            engine_rating,
+            pairing=args.pairing,
+            interval=args.interval,
+            seed=args.seed,
+            engine_name=engine_name,
+            model=model,
+            wdl=wdl,
+        )
+        head = run.head_json()
+        head["engine"]["source"] = source
+        head["engine"]["limit"] = evals.limit
+        if head.get("calibration") is not None:
+            head["calibration"]["choice"] = model_why
+        output = _Output(args, run, head)
+        if args.evals == "engine" and engine_name:
+            output.annotator = f"{engine_name} {evals.limit}"
+        others = 0
         try:
-            report = analyze(
-                games,
-                engine_rating,
-                pairing=args.pairing,
-                interval=args.interval,
-                seed=args.seed,
-                engine_name=engine_name,
-                model=model,
-                wdl=wdl,
-            )
+            for game in games:
+                if evals.via:
+                    others += other_annotators([game.headers], evals)
+                output.add(game)
             if stream is not None:
                 # a game that cannot be read or analysed is skipped with its
                 # reason; an error only when none is left
-                read = stream.result()
-                games, skipped, truncated = read.games, read.skipped, read.truncated
+                stream.check()
+                skipped, truncated = stream.skipped, stream.truncated
+            output.close()
         except ValueError as exc:  # PgnError included
             raise CliError(str(exc)) from exc
     finally:
@@ -547,441 +472,33 @@ def _run(args: argparse.Namespace) -> int:
             stream.close()
         if progress is not None:
             progress.stop()
-    annotated = list(games)
+    report = run.report(output.kept)
     report.skipped = skipped
     for message in skipped:
         print(f"livegain analyze: skipped {message}", file=sys.stderr)
     for message in truncated:
         print(f"livegain analyze: truncated {message}", file=sys.stderr)
-    others = _other_annotators(annotated, evals) if evals.via else 0
     if others:
         print(
             f"livegain analyze: {others} game(s) name another Annotator than the first game's; "
             f"all are read as {evals.engine} {evals.limit}'s evaluations",
             file=sys.stderr,
         )
-    if args.output_pgn:
-        from livegain.batch.pgnio import write_annotated_pgn
+    if output.json is not None:
+        from livegain.batch.report_json import report_tail_json
 
-        if args.evals == "engine" and engine_name:
-            # the evaluations are now this engine's at this limit: read back
-            # with --evals pgn, the file gets the same models and r_e
-            for game in annotated:
-                game.headers = {**game.headers, "Annotator": f"{engine_name} {evals.limit}"}
-
-        try:
-            write_annotated_pgn(annotated, args.output_pgn)
-        except OSError as exc:
-            raise CliError(f"{args.output_pgn}: cannot write ({exc.strerror or exc})") from exc
-    if args.json:
-        data = report.to_json()
-        data["engine"]["source"] = source
-        data["engine"]["limit"] = evals.limit
-        if data.get("calibration") is not None:
-            data["calibration"]["choice"] = model_why
-        data["scale"] = {"wanted": scale, "choice": scale_why}
-        data["wdl"] = wdl.to_json()
-        data["truncated"] = truncated
-        _print_json(data, compact=len(report.games) > COMPACT_JSON_GAMES)
+        tail = report_tail_json(report)
+        tail["scale"] = {"wanted": scale, "choice": scale_why}
+        tail["wdl"] = wdl.to_json()
+        tail["truncated"] = truncated
+        output.json.finish(tail)
     elif args.csv:
-        from livegain.batch.analysis import csv_rows
+        from livegain.batch.report_csv import csv_rows
 
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerows(csv_rows(report))
     else:
+        from livegain.cli.analyze_tables import print_report
+
         print_report(report, source, trace=args.trace, model_why=model_why, wdl=wdl.describe())
     return 0
-
-
-def _other_annotators(games: Sequence[AnnotatedGame], evals: EvalSource) -> int:
-    """How many games name another engine or limit in their Annotator tag
-    than the one the file is read with."""
-    from livegain.batch.annotated import annotator_engine
-
-    return sum(
-        annotator_engine(g.headers) not in (None, (evals.engine, evals.limit)) for g in games
-    )
-
-
-def _interval(p: PerceivedRating | CalibratedRating) -> str:
-    return f"{p.low:.0f}-{p.high:.0f}"
-
-
-def _console() -> Any:
-    out = console()
-    if not out.is_terminal:
-        out.width = max(out.width, 140)
-    return out
-
-
-def _alg2(p: PlayerReport) -> str | None:
-    if p.tournament is None:
-        return None
-    if p.tournament_low is None or p.tournament_high is None:
-        return f"{p.tournament:.0f}"
-    return f"{p.tournament:.0f} ({p.tournament_low:.0f}-{p.tournament_high:.0f})"
-
-
-def _perceived(p: PerceivedRating) -> str:
-    text = f"{p.rating:.0f}"
-    return f"{text}*" if p.bounded else text
-
-
-#: The marks of a rating outside the range a model was fitted on.
-_LABEL_MARKS = {"extrapolated": "^"}
-_BELOW_MARK = "~"
-
-
-def _mark(label: str | None) -> str:
-    if label is None:
-        return ""
-    return _LABEL_MARKS.get(label, _BELOW_MARK)
-
-
-def _calibrated(
-    c: CalibratedRating | None, model: PerceivedModel | None = None, rating: float | None = None
-) -> str:
-    """The number the audience sees: "too early" under the model's minimum;
-    marked when ``rating`` (default: its own) is outside the model's range."""
-    if c is None:
-        return "-"
-    if c.early:
-        return f"too early ({c.moves})"
-    label = None if model is None else model.range_label(c.rating if rating is None else rating)
-    return f"{c.rating:.0f}{_mark(label)}"
-
-
-def _calibrated_interval(c: CalibratedRating | None) -> str | None:
-    if c is None or c.early:
-        return None
-    return _interval(c)
-
-
-def _form(c: CalibratedRating | None, model: PerceivedModel | None, elo: float | None) -> str:
-    """Form: the official rating moved by the moves (marked as its rating is)."""
-    if c is None:
-        return "-"
-    label = None if model is None else model.range_label(elo)
-    return f"{c.rating:.0f}{_mark(label)}"
-
-
-def _wdl_text(w: tuple[int, int, int] | None) -> str:
-    """W/D/L in percent, White's view."""
-    if w is None:
-        return "-"
-    return f"{w[0] / 10:.0f}/{w[1] / 10:.0f}/{w[2] / 10:.0f}"
-
-
-def _acc(a: PlayerAccuracy | None, phase: Phase | None = None) -> str:
-    """An accuracy in percent (lichess's method), overall or of one phase; '-': none."""
-    if a is None or a.moves == 0:
-        return "-"
-    x = a.overall if phase is None else a.phase(phase)
-    return "-" if x is None else f"{x:.1f}"
-
-
-def print_accuracy(report: AnalysisReport, out: Any) -> None:
-    """Accuracy (lichess's method, docs/maths.md) per game and per player, by phase."""
-    # imported here: the parser must not load chess before the engines start
-    from livegain.core.accuracy import PHASES
-
-    phases = ["Opening", "Middlegame", "Endgame"]
-    rows: list[list[Any]] = []
-    for g in report.games:
-        for pg in (g.white, g.black):
-            a = pg.accuracy
-            rows.append(
-                [g.number, pg.name, pg.color, a.moves if a else 0, _acc(a)]
-                + [_acc(a, ph) for ph in PHASES]
-            )
-    out.print(
-        table(
-            "Accuracy per game, % (lichess's method; phases: docs/maths.md)",
-            ["#", "Player", "Colour", "Moves", "Accuracy", *phases],
-            rows,
-        )
-    )
-    if len(report.games) < 2:
-        return
-    prows: list[list[Any]] = []
-    for p in report.players:
-        a = p.accuracy
-        prows.append([p.name, p.games, _acc(a)] + [_acc(a, ph) for ph in PHASES])
-    out.print(
-        table(
-            "Accuracy per player, % (the mean of his games')",
-            ["Player", "Games", "Accuracy", *phases],
-            prows,
-        )
-    )
-
-
-def _labels_used(report: AnalysisReport) -> set[str]:
-    model = report.model
-    if model is None:
-        return set()
-    found: set[str] = set()
-    pairs: list[tuple[CalibratedRating | None, float | None]] = []
-    for p in report.players:
-        pairs.append((p.calibrated, None))
-        pairs.append((p.form, p.elo))
-    for g in report.games:
-        for pg in (g.white, g.black):
-            pairs.append((pg.calibrated, None))
-            pairs.append((pg.form, pg.elo))
-    for c, elo in pairs:
-        if c is None:
-            continue
-        label = model.range_label(c.rating if elo is None else elo)
-        if label is not None:
-            found.add(label)
-    return found
-
-
-def print_report(
-    report: AnalysisReport,
-    source: str,
-    trace: bool = False,
-    model_why: str | None = None,
-    wdl: str | None = None,
-) -> None:
-    """Readable tables."""
-    out = _console()
-    model = report.model
-    out.print(f"Engine rating r_e = {report.engine_rating:.0f} ({source}), for Algorithm 4")
-    if model is not None:
-        out.print(
-            f"Perceived rating and form: calibrated, {model_why or model.name} "
-            f"({model.scale} rating scale)"
-        )
-    elif model_why:
-        out.print(f"Perceived rating: {model_why}; Algorithm 4 only")
-    if wdl:
-        out.print(wdl)
-    if len(report.games) <= DETAIL_GAMES:
-        for g in report.games:
-            print_game(g, out, model)
-    else:
-        rows = []
-        for g in report.games:
-            h = g.head_to_head
-            rows.append(
-                [
-                    g.number,
-                    g.white.name,
-                    g.black.name,
-                    g.headers.get("Result", "*"),
-                    _calibrated(g.white.calibrated, model),
-                    _calibrated(g.black.calibrated, model),
-                    _form(g.white.form, model, g.white.elo),
-                    _form(g.black.form, model, g.black.elo),
-                    _perceived(g.white.perceived),
-                    _perceived(g.black.perceived),
-                    f"{h.expected:.3f}",
-                    f"{h.difference:+.0f}",
-                    _wdl_text(g.plies[-1].wdl if g.plies else None),
-                ]
-            )
-        out.print(
-            table(
-                "Games (perceived ratings: calibrated, form and Algorithm 4; White's expected "
-                "score, Algorithm 1; W/D/L % after the last move, White's view)",
-                [
-                    "#",
-                    "White",
-                    "Black",
-                    "Result",
-                    "White",
-                    "Black",
-                    "White form",
-                    "Black form",
-                    "White Alg. 4",
-                    "Black Alg. 4",
-                    "p(W)",
-                    "d(W)",
-                    "W/D/L",
-                ],
-                rows,
-            )
-        )
-    if trace:
-        for g in report.games:
-            print_trace(g, out, model)
-    print_accuracy(report, out)
-    rows = []
-    for p in report.players:
-        pr = p.perceived
-        rows.append(
-            [
-                p.name,
-                None if p.elo is None else f"{p.elo:.0f}",
-                p.games,
-                pr.moves,
-                _calibrated(p.calibrated, model),
-                _calibrated_interval(p.calibrated),
-                _form(p.form, model, p.elo),
-                None if p.form is None else _interval(p.form),
-                f"{pr.expected:.3f}",
-                f"{pr.difference:+.0f}",
-                _perceived(pr),
-                _interval(pr) + _MARKS.get(p.interval_method, ""),
-                _alg2(p),
-            ]
-        )
-    out.print(
-        table(
-            "Players, all games pooled (perceived: calibrated; form: Elo updated by the moves; "
-            "Algorithm 4; Alg. 2 = tournament estimate, 95% jackknife)",
-            [
-                "Player",
-                "Elo",
-                "Games",
-                "Moves",
-                "Perceived",
-                "95% interval",
-                "Form",
-                "Form 95%",
-                "p vs engine",
-                "d",
-                "Alg. 4",
-                "Alg. 4 95%",
-                "Alg. 2",
-            ],
-            rows,
-        )
-    )
-    t = report.tournament
-    if t is not None and t.engine_by_elo is not None:
-        e = t.engine_by_elo
-        ci = f" (95% {e.low:.0f} .. {e.high:.0f})" if e.low is not None and e.high else ""
-        out.print(
-            f"Algorithm 3: engine strength from {e.players} rated player(s): {e.rating:.0f}{ci}"
-        )
-    used = {p.interval_method for p in report.players} & {"games-cluster", "bootstrap-games"}
-    if used:
-        out.print(
-            "g: Algorithm 4 interval over the player's games (cluster-robust t joined with "
-            "Wilson); b: bootstrap over games; else Wilson (docs/maths.md)"
-        )
-    if any(p.perceived.bounded for p in report.players) or any(
-        g.white.perceived.bounded or g.black.perceived.bounded for g in report.games
-    ):
-        out.print("* Algorithm 4: p was 0 or 1 (or nearly): the difference is clamped at +/-800")
-    for label in sorted(_labels_used(report)):
-        out.print(
-            f"{_mark(label)} {label}: the rating (the estimate's own; the Elo for form) lies "
-            "outside the range the model was fitted on",
-            markup=False,
-        )
-
-
-def print_game(g: GameReport, out: Any, model: PerceivedModel | None = None) -> None:
-    rows = []
-    for pg in (g.white, g.black):
-        pr = pg.perceived
-        rows.append(
-            [
-                pg.name,
-                pg.elo,
-                pr.moves,
-                _calibrated(pg.calibrated, model),
-                _calibrated_interval(pg.calibrated),
-                _form(pg.form, model, pg.elo),
-                None if pg.form is None else _interval(pg.form),
-                None if pg.mean_gain is None else f"{pg.mean_gain / 100:+.2f}",
-                f"{pr.expected:.3f}",
-                f"{pr.difference:+.0f}",
-                _perceived(pr),
-                _interval(pr),
-            ]
-        )
-    h = g.headers
-    title = f"Game {g.number}: {g.white.name} - {g.black.name}  {h.get('Result', '*')}"
-    out.print(
-        table(
-            title,
-            [
-                "Player",
-                "Elo",
-                "Moves",
-                "Perceived",
-                "95% interval",
-                "Form",
-                "Form 95%",
-                "Mean gain",
-                "p vs engine",
-                "d",
-                "Alg. 4",
-                "Alg. 4 95%",
-            ],
-            rows,
-        )
-    )
-    hh = g.head_to_head
-    if hh.moves_a and hh.moves_b:
-        if hh.difference >= 0:
-            favour, d, lo, hi = g.white.name, hh.difference, hh.low, hh.high
-        else:
-            favour, d, lo, hi = g.black.name, -hh.difference, -hh.high, -hh.low
-        out.print(
-            f"Algorithm 1: expected score {g.white.name} {hh.expected:.3f}, "
-            f"{g.black.name} {hh.expected_other:.3f}: {favour} {d:+.0f} "
-            f"(95% {lo:+.0f} to {hi:+.0f})"
-        )
-    if g.plies:
-        last = g.plies[-1]
-        engine = "" if last.engine_wdl is None else f"; engine's {_wdl_text(last.engine_wdl)}"
-        what = f"human ({g.wdl_model}, {g.kind})" if g.wdl_model else "engine or win-chance curve"
-        out.print(
-            f"W/D/L after {last.move} (White's view, %): {_wdl_text(last.wdl)} {what}{engine}",
-            markup=False,
-        )
-
-
-def print_trace(g: GameReport, out: Any, model: PerceivedModel | None = None) -> None:
-    wdl_by_ply = {r.ply: r for r in g.plies}
-    keyed: list[tuple[int, list[Any]]] = []
-    for pg in (g.white, g.black):
-        for t in pg.trace:
-            pr = t.perceived
-            row = wdl_by_ply.get(t.ply)
-            keyed.append(
-                (
-                    t.ply,
-                    [
-                        t.move,
-                        pg.name,
-                        f"{t.gain / 100:+.2f}",
-                        _wdl_text(None if row is None else row.wdl),
-                        pr.moves,
-                        _calibrated(t.calibrated, model),
-                        _calibrated_interval(t.calibrated),
-                        f"{pr.expected:.3f}",
-                        f"{pr.difference:+.0f}",
-                        _perceived(pr),
-                        _interval(pr),
-                    ],
-                )
-            )
-    rows = [row for _, row in sorted(keyed, key=lambda item: item[0])]
-    wdl_title = "human W/D/L %" if g.wdl_model else "W/D/L %"
-    out.print(
-        table(
-            f"Game {g.number}: move by move (perceived: calibrated; Algorithm 4; "
-            f"{wdl_title} after the move, White's view)",
-            [
-                "Move",
-                "Player",
-                "Gain",
-                "W/D/L",
-                "Moves",
-                "Perceived",
-                "95% interval",
-                "p",
-                "d",
-                "Alg. 4",
-                "Alg. 4 95%",
-            ],
-            rows,
-        )
-    )

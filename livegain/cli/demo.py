@@ -116,9 +116,10 @@ def run(args: argparse.Namespace) -> int:
 
 def run_batch(args: argparse.Namespace) -> int:
     from livegain.batch.analysis import analyze
-    from livegain.batch.pgnio import PgnError, annotated_games_from_pgn, read_pgn_games
+    from livegain.batch.pgn_evals import annotated_games_from_pgn
+    from livegain.batch.pgnio import PgnError, read_pgn_games
     from livegain.calibration import pick_perceived_model
-    from livegain.cli.analyze import print_report
+    from livegain.cli.analyze_tables import print_report
     from livegain.core.rating import PAPER_ENGINE_RATING
 
     try:

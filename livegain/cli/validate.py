@@ -175,7 +175,8 @@ def _games(args: argparse.Namespace) -> tuple[list[Any], list[str], str | None]:
     The files are read as ``livegain analyze`` reads them (a game that cannot
     be read is skipped with its reason); the part and the sample are chosen
     from the games' tags, before any engine work."""
-    from livegain.batch.pgnio import PgnError, read_pgn_evals, read_pgn_games_skipping
+    from livegain.batch.pgn_stream import read_pgn_evals
+    from livegain.batch.pgnio import PgnError, read_pgn_games_skipping
     from livegain.cli.analyze import _engine_games
 
     for flag in ("depth", "nodes", "workers", "games"):
@@ -245,11 +246,11 @@ def _source(
     args: argparse.Namespace, games: list[Any], engine_name: str | None
 ) -> tuple[str, str | None, str | None]:
     """``(evals, engine, limit)`` of the games' evaluations, as ``analyze``
-    reads them (:func:`livegain.cli.analyze.eval_source`): the engine in use,
+    reads them (:func:`livegain.batch.eval_source.eval_source`): the engine in use,
     the engine and limit of a PGN's ``Annotator`` tag, or lichess's."""
-    from livegain.cli.analyze import eval_source
+    from livegain.cli.analyze import eval_source_of
 
-    s = eval_source(args, engine_name, games[0].headers)
+    s = eval_source_of(args, engine_name, games[0].headers)
     return s.evals, s.engine, s.limit
 
 
@@ -499,11 +500,11 @@ def _engine_rating(
     args: argparse.Namespace, games: list[Any], engine_name: str | None
 ) -> tuple[float, str]:
     """Algorithm 4's r_e, as ``analyze`` picks it for these evaluations."""
-    from livegain.cli.analyze import default_engine_rating, eval_source
+    from livegain.batch.eval_source import default_engine_rating
+    from livegain.cli.analyze import eval_source_of
 
-    return default_engine_rating(
-        args, engine_name, eval_source(args, engine_name, games[0].headers)
-    )
+    source = eval_source_of(args, engine_name, games[0].headers)
+    return default_engine_rating(source, args.engine_rating)
 
 
 def _run_validate_wdl(args: argparse.Namespace) -> int:

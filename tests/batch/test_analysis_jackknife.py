@@ -13,14 +13,10 @@ import numpy as np
 import pytest
 from scipy.special import stdtrit
 
-from livegain.batch.analysis import (
-    AnnotatedGame,
-    GameReport,
-    PlayerReport,
-    _rating_differences,
-    _Stack,
-    analyze,
-)
+from livegain.batch.analysis import AnnotatedGame, analyze
+from livegain.batch.game_analysis import GameReport
+from livegain.batch.player_pool import PlayerReport
+from livegain.batch.tournament_fit import _rating_differences, _Stack
 from livegain.core.histogram import GainHistogram
 from livegain.core.rating import rating_difference
 from livegain.core.tournament import (
@@ -305,7 +301,7 @@ def test_only_the_components_a_group_touches_are_refitted(
 ) -> None:
     """300 pairs of players, 2 games each: every group of games refits only its
     own few components, and recomputes d_ij only for its own pairs."""
-    from livegain.batch import analysis
+    from livegain.batch import tournament_fit
 
     rng = random.Random(8)
     games = []
@@ -325,8 +321,8 @@ def test_only_the_components_a_group_touches_are_refitted(
         differences += len(u2)
         return _rating_differences(u2, n, m)
 
-    monkeypatch.setattr(analysis, "tournament_estimates", estimates)
-    monkeypatch.setattr(analysis, "_rating_differences", count)
+    monkeypatch.setattr(tournament_fit, "tournament_estimates", estimates)
+    monkeypatch.setattr(tournament_fit, "_rating_differences", count)
     report = analyze(games, 2860)
     assert sizes[0] == 600 and len(sizes) == 201  # the full fit, then one per group
     assert max(sizes[1:]) <= 2 * 3  # 600 games in 200 groups: 3 games, 3 pairs at most

@@ -18,16 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import livegain
-import livegain.batch.pgnio as pgnio
-from livegain.batch.analysis import AnnotatedGame
-from livegain.batch.pgnio import (
-    PgnError,
-    annotated_from_pgn_evals,
-    read_pgn_evals,
-    read_pgn_games,
-    read_pgn_games_skipping,
-    read_pgn_text,
-)
+import livegain.batch.pgn_stream as pgn_stream
+from livegain.batch.annotated import AnnotatedGame
+from livegain.batch.pgn_evals import annotated_from_pgn_evals
+from livegain.batch.pgn_stream import read_pgn_evals
+from livegain.batch.pgnio import PgnError, read_pgn_games, read_pgn_games_skipping, read_pgn_text
 
 GOTC = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
 PLIES = 82  # the game of the century: 41...Rc2#
@@ -232,7 +227,7 @@ def test_reading_processes_keep_file_order(tmp_path: Path, monkeypatch: pytest.M
     rng = random.Random(5)
     text = "".join(random_game_text(rng, k) for k in range(60))
     path = write_gz(tmp_path / "many.pgn.gz", text)
-    monkeypatch.setattr(pgnio, "_BATCH_GAMES", 7)
+    monkeypatch.setattr(pgn_stream, "_BATCH_GAMES", 7)
     seen: list[tuple[int, int, int]] = []
     serial = read_pgn_evals(path, workers=1)
     parallel = read_pgn_evals(path, workers=2, on_progress=lambda *a: seen.append(a))

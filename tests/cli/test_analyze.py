@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import livegain
-from livegain.batch.pgnio import annotated_games_from_pgn, read_pgn_text
+from livegain.batch.pgn_evals import annotated_games_from_pgn
+from livegain.batch.pgnio import read_pgn_text
 from livegain.cli import main
 
 GOTC_PATH = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
@@ -428,11 +429,15 @@ def test_engine_rating_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
     import livegain.calibration
-    from livegain.cli.analyze import default_engine_rating
+    from livegain.batch.eval_source import default_engine_rating as default_rating
+    from livegain.cli.analyze import eval_source_of
 
     def args(**kw: Any) -> argparse.Namespace:
         base = {"engine_rating": None, "evals": "engine", "depth": 8, "nodes": None}
         return argparse.Namespace(**{**base, **kw})
+
+    def default_engine_rating(a: argparse.Namespace, engine: str | None = None) -> Any:
+        return default_rating(eval_source_of(a, engine, {}), a.engine_rating)
 
     assert default_engine_rating(args(engine_rating=2999)) == (2999.0, "--engine-rating")
     assert default_engine_rating(args(evals="pgn"))[0] == 2860.0
@@ -686,7 +691,7 @@ def test_annotator_engine() -> None:
 
 
 def test_default_scale() -> None:
-    from livegain.cli.analyze import default_scale
+    from livegain.batch.eval_source import default_scale
 
     assert default_scale({"Site": "https://lichess.org/AbCdEf12"})[0] == "lichess"
     assert default_scale({"Site": "Wijk aan Zee NED"})[0] == "fide"

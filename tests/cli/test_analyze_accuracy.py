@@ -10,7 +10,8 @@ import chess
 import pytest
 
 import livegain
-from livegain.batch.pgnio import annotated_games_from_pgn, read_pgn_text
+from livegain.batch.pgn_evals import annotated_games_from_pgn
+from livegain.batch.pgnio import read_pgn_text
 from livegain.cli import main
 from livegain.core.accuracy import game_accuracy, mean_accuracy, phases_from_fens
 

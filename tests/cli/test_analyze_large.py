@@ -15,6 +15,7 @@ import pytest
 from conftest import need
 
 import livegain
+import livegain.batch.report_json as report_json
 import livegain.cli.analyze as analyze_cli
 from livegain.cli import main
 
@@ -104,22 +105,25 @@ def test_big_reports_are_compact_json(
 ) -> None:
     assert main(["analyze", str(mixed_gz), "--evals", "pgn", "--json"]) == 0
     indented = capsys.readouterr().out
-    monkeypatch.setattr(analyze_cli, "COMPACT_JSON_GAMES", 2)
+    monkeypatch.setattr(report_json, "COMPACT_JSON_GAMES", 2)
     assert main(["analyze", str(mixed_gz), "--evals", "pgn", "--json"]) == 0
     compact = capsys.readouterr().out
     assert compact.count("\n") == 1 and indented.count("\n") > 100
     assert json.loads(compact) == json.loads(indented)
+    # streamed game by game, the same text as the whole document encoded at once
+    assert compact == json.dumps(json.loads(indented)) + "\n"
+    assert indented == json.dumps(json.loads(indented), indent=2) + "\n"
 
 
 def test_reading_processes_give_the_same_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import livegain.batch.pgnio as pgnio
+    import livegain.batch.pgn_stream as pgn_stream
 
     text = "".join(gotc(f"W{k % 5}", f"B{k % 3}", evals_until=30 + k) for k in range(30))
     path = tmp_path / "many.pgn"
     path.write_text(text)
-    monkeypatch.setattr(pgnio, "_BATCH_GAMES", 4)
+    monkeypatch.setattr(pgn_stream, "_BATCH_GAMES", 4)
     outs = []
     for workers in ("1", "2"):
         argv = ["analyze", str(path), "--evals", "pgn", "--json", "--workers", workers]

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import livegain
-from livegain.batch.pgnio import annotated_games_from_pgn, read_pgn_games
+from livegain.batch.pgn_evals import annotated_games_from_pgn
+from livegain.batch.pgnio import read_pgn_games
 
 GOTC = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
 

@@ -11,7 +11,8 @@ import pytest
 
 import livegain
 from livegain.batch.analysis import AnnotatedGame, analyze
-from livegain.batch.pgnio import annotated_from_pgn_evals, read_pgn_games
+from livegain.batch.pgn_evals import annotated_from_pgn_evals
+from livegain.batch.pgnio import read_pgn_games
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.game import Tournament

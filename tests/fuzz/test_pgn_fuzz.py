@@ -18,13 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from livegain.batch.pgnio import (
-    PgnError,
-    annotated_from_pgn_evals,
-    read_pgn_evals,
-    read_pgn_games_skipping,
-    read_pgn_text,
-)
+from livegain.batch.pgn_evals import annotated_from_pgn_evals
+from livegain.batch.pgn_stream import read_pgn_evals
+from livegain.batch.pgnio import PgnError, read_pgn_games_skipping, read_pgn_text
 from livegain.feeds.pgn import parse_game, parse_pgn
 
 pytestmark = pytest.mark.timeout(120)
