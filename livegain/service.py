@@ -35,15 +35,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import gc
-import logging
-import re
-import sys
 import time
-import unicodedata
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -51,7 +46,18 @@ from typing import Any, Protocol
 import chess
 import structlog
 
-from livegain.config import FeedModels, MatchConfig, Settings
+from livegain.app.feed_health import FeedHealth
+from livegain.app.logs import configure_logging
+from livegain.app.match import MatchTracker, same_name
+from livegain.app.models import (
+    DEFAULT_SCALE,
+    SCALES,
+    engine_rating_for,
+    is_fallback,
+    perceived_model_for,
+    wdl_model_for,
+)
+from livegain.config import FeedModels, Settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot
 from livegain.core.game import (
@@ -59,7 +65,6 @@ from livegain.core.game import (
     BoardGame,
     BoardModels,
     BoardUpdate,
-    Color,
     EvalRequest,
     Tournament,
 )
@@ -71,14 +76,12 @@ from livegain.core.human_wdl import (
     kind_of_time_control,
 )
 from livegain.core.moments import Moment, MomentTracker
-from livegain.core.odds import GameOdds, game_probabilities, match_odds
 from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.engine.pool import EnginePool, SearchLimit
 from livegain.feeds.base import Feed, make_feed
 from livegain.live_standings import LiveStandings, event_key
 from livegain.metrics import MetricsView, ServiceMetrics
-from livegain.mqtt.address import redact_credentials, redact_url
 from livegain.publish import convert, schema
 from livegain.publish.delay import (
     DelayLine,
@@ -97,6 +100,15 @@ from livegain.publish.store import Store, unavailable_reason
 from livegain.remote.evaluator import RemoteEvaluator
 
 log = structlog.get_logger("livegain.service")
+
+__all__ = [
+    "STORE_FILE",
+    "MatchTracker",
+    "Service",
+    "configure_logging",
+    "engine_rating_for",
+    "same_name",
+]
 
 STORE_FILE = "livegain.sqlite3"
 MAX_EVAL_ATTEMPTS = 3
@@ -125,229 +137,6 @@ class Evaluator(Protocol):
 
     @property
     def engine_key(self) -> str: ...
-
-
-def configure_logging(level: str = "info", json_format: bool = True) -> None:
-    """Structured logs (structlog) on stderr: JSON lines, or readable lines."""
-    lvl = getattr(logging, level.upper(), logging.INFO)
-    processors: list[Any] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-        structlog.processors.format_exc_info,
-        redact_credentials,  # scheme://user:password@ -> scheme://user:***@, in any value
-    ]
-    processors.append(
-        structlog.processors.JSONRenderer()
-        if json_format
-        else structlog.dev.ConsoleRenderer(colors=False)
-    )
-    structlog.configure(
-        processors=processors,
-        wrapper_class=structlog.make_filtering_bound_logger(lvl),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        cache_logger_on_first_use=False,
-    )
-    logging.basicConfig(level=max(lvl, logging.INFO), stream=sys.stderr, force=True)
-    logging.getLogger("livegain.websockets").setLevel(logging.WARNING)
-
-
-def engine_rating_for(settings: Settings, engine_name: str, limit: SearchLimit) -> float:
-    """The configured r_e, else the shipped calibration, else the paper's 2860.
-
-    Algorithm 4 uses the engine as a single peak at 0 (no engine histogram),
-    as ``livegain analyze`` does, so that live and batch figures agree.
-    """
-    if settings.engine.rating is not None:
-        return float(settings.engine.rating)
-    from livegain.calibration import default_engine_rating
-
-    try:
-        return float(default_engine_rating(engine_name, limit))
-    except Exception as exc:  # a broken calibration file must not stop the service
-        log.warning("calibration_unavailable", error=str(exc))
-        return PAPER_ENGINE_RATING
-
-
-#: The rating scale of boards whose event and feed name none.
-DEFAULT_SCALE = "fide"
-SCALES = ("fide", "lichess")
-#: Words in a model choice's line that say it is not the model fitted for it.
-_FALLBACK_WORDS = ("not validated", "nearest", "no model", "no calibrated", "scale, no")
-
-
-def perceived_model_for(
-    settings: Settings,
-    engine_name: str | None,
-    limit: SearchLimit | str | None,
-    scale: str | None = None,
-) -> tuple[PerceivedModel | None, str]:
-    """The calibrated perceived-rating model for this engine, limit and
-    rating ``scale`` ("fide", "lichess"), and a line saying why
-    (``livegain.calibration.find_perceived_model``: the exact model, else the
-    nearest depth's or the other scale's, said so).
-
-    From ``engine.perceived_model`` when that is set, else from the shipped
-    model file. A missing or broken file does not stop the service: it runs
-    with Algorithm 4 only (``perceived: null``) and says why.
-    """
-    from livegain.calibration import pick_perceived_model
-
-    return pick_perceived_model(
-        "engine", engine_name or None, limit, settings.engine.perceived_model, scale
-    )
-
-
-def wdl_model_for(
-    settings: Settings,
-    engine_name: str | None,
-    limit: SearchLimit | str | None,
-    kind: str,
-) -> tuple[HumanWdlModel | None, str]:
-    """The human win/draw/loss model for this engine, limit and kind of game,
-    and a line saying why (``livegain.wdl_models.find_wdl_model``).
-
-    From ``engine.wdl_model`` when that is set, else from the shipped model
-    file. A missing or broken file does not stop the service: the engine's
-    own W/D/L is shown (``wdl_model: null``) and the line says why.
-    """
-    from livegain.wdl_models import pick_wdl_model
-
-    return pick_wdl_model("engine", kind, engine_name or None, limit, settings.engine.wdl_model)
-
-
-def is_fallback(why: str) -> bool:
-    """Whether a model choice's line says the model is not the one fitted for
-    what was asked (another depth, kind, scale or evaluation source)."""
-    return any(w in why for w in _FALLBACK_WORDS)
-
-
-# --------------------------------------------------------------------------
-# Match odds
-# --------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=4096)
-def _name_tokens(name: str) -> frozenset[str]:
-    text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
-    return frozenset(t for t in re.split(r"[^a-z0-9]+", text) if t)
-
-
-def same_name(configured: str, feed_name: str) -> bool:
-    """Case/accents/punctuation-insensitive; ``Carlsen`` matches ``Carlsen, Magnus``."""
-    want, have = _name_tokens(configured), _name_tokens(feed_name)
-    return bool(want) and want <= have
-
-
-@dataclass
-class MatchTracker:
-    """Live odds of one configured match, from the boards that belong to it."""
-
-    cfg: MatchConfig
-
-    def side_of(self, game: BoardGame) -> str | None:
-        """``"white"`` if player A has White on this board, ``"black"`` if Black, else None."""
-        w, b = game.white.name, game.black.name
-        if same_name(self.cfg.a, w) and same_name(self.cfg.b, b):
-            return "white"
-        if same_name(self.cfg.a, b) and same_name(self.cfg.b, w):
-            return "black"
-        return None
-
-    def odds(
-        self,
-        game: BoardGame,
-        boards: Sequence[BoardGame],
-        results: Mapping[str, str] | None = None,
-    ) -> schema.MatchOdds | None:
-        """``results``: the other boards' results as viewers know them (a
-        delayed broadcast's released ones; default: the boards' own)."""
-        a_side = self.side_of(game)
-        if a_side is None:
-            return None
-        cfg = self.cfg
-        score_a, score_b = cfg.score_a, cfg.score_b
-        played = cfg.played_before
-        for g in boards:
-            side = self.side_of(g)
-            result = g.result if results is None or g is game else results.get(g.board_id, "*")
-            if side is None or result not in ("1-0", "0-1", "1/2-1/2"):
-                continue
-            played += 1
-            white_pts = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[result]
-            a_pts = white_pts if side == "white" else 1.0 - white_pts
-            score_a += a_pts
-            score_b += 1.0 - a_pts
-        games_left = max(0, cfg.games - played)
-        current: GameOdds | None = None
-        if game.result == "*":
-            wdl = game.current_wdl
-            if wdl is not None:
-                w, d, lo = (x / 1000.0 for x in wdl)
-                current = GameOdds(w, d, lo) if a_side == "white" else GameOdds(lo, d, w)
-            games_left = max(1, games_left)
-        ra, rb = self._ratings(game, a_side)
-        human = game.wdl_model
-        if human is not None:
-            # The human model's ratings-only layer, as the board's own chances
-            # start: this game in its colours, the later ones alternating.
-            here = _odds(human.prior.probabilities(*((ra, rb) if a_side == "white" else (rb, ra))))
-            here = here if a_side == "white" else here.swapped()
-            other = _odds(human.prior.probabilities(*((rb, ra) if a_side == "white" else (ra, rb))))
-            other = other.swapped() if a_side == "white" else other
-            per_game = _odds(
-                (
-                    (here.win + other.win) / 2,
-                    (here.draw + other.draw) / 2,
-                    (here.loss + other.loss) / 2,
-                )
-            )
-        else:
-            diff = 0.0 if ra is None or rb is None else float(ra) - float(rb)
-            per_game = here = game_probabilities(diff, cfg.draw_rate)
-        if current is None and game.result == "*":
-            current = here
-        mo = match_odds(per_game, games_left, score_a, score_b, current)
-        return schema.MatchOdds(
-            a=cfg.a,
-            b=cfg.b,
-            score_a=score_a,
-            score_b=score_b,
-            games_left=games_left,
-            a_wins=mo.a_wins,
-            draw=mo.draw,
-            b_wins=mo.b_wins,
-        )
-
-    def _ratings(self, game: BoardGame, a_side: str) -> tuple[float | None, float | None]:
-        """(A's rating, B's rating) as ``rating_source`` says (None: unknown)."""
-        a_player = game.white if a_side == "white" else game.black
-        b_player = game.black if a_side == "white" else game.white
-        ra: float | None = self.cfg.rating_a if self.cfg.rating_a is not None else a_player.rating
-        rb: float | None = self.cfg.rating_b if self.cfg.rating_b is not None else b_player.rating
-        if self.cfg.rating_source == "perceived":
-            a_color: Color = "white" if a_side == "white" else "black"
-            b_color: Color = "black" if a_side == "white" else "white"
-            if game.model is not None:
-                # The calibrated estimate, once neither is "too early".
-                ca, cb = game.calibrated(a_color), game.calibrated(b_color)
-                if ca is not None and cb is not None and not (ca.early or cb.early):
-                    ra, rb = ca.rating, cb.rating
-            else:
-                pa, pb = game.perceived(a_color), game.perceived(b_color)
-                if pa is not None and pb is not None:
-                    ra, rb = pa.rating, pb.rating
-        return (
-            None if ra is None or ra <= 0 else float(ra),
-            None if rb is None or rb <= 0 else float(rb),
-        )
-
-
-def _odds(p: tuple[float, float, float]) -> GameOdds:
-    """Probabilities from a model as :class:`GameOdds` (rounding cleaned up)."""
-    w, d, lo = (max(0.0, x) for x in p)
-    total = w + d + lo
-    return GameOdds(w / total, d / total, lo / total)
 
 
 # --------------------------------------------------------------------------
@@ -406,54 +195,6 @@ class _Sink:
     def error(self, source: str, where: str, message: str) -> None:
         self.service.feed_health(self.feed_name).failed(f"{where}: {message}")
         self.service.on_feed_error(source or self.feed_name, where, message)
-
-
-@dataclass
-class FeedHealth:
-    """What the service saw of one feed: games read, errors, crashes (monotonic times)."""
-
-    last_read: float | None = None
-    errors_since: float | None = None
-    """Start of the current run of errors with no game read since (None: none)."""
-    last_error_at: float | None = None
-    last_error: str | None = None
-    crashed_at: float | None = None
-    crashes: int = 0
-
-    def read_ok(self) -> None:
-        self.last_read = time.monotonic()
-        self.errors_since = None
-
-    def failed(self, message: str, *, crash: bool = False) -> None:
-        now = time.monotonic()
-        # Shown on the unauthenticated /healthz: no user:password@ of a feed's URL.
-        self.last_error_at, self.last_error = now, redact_url(message)
-        if self.errors_since is None:
-            self.errors_since = now
-        if crash:
-            self.crashed_at = now
-            self.crashes += 1
-
-    def problem(self, failing_after: float, recent: float) -> str | None:
-        """Why the feed counts as failing now, or None."""
-        now = time.monotonic()
-        if (
-            self.crashed_at is not None
-            and now - self.crashed_at < recent
-            and (self.last_read is None or self.last_read < self.crashed_at)
-        ):
-            return f"crashed ({self.last_error}), restarting"
-        if (
-            self.errors_since is not None
-            and self.last_error_at is not None
-            and now - self.errors_since >= failing_after
-            and now - self.last_error_at < recent
-        ):
-            return (
-                f"only errors for {now - self.errors_since:.0f} s, no game read "
-                f"(last: {self.last_error})"
-            )
-        return None
 
 
 class Service:
