@@ -50,37 +50,30 @@ from livegain.app.feed_health import FeedHealth
 from livegain.app.logs import configure_logging
 from livegain.app.match import MatchTracker, same_name
 from livegain.app.models import (
-    DEFAULT_SCALE,
-    SCALES,
+    ModelChoice,
     engine_rating_for,
     is_fallback,
-    perceived_model_for,
-    wdl_model_for,
 )
-from livegain.config import FeedModels, Settings
+from livegain.config import Settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot
 from livegain.core.game import (
     Applied,
     BoardGame,
-    BoardModels,
     BoardUpdate,
     EvalRequest,
     Tournament,
 )
 from livegain.core.human_wdl import (
     CLASSICAL_OTB,
-    KINDS,
     HumanWdlModel,
-    RatingsPrior,
-    kind_of_time_control,
 )
 from livegain.core.moments import Moment, MomentTracker
 from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.engine.pool import EnginePool, SearchLimit
 from livegain.feeds.base import Feed, make_feed
-from livegain.live_standings import LiveStandings, event_key
+from livegain.live_standings import LiveStandings
 from livegain.metrics import MetricsView, ServiceMetrics
 from livegain.publish import convert, schema
 from livegain.publish.delay import (
@@ -219,19 +212,8 @@ class Service:
     ) -> None:
         self.settings = settings
         self._evaluator = evaluator
-        self.perceived_model = perceived_model
-        self.perceived_model_why = (
-            f"model {perceived_model.name} (given)" if perceived_model is not None else "not yet"
-        )
-        self._given_wdl = wdl_model
-        # Per rating scale and kind of game: (model, why), picked at start.
-        self.perceived_models: dict[str, tuple[PerceivedModel | None, str]] = {}
-        self.wdl_models: dict[str, tuple[HumanWdlModel | None, str]] = {}
-        self._feed_models: dict[str, FeedModels] = {}
-        self._event_models = {
-            event_key(e.name): FeedModels(kind=e.kind, scale=e.scale) for e in settings.events
-        }
-        self._board_models: dict[tuple[object, ...], BoardModels] = {}
+        # The models people are shown, per rating scale and kind of game.
+        self.models = ModelChoice(settings, perceived_model, wdl_model)
         self._own_pool: EnginePool | None = None
         self._own_remote: RemoteEvaluator | None = None
         self.extra_feeds = list(feeds)
@@ -273,7 +255,7 @@ class Service:
             settings.events,
             lambda: self.tournament.boards if self.tournament is not None else {},
             self._publish_standings,
-            prior=self._event_prior,
+            prior=self.models.event_prior,
         )
         self._board_active: dict[str, float] = {}
         """Per board, when it last got a move or a new result (for board_expiry)."""
@@ -321,80 +303,11 @@ class Service:
 
     def perceived_model_line(self) -> str:
         """Which calibrated model the perceived ratings come from, for people."""
-        if self.perceived_model is None:
-            return f"Algorithm 4 only: {self.perceived_model_why}"
-        return f"calibrated, {self.perceived_model_why}"
+        return self.models.perceived_model_line()
 
     def wdl_model_line(self) -> str:
-        """Which human W/D/L model the chances shown come from (boards of the
-        default kind), for people."""
-        model, why = self.wdl_models.get(CLASSICAL_OTB, (self._given_wdl, "not yet"))
-        if model is None:
-            return f"the engine's own W/D/L: {why}"
-        return f"human, {why}"
-
-    # ------------------------------------------------------------ models
-
-    def _pick_models(self, engine_name: str | None, limit: SearchLimit | str | None) -> None:
-        """The models of every rating scale and kind of game, once at start."""
-        s = self.settings
-        for scale in SCALES:
-            if self.perceived_model is not None:
-                self.perceived_models[scale] = (self.perceived_model, self.perceived_model_why)
-            else:
-                self.perceived_models[scale] = perceived_model_for(s, engine_name, limit, scale)
-        default = self.perceived_models[DEFAULT_SCALE]
-        self.perceived_model, self.perceived_model_why = default
-        for kind in KINDS:
-            if self._given_wdl is not None:
-                given = self._given_wdl
-                self.wdl_models[kind] = (given, f"model {given.name} (given)")
-            else:
-                self.wdl_models[kind] = wdl_model_for(s, engine_name, limit, kind)
-        for scale, (pm, why) in self.perceived_models.items():
-            log.info("perceived_model", scale=scale, model=pm.name if pm else None, why=why)
-        for kind, (wm, why) in self.wdl_models.items():
-            log.info("wdl_model", kind=kind, model=wm.name if wm else None, why=why)
-
-    def models_for(self, snap: GameSnapshot) -> BoardModels:
-        """A board's models, from its snapshot (pure: a lookup in what
-        :meth:`_pick_models` loaded). Rating scale: its event's ``scale``,
-        else its feed's, else ``fide``. Kind of game: its event's ``kind``,
-        else its feed's, else its ``TimeControl`` tag's nearer kind (a
-        fallback when no fitted kind matches it), else ``classical-otb``."""
-        event = self._event_models.get(event_key(snap.event or ""))
-        feed = self._feed_models.get(snap.source)
-        scale: str = (
-            (event.scale if event else None) or (feed.scale if feed else None) or DEFAULT_SCALE
-        )
-        kind: str | None = (event.kind if event else None) or (feed.kind if feed else None)
-        exact, where = True, "configured" if kind is not None else ""
-        tc = dict(snap.tags).get("TimeControl") if kind is None else None
-        if kind is None and tc:
-            kind, exact = kind_of_time_control(tc)
-            where = f"from TimeControl {tc}" if kind is not None else ""
-        if kind is None:
-            kind, where = CLASSICAL_OTB, "over the board (default)"
-        key = (scale, kind, exact, where)
-        chosen = self._board_models.get(key)
-        if chosen is None:
-            perceived = self.perceived_models.get(scale, (self.perceived_model, ""))[0]
-            wdl, why = self.wdl_models.get(kind, (None, "not yet"))
-            fallback = not exact or is_fallback(why)
-            line = f"{kind} {where}" + ("" if exact else ", the nearer fitted kind") + f": {why}"
-            chosen = BoardModels(perceived, wdl, fallback, line)
-            self._board_models[key] = chosen
-        return chosen
-
-    def _event_prior(self, event: str) -> RatingsPrior | None:
-        """The ratings-only W/D/L of an event's games not started: its
-        configured kind's human model's (None: its boards' model decides)."""
-        configured = self._event_models.get(event_key(event))
-        kind = configured.kind if configured is not None else None
-        if kind is None:
-            return None
-        model = self.wdl_models.get(kind, (None, ""))[0]
-        return None if model is None else model.prior
+        """Which human W/D/L model the chances shown come from, for people."""
+        return self.models.wdl_model_line()
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Run until ``stop`` is set (or the task is cancelled); then shut down cleanly."""
@@ -462,8 +375,7 @@ class Service:
             limit = getattr(self._evaluator, "limit", None) or SearchLimit(
                 depth=s.engine.depth, nodes=s.engine.nodes
             )
-        self._pick_models(engine_name, limit)
-        model = self.perceived_model
+        self.models.pick(engine_name, limit)
         if self.max_inflight is None:
             workers = getattr(self._evaluator, "workers", None) or s.engine.workers or 2
             self.max_inflight = max(2, 2 * int(workers))
@@ -473,16 +385,16 @@ class Service:
         self.feeds = [
             make_feed(cfg, max_plies=s.limits.max_plies) for cfg in s.feeds
         ] + self.extra_feeds
-        self._feed_models = {
+        self.models.feed_models = {
             feed.name: s.feed_models_of(i) for i, feed in enumerate(self.feeds[: len(s.feeds)])
         }
         self.tournament = Tournament(
             engine_rating=rating,
-            model=model,
+            model=self.models.perceived_model,
             max_plies=s.limits.max_plies,
             max_boards=s.limits.max_boards,
-            wdl_model=self.wdl_models[CLASSICAL_OTB][0],
-            choose_models=self.models_for,
+            wdl_model=self.models.wdl_models[CLASSICAL_OTB][0],
+            choose_models=self.models.models_for,
         )
         if s.persist:
             self.store = Store(Path(s.data_dir) / STORE_FILE)
@@ -1157,8 +1069,9 @@ class Service:
                     "wdl_fallback": g.wdl_fallback,
                     "wdl_why": g.models.wdl_why,
                 }
-        model = self.perceived_model
-        wdl, wdl_why = self.wdl_models.get(CLASSICAL_OTB, (self._given_wdl, "not yet"))
+        models = self.models
+        model = models.perceived_model
+        wdl, wdl_why = models.default_wdl()
         out: dict[str, Any] = {
             "engine": self.engine_desc,
             "engine_queue": len(self._inflight),
@@ -1166,11 +1079,11 @@ class Service:
             # each scale's and kind's below, each board's in board_status
             "perceived_model": {
                 "model": model.name if model is not None else None,
-                "why": self.perceived_model_why,
+                "why": models.perceived_model_why,
             },
             "perceived_models": {
                 scale: {"model": m.name if m is not None else None, "why": why}
-                for scale, (m, why) in self.perceived_models.items()
+                for scale, (m, why) in models.perceived_models.items()
             },
             "wdl_model": {
                 "model": wdl.name if wdl is not None else None,
@@ -1183,7 +1096,7 @@ class Service:
                     "why": why,
                     "fallback": is_fallback(why),
                 }
-                for kind, (m, why) in self.wdl_models.items()
+                for kind, (m, why) in models.wdl_models.items()
             },
             "service": {
                 "snapshots": self.stats.snapshots,
