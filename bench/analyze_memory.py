@@ -100,7 +100,9 @@ def measure(label: str, argv: list[str], out: Path, env: dict[str, str] | None =
     """One run of ``argv``, its stdout to ``out``."""
     t0 = time.perf_counter()
     with out.open("wb") as fh:
-        proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.PIPE, env=env)
+        # run from the output's directory: ``python -m`` puts the working
+        # directory first on sys.path, before PYTHONPATH's package
+        proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.PIPE, env=env, cwd=out.parent)
         sampler = _TreeSampler(proc.pid)
         sampler.start()
         assert proc.stderr is not None
