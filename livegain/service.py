@@ -54,6 +54,7 @@ from livegain.app.models import (
     engine_rating_for,
     is_fallback,
 )
+from livegain.app.outputs import Outputs
 from livegain.config import Settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot
@@ -222,7 +223,6 @@ class Service:
         self.stats = ServiceStats()
         self.tournament: Tournament | None = None
         self.store: Store | None = None
-        self.mqtt: MqttPublisher | None = None
         self.matches = [MatchTracker(m) for m in settings.matches]
         self.moments = MomentTracker()
         """Key moments (docs/maths.md): found in each board's updates, published."""
@@ -248,7 +248,9 @@ class Service:
             compression=settings.server.compression,
             reuse_port=settings.server.reuse_port,
         )
-        self.server.on_boards = self._on_boards
+        self.outputs = Outputs(self.server)
+        """Where what viewers see goes: the server, and MQTT once enabled."""
+        self.server.on_boards = self.outputs.board_list
         self.server.on_remove = self.remove_board
         # Standings and tournament-win odds per event (docs/standings.md).
         self.standings = LiveStandings(
@@ -296,6 +298,15 @@ class Service:
         if self._evaluator is None:
             raise RuntimeError("service not started")
         return self._evaluator
+
+    @property
+    def mqtt(self) -> MqttPublisher | None:
+        """The MQTT publisher (None: MQTT is off); one of :attr:`outputs`."""
+        return self.outputs.mqtt
+
+    @mqtt.setter
+    def mqtt(self, publisher: MqttPublisher | None) -> None:
+        self.outputs.mqtt = publisher
 
     @property
     def url(self) -> str:
@@ -622,16 +633,9 @@ class Service:
             # One entry for both publishers: its snapshot is serialised once,
             # and the WebSocket clients and the broker get the same bytes.
             entry = BoardEntry(state)
-            if new or not self.server.has_board(bid):
-                self.server.set_board(entry)
-            else:
-                for u in updates:
-                    data = self.server.publish(convert.update(u, match=match), entry)
-                    if self.mqtt is not None:
-                        self.mqtt.publish_update(bid, data)
+            items = (convert.update(u, match=match) for u in updates)
+            self.outputs.board(bid, entry, items, whole=new)
             self.stats.updates += len(updates)
-            if self.mqtt is not None:
-                self.mqtt.publish_state(bid, entry.snapshot_bytes)
             self._publish_moments(game, moments)
         except Exception as exc:
             self.stats.board_failures[bid] += 1
@@ -651,13 +655,7 @@ class Service:
             if delay > 0:
                 self._hold(f"moment/{bid}", Message(f"moment/{bid}", data), delay)
             else:
-                self._send_moment(bid, data)
-
-    def _send_moment(self, bid: str, data: bytes) -> None:
-        # the board's subscribers get it, as its updates; later ones after its snapshot
-        self.server.publish_moment(bid, data)
-        if self.mqtt is not None:
-            self.mqtt.publish_moment(bid, data)
+                self.outputs.moment(bid, data)
 
     def _standings_touch(self, bid: str) -> None:
         """The board changed or left: its event's standings may have to follow."""
@@ -670,17 +668,8 @@ class Service:
         """A new ``standings`` message of ``event``: to the WebSocket server
         (subscribers, ``/api/standings``) and the MQTT publisher (retained);
         with a broadcast delay, through the delay line."""
-        if self._delay_standings(event, data):
-            return
-        self.server.publish_standings(event, data)
-        if self.mqtt is not None:
-            self.mqtt.publish_standings(event, data)
-
-    def _on_boards(self, data: bytes) -> None:
-        # The whole list, at most every [server] board_list_interval seconds
-        # (the server gathers the changes), retained on the broker.
-        if self.mqtt is not None:
-            self.mqtt.publish_boards(data)
+        if not self._delay_standings(event, data):
+            self.outputs.standings(event, data)
 
     # ------------------------------------------------------ broadcast delay
 
@@ -734,10 +723,7 @@ class Service:
                 self._publish_released(r)
             self._checkpoint(r)
         for state in line.released_states().values():
-            entry = BoardEntry(state)
-            self.server.set_board(entry)
-            if self.mqtt is not None:
-                self.mqtt.publish_state(state.board_id, entry.snapshot_bytes)
+            self.outputs.board(state.board_id, BoardEntry(state), whole=True)
         log.info(
             "broadcast_delay",
             default=default,
@@ -844,28 +830,16 @@ class Service:
         bid = r.board_id
         item = r.held.item
         if isinstance(item, Message) and bid.startswith("moment/"):
-            self._send_moment(bid.removeprefix("moment/"), item.data)
+            self.outputs.moment(bid.removeprefix("moment/"), item.data)
             return
         if isinstance(item, Message):
-            event = bid.removeprefix("standings/")
-            self.server.publish_standings(event, item.data)
-            if self.mqtt is not None:
-                self.mqtt.publish_standings(event, item.data)
-            return
-        if r.state is None:
-            self.server.remove_board(bid)
-            if self.mqtt is not None:
-                self.mqtt.remove_board(bid)
-            return
-        entry = BoardEntry(r.state)
-        if isinstance(item, schema.Update) and self.server.has_board(bid):
-            data = self.server.publish(item, entry)
-            if self.mqtt is not None:
-                self.mqtt.publish_update(bid, data)
+            self.outputs.standings(bid.removeprefix("standings/"), item.data)
+        elif r.state is None:
+            self.outputs.remove(bid)
+        elif isinstance(item, schema.Update):
+            self.outputs.board(bid, BoardEntry(r.state), (item,))
         else:
-            self.server.set_board(entry)
-        if self.mqtt is not None:
-            self.mqtt.publish_state(bid, entry.snapshot_bytes)
+            self.outputs.board(bid, BoardEntry(r.state), whole=True)
 
     def _checkpoint(self, r: Released) -> None:
         """Store a released state when the line says so (the items before it go)."""
@@ -906,12 +880,7 @@ class Service:
                 self.store.delete_board(bid)
             except Exception as exc:
                 self._store_failed(exc, board_id=bid)
-        if public:
-            found = True
-        else:
-            found = self.server.remove_board(bid) or found
-            if self.mqtt is not None:
-                self.mqtt.remove_board(bid)
+        found = True if public else self.outputs.remove(bid) or found
         self._board_active.pop(bid, None)
         self._standings_touch(bid)
         if found:
