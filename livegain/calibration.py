@@ -258,6 +258,33 @@ def default_engine_rating(
     return entry.rating if entry is not None else PAPER_ENGINE_RATING
 
 
+#: Where the paper's r_e (2860) comes from, as the lines that name it say.
+PAPER_SOURCE = "the paper's Houdini 1.5a depth 20"
+
+
+def choose_engine_rating(
+    engine_name: str | None, limit: LimitLike, given: float | None = None, via: str = ""
+) -> tuple[float, str]:
+    """(r_e, where it came from), one rule for the service and batch analysis:
+    ``given`` (configured), else the shipped calibration of this engine at
+    this limit, else the paper's 2860 (also when the file cannot be read: a
+    broken calibration file stops neither a service nor an analysis).
+    ``via``: how the engine and limit were known, for the line."""
+    paper = PAPER_SOURCE
+    if given is not None:
+        return float(given), "configured"
+    try:
+        entry = find_calibration(engine_name, limit)
+    except Exception:
+        return PAPER_ENGINE_RATING, f"{paper} (calibration unreadable)"
+    if entry is None:
+        return (
+            PAPER_ENGINE_RATING,
+            f"{paper} (no calibration for {engine_name or 'this engine'} at {limit}{via})",
+        )
+    return float(entry.rating), f"calibration: {entry.name} {entry.limit}{via}"
+
+
 def default_engine_histogram(
     engine_name: str | None, limit: LimitLike, path: str | Path | None = None
 ) -> GainHistogram | None:

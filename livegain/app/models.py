@@ -18,7 +18,6 @@ from livegain.core.human_wdl import (
     kind_of_time_control,
 )
 from livegain.core.perceived import PerceivedModel
-from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.engine.pool import SearchLimit
 from livegain.live_standings import event_key
 
@@ -31,15 +30,12 @@ def engine_rating_for(settings: Settings, engine_name: str, limit: SearchLimit) 
     Algorithm 4 uses the engine as a single peak at 0 (no engine histogram),
     as ``livegain analyze`` does, so that live and batch figures agree.
     """
-    if settings.engine.rating is not None:
-        return float(settings.engine.rating)
-    from livegain.calibration import default_engine_rating
+    from livegain.calibration import choose_engine_rating
 
-    try:
-        return float(default_engine_rating(engine_name, limit))
-    except Exception as exc:  # a broken calibration file must not stop the service
-        log.warning("calibration_unavailable", error=str(exc))
-        return PAPER_ENGINE_RATING
+    rating, why = choose_engine_rating(engine_name, limit, settings.engine.rating)
+    if "unreadable" in why:  # a broken calibration file must not stop the service
+        log.warning("calibration_unavailable", engine=engine_name, why=why)
+    return rating
 
 
 #: The rating scale of boards whose event and feed name none.

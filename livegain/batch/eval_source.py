@@ -14,13 +14,12 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from livegain.batch.annotated import annotator_engine
+from livegain.calibration import PAPER_SOURCE
 from livegain.core.elo import PAPER_ENGINE_RATING
 
 if TYPE_CHECKING:
     from livegain.core.human_wdl import HumanWdlModel
     from livegain.core.perceived import PerceivedModel
-
-_PAPER = "the paper's Houdini 1.5a depth 20"
 
 
 class EvalSource(NamedTuple):
@@ -71,20 +70,10 @@ def default_engine_rating(source: EvalSource, given: float | None = None) -> tup
     if given is not None:
         return float(given), "--engine-rating"
     if source.evals == "pgn":
-        return PAPER_ENGINE_RATING, _PAPER
-    from livegain.calibration import find_calibration
+        return PAPER_ENGINE_RATING, PAPER_SOURCE
+    from livegain.calibration import choose_engine_rating
 
-    try:
-        entry = find_calibration(source.engine, source.limit)
-    except Exception:  # a broken calibration file must not stop an analysis
-        return PAPER_ENGINE_RATING, f"{_PAPER} (calibration unreadable)"
-    if entry is None:
-        return (
-            PAPER_ENGINE_RATING,
-            f"{_PAPER} (no calibration for "
-            f"{source.engine or 'this engine'} at {source.limit}{source.via})",
-        )
-    return float(entry.rating), f"calibration: {entry.name} {entry.limit}{source.via}"
+    return choose_engine_rating(source.engine, source.limit, via=source.via)
 
 
 def perceived_model(

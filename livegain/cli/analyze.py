@@ -280,9 +280,9 @@ def _remote_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[Anno
     """``--broker``: the games analysed by `livegain worker` processes (docs/workers.md)."""
     import asyncio
 
+    from livegain.batch.remote_analysis import analyse_games_remote
     from livegain.cli.worker import broker_from_args
     from livegain.engine.pool import SearchLimit
-    from livegain.remote.evaluator import analyse_games_remote
 
     if args.workers is not None or args.engine is not None:
         raise CliError("--workers and --engine are the workers' own options, not --broker's")
