@@ -39,7 +39,6 @@ import gc
 import time
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -55,6 +54,8 @@ from livegain.app.models import (
     is_fallback,
 )
 from livegain.app.outputs import Outputs
+from livegain.app.stats import ServiceStats
+from livegain.app.store_writes import StoreWrites
 from livegain.config import Settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot
@@ -90,7 +91,7 @@ from livegain.publish.delay import (
 from livegain.publish.hub import BoardEntry
 from livegain.publish.mqtt import MqttPublisher
 from livegain.publish.server import LiveServer, ServerLimits
-from livegain.publish.store import Store, unavailable_reason
+from livegain.publish.store import Store
 from livegain.remote.evaluator import RemoteEvaluator
 
 log = structlog.get_logger("livegain.service")
@@ -110,10 +111,6 @@ STORE_MISSED_MAX = 100_000
 """Positions remembered as absent from the store (a memo that avoids lookups)."""
 FEED_FAILING_AFTER = 30.0
 """Seconds of errors only (no game read) before a feed counts as failing."""
-STORE_LOG_EVERY = 10.0
-"""Seconds between log lines for one store error repeated (with its count)."""
-STORE_RETRY_EVERY = 2.0
-"""Seconds between attempts to store the snapshots the store refused."""
 GC_FREEZE_EVERY = 1.0
 """Seconds between moves of the objects alive to the permanent generation."""
 TAKEOVER_TICK = 1.0
@@ -157,22 +154,6 @@ def _interleave(
             yield x
         if y is not None:
             yield y
-
-
-@dataclass
-class ServiceStats:
-    snapshots: int = 0
-    duplicates: int = 0
-    evaluations: int = 0
-    store_hits: int = 0
-    engine_calls: int = 0
-    engine_failures: int = 0
-    updates: int = 0
-    restored_boards: int = 0
-    restored_evals: int = 0
-    store_failures: int = 0
-    feed_errors: Counter[str] = field(default_factory=Counter)
-    board_failures: Counter[str] = field(default_factory=Counter)
 
 
 class _Sink:
@@ -266,12 +247,8 @@ class Service:
         self.feed_failing_after = FEED_FAILING_AFTER
         self.recent = RECENT
         self._feed_health: dict[str, FeedHealth] = {}
-        self._store_error: str | None = None
-        self._store_logged: dict[str, list[float]] = {}
-        """Per store error: when it was last logged, and how often it happened since."""
-        self._unsaved: dict[str, GameSnapshot] = {}
-        """Boards whose latest snapshot could not be stored: written again
-        every ``STORE_RETRY_EVERY`` s until the store takes them."""
+        self.store_writes = StoreWrites(self.stats, lambda: self.store)
+        """Writes to the store: failures counted and logged, refused snapshots retried."""
         self._engine_failed_at: deque[float] = deque(maxlen=1000)
         self._engine_last_error: str | None = None
         self._engine_restarts_seen = 0
@@ -333,7 +310,7 @@ class Service:
                     tasks.append(tg.create_task(self.mqtt.run(), name="mqtt-publish"))
                 tasks.append(tg.create_task(self._gc_pacer(), name="gc-pacer"))
                 if self.store is not None:
-                    tasks.append(tg.create_task(self._store_retry(), name="store-retry"))
+                    tasks.append(tg.create_task(self.store_writes.retry(), name="store-retry"))
                 tasks.append(tg.create_task(self.standings.run(), name="standings"))
                 if any(getattr(f, "event_group", None) for f in self.settings.feeds):
                     tasks.append(tg.create_task(self._takeovers(), name="source-takeovers"))
@@ -567,15 +544,7 @@ class Service:
         if not (applied.new_board or applied.updates or applied.info_changed):
             self.stats.duplicates += 1
             return
-        if self.store is not None:
-            try:
-                self.store.save_snapshot(bid, snap)
-            except Exception as exc:
-                self._unsaved[bid] = snap
-                self._store_failed(exc, board_id=bid)
-            else:
-                self._unsaved.pop(bid, None)
-                self._store_ok()
+        self.store_writes.save_snapshot(bid, snap)
         if applied.new_board:
             log.info("board_added", board_id=bid, white=snap.white.name, black=snap.black.name)
         # New players, event or round: subscribers get a whole new snapshot.
@@ -770,14 +739,10 @@ class Service:
         assert line is not None
         before = line.next_due()
         held = line.hold(time.time(), key, item, delay)
-        if self.store is not None:
-            kind, body = encode_item(item)
-            try:
-                self.store.save_held(held.n, key, held.due, kind, body)
-            except Exception as exc:
-                self._store_failed(exc, board_id=key)
-            else:
-                self._store_ok()
+        kind, body = encode_item(item)
+        self.store_writes.write(
+            lambda store: store.save_held(held.n, key, held.due, kind, body), board_id=key
+        )
         if before is None or held.due < before:
             self._delay_wake.set()
         return held
@@ -843,15 +808,12 @@ class Service:
 
     def _checkpoint(self, r: Released) -> None:
         """Store a released state when the line says so (the items before it go)."""
-        if self.store is None or not r.checkpoint:
+        if not r.checkpoint:
             return
         state = None if r.state is None else r.state.model_dump_json()
-        try:
-            self.store.save_released(r.board_id, state, r.held.n)
-        except Exception as exc:
-            self._store_failed(exc, board_id=r.board_id)
-        else:
-            self._store_ok()
+        self.store_writes.write(
+            lambda store: store.save_released(r.board_id, state, r.held.n), board_id=r.board_id
+        )
 
     def remove_board(self, bid: str, reason: str = "admin", *, delayed: bool = False) -> bool:
         """Take a board out of the game registry, the store and the server (its
@@ -867,19 +829,12 @@ class Service:
             public = True
         else:
             public = False
-            if line is not None and line.drop(bid) and self.store is not None:
-                try:
-                    self.store.forget_delayed(bid)
-                except Exception as exc:
-                    self._store_failed(exc, board_id=bid)
+            if line is not None and line.drop(bid):
+                self.store_writes.write(lambda store: store.forget_delayed(bid), board_id=bid)
         found = self.tournament is not None and self.tournament.remove(bid)
         self.moments.forget(bid)
-        self._unsaved.pop(bid, None)
-        if self.store is not None:
-            try:
-                self.store.delete_board(bid)
-            except Exception as exc:
-                self._store_failed(exc, board_id=bid)
+        self.store_writes.unsaved.pop(bid, None)
+        self.store_writes.write(lambda store: store.delete_board(bid), board_id=bid)
         found = True if public else self.outputs.remove(bid) or found
         self._board_active.pop(bid, None)
         self._standings_touch(bid)
@@ -985,14 +940,12 @@ class Service:
             self._inflight.pop(key, None)
             self._wake.set()
         self._failures.pop(key, None)  # failures are counted per position until it succeeds
-        if self.store is not None:
-            try:
-                self.store.save_eval(self.engine_key, req.fen, ev)
-                self._store_missed.discard(req.fen)  # other boards may need it too
-            except Exception as exc:
-                self._store_failed(exc, board_id=req.board_id, ply=req.ply)
-            else:
-                self._store_ok()
+        if self.store_writes.write(
+            lambda store: store.save_eval(self.engine_key, req.fen, ev),
+            board_id=req.board_id,
+            ply=req.ply,
+        ):
+            self._store_missed.discard(req.fen)  # other boards may need it too
         self._record(req, ev)
 
     def _record(self, req: EvalRequest, ev: Evaluation) -> None:
@@ -1086,13 +1039,13 @@ class Service:
             "store": {
                 "enabled": self.store is not None,
                 "failures": self.stats.store_failures,
-                "failing": self._store_error is not None,
-                "last_error": self._store_error,
+                "failing": self.store_writes.error is not None,
+                "last_error": self.store_writes.error,
             },
         }
         problems = []
-        if self._store_error is not None:
-            problems.append(f"store: writes failing ({self._store_error})")
+        if self.store_writes.error is not None:
+            problems.append(f"store: writes failing ({self.store_writes.error})")
         for feed in self.feeds:
             info, problem = self._feed_status(feed)
             out["feeds"][feed.name] = info
@@ -1189,65 +1142,6 @@ class Service:
         if self._given_up:
             out.append(f"{len(self._given_up)} positions could not be evaluated")
         return out
-
-    def _store_failed(self, exc: Exception, **where: Any) -> None:
-        """Count a failed store write; log each distinct error at once, then
-        once per ``STORE_LOG_EVERY`` s while it repeats, with how often."""
-        self.stats.store_failures += 1
-        first = self._store_error is None
-        message = f"{type(exc).__name__}: {exc}"
-        store = str(self.store.path) if self.store is not None else None
-        why = unavailable_reason(self.store.path, exc) if self.store is not None else None
-        self._store_error = message if why is None or why in message else f"{why} ({message})"
-        now = time.monotonic()
-        seen = self._store_logged.get(message)
-        if seen is None:
-            self._store_logged[message] = [now, 0]
-            if first:  # one traceback per outage is enough
-                log.exception("store_failed", store=store, error=self._store_error, **where)
-            else:
-                log.warning("store_failed", store=store, error=self._store_error, **where)
-            return
-        seen[1] += 1
-        if now - seen[0] >= STORE_LOG_EVERY:
-            log.warning(
-                "store_failed",
-                store=store,
-                error=self._store_error,
-                repeated=int(seen[1]),
-                over_s=round(now - seen[0], 1),
-                **where,
-            )
-            seen[0], seen[1] = now, 0
-
-    def _store_ok(self) -> None:
-        if self._store_error is not None:
-            log.info(
-                "store_recovered",
-                failures=self.stats.store_failures,
-                unlogged_repeats=int(sum(seen[1] for seen in self._store_logged.values())),
-            )
-            self._store_error = None
-            self._store_logged.clear()
-
-    async def _store_retry(self) -> None:
-        """Write again the boards whose snapshot the store refused (a full
-        disk): once it takes writes again, it has every ply without waiting
-        for each board's next move."""
-        while True:
-            await asyncio.sleep(STORE_RETRY_EVERY)
-            if self.store is None:
-                continue
-            for bid, snap in list(self._unsaved.items()):
-                if self._unsaved.get(bid) is not snap:
-                    continue  # replaced or removed meanwhile
-                try:
-                    self.store.save_snapshot(bid, snap)
-                except Exception as exc:
-                    self._store_failed(exc, board_id=bid)
-                    break  # the store still refuses: try again later
-                self._unsaved.pop(bid, None)
-                self._store_ok()
 
     def _metrics_view(self) -> MetricsView:
         t = self.tournament
