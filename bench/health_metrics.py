@@ -59,7 +59,7 @@ def main() -> None:
         )
         service = Service(settings, evaluator=Scripted())
         service.tournament = Tournament(engine_rating=2860.0)
-        service.max_inflight = 2
+        service.scheduler.max_inflight = 2
         moves = ("e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7") * 4
         for b in range(args.boards):
             snap = GameSnapshot(

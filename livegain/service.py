@@ -37,12 +37,10 @@ import asyncio
 import contextlib
 import gc
 import time
-from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import chess
 import structlog
 
 from livegain.app.feed_health import FeedHealth
@@ -54,6 +52,7 @@ from livegain.app.models import (
     is_fallback,
 )
 from livegain.app.outputs import Outputs
+from livegain.app.scheduler import Evaluator, Scheduler
 from livegain.app.stats import ServiceStats
 from livegain.app.store_writes import StoreWrites
 from livegain.config import Settings
@@ -106,9 +105,6 @@ __all__ = [
 ]
 
 STORE_FILE = "livegain.sqlite3"
-MAX_EVAL_ATTEMPTS = 3
-STORE_MISSED_MAX = 100_000
-"""Positions remembered as absent from the store (a memo that avoids lookups)."""
 FEED_FAILING_AFTER = 30.0
 """Seconds of errors only (no game read) before a feed counts as failing."""
 GC_FREEZE_EVERY = 1.0
@@ -119,41 +115,9 @@ RECENT = 120.0
 """Seconds a feed crash, a feed error or an engine fault counts as recent."""
 
 
-class Evaluator(Protocol):
-    """What the service needs from an engine: :class:`EnginePool` is one."""
-
-    async def evaluate(self, board: chess.Board, priority: int = 0) -> Evaluation: ...
-
-    def describe(self) -> str: ...
-
-    @property
-    def engine_key(self) -> str: ...
-
-
 # --------------------------------------------------------------------------
 # The service
 # --------------------------------------------------------------------------
-
-
-def _interleave(
-    latest: Iterable[EvalRequest], backfill: Iterable[EvalRequest]
-) -> Iterator[EvalRequest]:
-    """Alternate latest positions and backfill, so both make progress.
-
-    When moves arrive faster than the engine evaluates, serving every board's
-    latest position strictly first would starve the backfill, and with it the
-    contiguous evaluated prefix that gains and perceived ratings need. Lazy:
-    the scheduler reads only as far as it has room for.
-    """
-    a, b = iter(latest), iter(backfill)
-    while True:
-        x, y = next(a, None), next(b, None)
-        if x is None and y is None:
-            return
-        if x is not None:
-            yield x
-        if y is not None:
-            yield y
 
 
 class _Sink:
@@ -200,7 +164,7 @@ class Service:
         self._own_remote: RemoteEvaluator | None = None
         self.extra_feeds = list(feeds)
         self.feeds: list[Feed] = []
-        self.max_inflight = max_inflight
+        self._max_inflight = max_inflight
         self.stats = ServiceStats()
         self.tournament: Tournament | None = None
         self.store: Store | None = None
@@ -249,18 +213,21 @@ class Service:
         self._feed_health: dict[str, FeedHealth] = {}
         self.store_writes = StoreWrites(self.stats, lambda: self.store)
         """Writes to the store: failures counted and logged, refused snapshots retried."""
-        self._engine_failed_at: deque[float] = deque(maxlen=1000)
-        self._engine_last_error: str | None = None
         self._engine_restarts_seen = 0
         self._engine_restarted_at: float | None = None
         self.engine_desc = "?"
         self.engine_key = "?"
         self.ready = asyncio.Event()
-        self._wake = asyncio.Event()
-        self._inflight: dict[tuple[str, int, str], asyncio.Task[None]] = {}
-        self._failures: Counter[tuple[str, int, str]] = Counter()
-        self._given_up: set[tuple[str, int, str]] = set()
-        self._store_missed: set[str] = set()
+        self.scheduler = Scheduler(
+            self.stats,
+            self.store_writes,
+            lambda: self.tournament,
+            lambda: self.store,
+            lambda: self.evaluator,
+            lambda: self.engine_key,
+            self._record,
+        )
+        """The evaluations in flight: which positions go to the engine, and when."""
         self._started = time.monotonic()
         self.delay_line: DelayLine | None = None
         """The broadcast delay (None: every board live); see :meth:`_start_delay`."""
@@ -303,7 +270,7 @@ class Service:
         try:
             await self._start()
             async with asyncio.TaskGroup() as tg:
-                tasks = [tg.create_task(self._scheduler(), name="scheduler")]
+                tasks = [tg.create_task(self.scheduler.run(), name="scheduler")]
                 for feed in self.feeds:
                     tasks.append(tg.create_task(self._run_feed(feed), name=f"feed-{feed.name}"))
                 if self.mqtt is not None:
@@ -364,9 +331,10 @@ class Service:
                 depth=s.engine.depth, nodes=s.engine.nodes
             )
         self.models.pick(engine_name, limit)
-        if self.max_inflight is None:
+        if self._max_inflight is None:
             workers = getattr(self._evaluator, "workers", None) or s.engine.workers or 2
-            self.max_inflight = max(2, 2 * int(workers))
+            self._max_inflight = max(2, 2 * int(workers))
+        self.scheduler.max_inflight = self._max_inflight
         self.engine_desc = self.evaluator.describe()
         self.engine_key = self.evaluator.engine_key
         # The feeds first: their names choose the models of the boards they show.
@@ -404,8 +372,7 @@ class Service:
         await self.server.start()
 
     async def _shutdown(self) -> None:
-        for task in list(self._inflight.values()):
-            task.cancel()
+        self.scheduler.cancel()
         with contextlib.suppress(Exception):
             await self.server.close()
         if self._own_pool is not None:
@@ -556,7 +523,7 @@ class Service:
         # have produced evaluations. The new positions go to the engine now,
         # not on the scheduler's next turn: the server writes the move's
         # update from the next loop iteration on, after the search has begun.
-        self._schedule()
+        self.scheduler.schedule()
 
     # ------------------------------------------------------------ publishing
 
@@ -858,96 +825,6 @@ class Service:
 
     # ------------------------------------------------------------ evaluation
 
-    async def _scheduler(self) -> None:
-        while True:
-            self._schedule()
-            await self._wake.wait()
-            self._wake.clear()
-
-    def _schedule(self) -> None:
-        """Answer what the store knows, then fill the engine's free slots.
-
-        Runs after every snapshot and every evaluation, so it costs only what
-        changed: the store is asked about the positions of boards that gained
-        some since the last turn (and, below, about a position just before it
-        would go to the engine), and the list of pending positions is read
-        only as far as there are free slots.
-        """
-        assert self.tournament is not None and self.max_inflight is not None
-        t = self.tournament
-        if self.store is not None:
-            for bid in t.take_changed():
-                for req in t.board(bid).requests():
-                    if req.key not in self._inflight:
-                        self._from_store(req)
-        if len(self._inflight) >= self.max_inflight:
-            return
-        for req in _interleave(t.iter_latest(), t.iter_backfill()):
-            key = req.key
-            if key in self._inflight or key in self._given_up:
-                continue
-            if self._from_store(req):
-                continue
-            self._inflight[key] = asyncio.create_task(self._evaluate(req), name=f"eval-{key}")
-            if len(self._inflight) >= self.max_inflight:
-                return
-
-    def _from_store(self, req: EvalRequest) -> bool:
-        """Record ``req``'s evaluation from the store if it is there (True)."""
-        if self.store is None or req.fen in self._store_missed:
-            return False
-        ev = self.store.get_eval(self.engine_key, req.fen)
-        if ev is not None:
-            self.stats.store_hits += 1
-            self._record(req, ev)
-            return True
-        # Only this process adds evaluations to the store, and it records
-        # them as it does: a position missing now stays missing. (A
-        # memo only: past its bound it starts again, costing lookups.)
-        if len(self._store_missed) >= STORE_MISSED_MAX:
-            self._store_missed.clear()
-        self._store_missed.add(req.fen)
-        return False
-
-    async def _evaluate(self, req: EvalRequest) -> None:
-        key = req.key
-        try:
-            self.stats.engine_calls += 1
-            ev = await self.evaluator.evaluate(req.board(), priority=req.priority)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            self._failures[key] += 1
-            self.stats.engine_failures += 1
-            self._engine_failed_at.append(time.monotonic())
-            self._engine_last_error = f"{type(exc).__name__}: {exc}"
-            attempts = self._failures[key]
-            log.warning(
-                "evaluation_failed",
-                board_id=req.board_id,
-                ply=req.ply,
-                fen=req.fen,
-                attempt=attempts,
-                error=str(exc),
-            )
-            if attempts >= MAX_EVAL_ATTEMPTS:
-                self._given_up.add(key)
-                self.stats.board_failures[req.board_id] += 1
-            else:
-                await asyncio.sleep(0.5 * attempts)
-            return
-        finally:
-            self._inflight.pop(key, None)
-            self._wake.set()
-        self._failures.pop(key, None)  # failures are counted per position until it succeeds
-        if self.store_writes.write(
-            lambda store: store.save_eval(self.engine_key, req.fen, ev),
-            board_id=req.board_id,
-            ply=req.ply,
-        ):
-            self._store_missed.discard(req.fen)  # other boards may need it too
-        self._record(req, ev)
-
     def _record(self, req: EvalRequest, ev: Evaluation) -> None:
         assert self.tournament is not None
         self.stats.evaluations += 1
@@ -996,7 +873,7 @@ class Service:
         wdl, wdl_why = models.default_wdl()
         out: dict[str, Any] = {
             "engine": self.engine_desc,
-            "engine_queue": len(self._inflight),
+            "engine_queue": len(self.scheduler.inflight),
             # the default rating scale's (fide) and kind's (classical-otb);
             # each scale's and kind's below, each board's in board_status
             "perceived_model": {
@@ -1123,12 +1000,13 @@ class Service:
     def _engine_problems(self) -> list[str]:
         now = time.monotonic()
         out = []
-        while self._engine_failed_at and now - self._engine_failed_at[0] >= self.recent:
-            self._engine_failed_at.popleft()
-        if self._engine_failed_at:
+        failed_at = self.scheduler.failed_at
+        while failed_at and now - failed_at[0] >= self.recent:
+            failed_at.popleft()
+        if failed_at:
             out.append(
-                f"{len(self._engine_failed_at)} failed searches in the last {self.recent:g} s "
-                f"(last: {self._engine_last_error})"
+                f"{len(failed_at)} failed searches in the last {self.recent:g} s "
+                f"(last: {self.scheduler.last_error})"
             )
         stats = getattr(self._evaluator, "stats", None)
         restarts = getattr(stats, "restarts", None)
@@ -1139,8 +1017,8 @@ class Service:
             at = self._engine_restarted_at
             if at is not None and now - at < self.recent:
                 out.append(f"engine process restarted ({restarts} restarts since start)")
-        if self._given_up:
-            out.append(f"{len(self._given_up)} positions could not be evaluated")
+        if self.scheduler.given_up:
+            out.append(f"{len(self.scheduler.given_up)} positions could not be evaluated")
         return out
 
     def _metrics_view(self) -> MetricsView:
@@ -1164,7 +1042,7 @@ class Service:
             boards=len(boards),
             plies=sum(g.plies for g in boards),
             plies_evaluated=sum(g.evaluated_plies for g in boards),
-            inflight=len(self._inflight),
+            inflight=len(self.scheduler.inflight),
             pending=t.pending_count() if t is not None else 0,
             engine_search_seconds=(
                 float(search_seconds) if isinstance(search_seconds, (int, float)) else None

@@ -345,7 +345,7 @@ async def test_a_failing_board_or_position_never_stops_the_others(
             lambda m: (
                 len(m.boards) == 2
                 and any(fully_evaluated(s, 14) for s in m.boards.values())
-                and len(service._given_up) == 1
+                and len(service.scheduler.given_up) == 1
             )
         )
         health = service.health()
@@ -355,6 +355,6 @@ async def test_a_failing_board_or_position_never_stops_the_others(
         assert service.stats.board_failures  # the apply bug was caught and counted
         assert evaluator.fens.count(board.fen()) == 3  # tried three times, then given up
         # Failure counts are kept only for positions that never succeeded.
-        assert set(service._failures) == service._given_up
+        assert set(service.scheduler.failures) == service.scheduler.given_up
         cursed_state = mirror.boards[cursed_id]
         assert evaluated(cursed_state) == 2  # the prefix stops at the failed position

@@ -1,0 +1,201 @@
+"""The evaluation scheduler: which positions go to the engine, and when.
+
+After every snapshot and every evaluation it asks the game state which
+positions wait (the latest ply of every board first, interleaved with the
+backfill), answers from the store when it can, and hands the rest to the
+engine: at most ``max_inflight`` at a time, never the same board, ply and
+FEN twice. A failed search is retried, at most :data:`MAX_EVAL_ATTEMPTS`
+times a position, then given up (reported in ``/healthz``). Each result is
+stored and handed to ``record``, which publishes what it changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import Protocol
+
+import chess
+import structlog
+
+from livegain.app.stats import ServiceStats
+from livegain.app.store_writes import StoreWrites
+from livegain.core.board.registry import Tournament
+from livegain.core.board.updates import EvalRequest
+from livegain.core.evaluation import Evaluation
+from livegain.publish.store import Store
+
+log = structlog.get_logger("livegain.service")
+
+MAX_EVAL_ATTEMPTS = 3
+STORE_MISSED_MAX = 100_000
+"""Positions remembered as absent from the store (a memo that avoids lookups)."""
+
+
+class Evaluator(Protocol):
+    """What the service needs from an engine: :class:`EnginePool` is one."""
+
+    async def evaluate(self, board: chess.Board, priority: int = 0) -> Evaluation: ...
+
+    def describe(self) -> str: ...
+
+    @property
+    def engine_key(self) -> str: ...
+
+
+def _interleave(
+    latest: Iterable[EvalRequest], backfill: Iterable[EvalRequest]
+) -> Iterator[EvalRequest]:
+    """Alternate latest positions and backfill, so both make progress.
+
+    When moves arrive faster than the engine evaluates, serving every board's
+    latest position strictly first would starve the backfill, and with it the
+    contiguous evaluated prefix that gains and perceived ratings need. Lazy:
+    the scheduler reads only as far as it has room for.
+    """
+    a, b = iter(latest), iter(backfill)
+    while True:
+        x, y = next(a, None), next(b, None)
+        if x is None and y is None:
+            return
+        if x is not None:
+            yield x
+        if y is not None:
+            yield y
+
+
+class Scheduler:
+    """The service's evaluations in flight (what it reads of the service is
+    passed in as functions: the game state, the store and the engine exist
+    only once it has started)."""
+
+    def __init__(
+        self,
+        stats: ServiceStats,
+        writes: StoreWrites,
+        tournament: Callable[[], Tournament | None],
+        store: Callable[[], Store | None],
+        evaluator: Callable[[], Evaluator],
+        engine_key: Callable[[], str],
+        record: Callable[[EvalRequest, Evaluation], None],
+    ) -> None:
+        self.stats = stats
+        self.writes = writes
+        self.tournament = tournament
+        self.store = store
+        self.evaluator = evaluator
+        self.engine_key = engine_key
+        self.record = record
+        self.max_inflight: int | None = None
+        self.inflight: dict[tuple[str, int, str], asyncio.Task[None]] = {}
+        self.failures: Counter[tuple[str, int, str]] = Counter()
+        """Failed searches per position, until it succeeds."""
+        self.given_up: set[tuple[str, int, str]] = set()
+        self.failed_at: deque[float] = deque(maxlen=1000)
+        """When searches failed (monotonic), for ``/healthz``'s recent failures."""
+        self.last_error: str | None = None
+        self._store_missed: set[str] = set()
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def cancel(self) -> None:
+        """Stop every search in flight (the service is stopping)."""
+        for task in list(self.inflight.values()):
+            task.cancel()
+
+    async def run(self) -> None:
+        """Schedule after every wake-up (a snapshot, an evaluation); runs until cancelled."""
+        while True:
+            self.schedule()
+            await self._wake.wait()
+            self._wake.clear()
+
+    def schedule(self) -> None:
+        """Answer what the store knows, then fill the engine's free slots.
+
+        Runs after every snapshot and every evaluation, so it costs only what
+        changed: the store is asked about the positions of boards that gained
+        some since the last turn (and, below, about a position just before it
+        would go to the engine), and the list of pending positions is read
+        only as far as there are free slots.
+        """
+        t = self.tournament()
+        if t is None or self.max_inflight is None:
+            return
+        if self.store() is not None:
+            for bid in t.take_changed():
+                for req in t.board(bid).requests():
+                    if req.key not in self.inflight:
+                        self._from_store(req)
+        if len(self.inflight) >= self.max_inflight:
+            return
+        for req in _interleave(t.iter_latest(), t.iter_backfill()):
+            key = req.key
+            if key in self.inflight or key in self.given_up:
+                continue
+            if self._from_store(req):
+                continue
+            self.inflight[key] = asyncio.create_task(self._evaluate(req), name=f"eval-{key}")
+            if len(self.inflight) >= self.max_inflight:
+                return
+
+    def _from_store(self, req: EvalRequest) -> bool:
+        """Record ``req``'s evaluation from the store if it is there (True)."""
+        store = self.store()
+        if store is None or req.fen in self._store_missed:
+            return False
+        ev = store.get_eval(self.engine_key(), req.fen)
+        if ev is not None:
+            self.stats.store_hits += 1
+            self.record(req, ev)
+            return True
+        # Only this process adds evaluations to the store, and it records
+        # them as it does: a position missing now stays missing. (A
+        # memo only: past its bound it starts again, costing lookups.)
+        if len(self._store_missed) >= STORE_MISSED_MAX:
+            self._store_missed.clear()
+        self._store_missed.add(req.fen)
+        return False
+
+    async def _evaluate(self, req: EvalRequest) -> None:
+        key = req.key
+        try:
+            self.stats.engine_calls += 1
+            ev = await self.evaluator().evaluate(req.board(), priority=req.priority)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.failures[key] += 1
+            self.stats.engine_failures += 1
+            self.failed_at.append(time.monotonic())
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            attempts = self.failures[key]
+            log.warning(
+                "evaluation_failed",
+                board_id=req.board_id,
+                ply=req.ply,
+                fen=req.fen,
+                attempt=attempts,
+                error=str(exc),
+            )
+            if attempts >= MAX_EVAL_ATTEMPTS:
+                self.given_up.add(key)
+                self.stats.board_failures[req.board_id] += 1
+            else:
+                await asyncio.sleep(0.5 * attempts)
+            return
+        finally:
+            self.inflight.pop(key, None)
+            self._wake.set()
+        self.failures.pop(key, None)  # failures are counted per position until it succeeds
+        if self.writes.write(
+            lambda store: store.save_eval(self.engine_key(), req.fen, ev),
+            board_id=req.board_id,
+            ply=req.ply,
+        ):
+            self._store_missed.discard(req.fen)  # other boards may need it too
+        self.record(req, ev)
