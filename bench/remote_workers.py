@@ -31,9 +31,9 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from brokers import PrivateBroker  # noqa: E402
 
-from livegain.mqtt.address import parse_mqtt_url
 from livegain.core.evaluation import Evaluation  # noqa: E402
 from livegain.engine.pool import EnginePool, SearchLimit  # noqa: E402
+from livegain.mqtt.address import parse_mqtt_url  # noqa: E402
 from livegain.remote.evaluator import RemoteEvaluator  # noqa: E402
 
 
