@@ -43,6 +43,7 @@ from typing import Any
 
 import structlog
 
+from livegain.app.delay import BroadcastDelay
 from livegain.app.feed_health import FeedHealth
 from livegain.app.logs import configure_logging
 from livegain.app.match import MatchTracker, same_name
@@ -79,13 +80,7 @@ from livegain.metrics import MetricsView, ServiceMetrics
 from livegain.publish import convert, schema
 from livegain.publish.delay import (
     DelayLine,
-    Held,
-    Item,
-    Message,
-    Released,
     Remove,
-    decode_held,
-    encode_item,
 )
 from livegain.publish.hub import BoardEntry
 from livegain.publish.mqtt import MqttPublisher
@@ -229,11 +224,14 @@ class Service:
         )
         """The evaluations in flight: which positions go to the engine, and when."""
         self._started = time.monotonic()
-        self.delay_line: DelayLine | None = None
-        """The broadcast delay (None: every board live); see :meth:`_start_delay`."""
-        self._delay_wake = asyncio.Event()
-        self._feed_delays: dict[str, int] = {}
-        self._group_delays: dict[str, int] = {}
+        self.delay = BroadcastDelay(
+            settings,
+            self.outputs,
+            self.store_writes,
+            self.stats,
+            self.metrics.publish_seconds.observe,
+        )
+        """The broadcast delay (its line None: every board live)."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -251,6 +249,11 @@ class Service:
     @mqtt.setter
     def mqtt(self, publisher: MqttPublisher | None) -> None:
         self.outputs.mqtt = publisher
+
+    @property
+    def delay_line(self) -> DelayLine | None:
+        """The broadcast delay's line (None: every board live)."""
+        return self.delay.line
 
     @property
     def url(self) -> str:
@@ -283,8 +286,8 @@ class Service:
                     tasks.append(tg.create_task(self._takeovers(), name="source-takeovers"))
                 if self.settings.server.board_expiry is not None:
                     tasks.append(tg.create_task(self._expire_boards(), name="board-expiry"))
-                if self.delay_line is not None:
-                    tasks.append(tg.create_task(self._release_delayed(), name="delay-release"))
+                if self.delay.line is not None:
+                    tasks.append(tg.create_task(self.delay.run(), name="delay-release"))
                 self.ready.set()
                 log.info(
                     "service_started",
@@ -357,7 +360,7 @@ class Service:
             self._restore()
         if s.mqtt.enabled:
             self.mqtt = MqttPublisher.from_config(s.mqtt)
-        self._start_delay()
+        self.delay.start(self.feeds, self.store)
         # Publish what was restored before anyone can connect (with a delay:
         # each board's whole state enters the line now, nothing goes out early).
         for bid in list(self.tournament.boards):
@@ -532,9 +535,9 @@ class Service:
             return None
         boards = list(self.tournament.boards.values())
         results: dict[str, str] | None = None
-        if self.delay_line is not None:
+        if self.delay.line is not None:
             # Other boards' results as viewers know them: none before its time.
-            results = {b: st.result for b, st in self.delay_line.released_states().items()}
+            results = {b: st.result for b, st in self.delay.line.released_states().items()}
         for tracker in self.matches:
             try:
                 odds = tracker.odds(game, boards, results)
@@ -552,7 +555,10 @@ class Service:
         try:
             game = self.tournament.board(bid)
             moments = self.moments.observe(game, updates)
-            if self.delay_line is not None and self._hold_board(game, updates, new=new):
+            line_held = self.delay.line is not None and self.delay.hold_board(
+                game, updates, new=new, match=self._match_odds(game), engine=self.engine_desc
+            )
+            if line_held:
                 self.stats.updates += len(updates)
                 self._publish_moments(game, moments)
                 self.metrics.publish_seconds.observe(time.perf_counter() - started)
@@ -587,10 +593,7 @@ class Service:
             msg = convert.moment(m, game, int(time.time() * 1000))
             data = msg.model_dump_json().encode()
             log.info("moment", board_id=bid, kind=m.kind, ply=m.ply, move=m.move)
-            delay = self._board_delay(game) if self.delay_line is not None else 0
-            if delay > 0:
-                self._hold(f"moment/{bid}", Message(f"moment/{bid}", data), delay)
-            else:
+            if not self.delay.hold_moment(game, data):
                 self.outputs.moment(bid, data)
 
     def _standings_touch(self, bid: str) -> None:
@@ -604,183 +607,10 @@ class Service:
         """A new ``standings`` message of ``event``: to the WebSocket server
         (subscribers, ``/api/standings``) and the MQTT publisher (retained);
         with a broadcast delay, through the delay line."""
-        if not self._delay_standings(event, data):
+        if not self.delay.hold_standings(event, data):
             self.outputs.standings(event, data)
 
     # ------------------------------------------------------ broadcast delay
-
-    def _start_delay(self) -> None:
-        """Set up the broadcast delay (docs/service.md, "Broadcast delay").
-
-        A feed's ``delay`` (default: ``[broadcast] delay``) applies to its
-        boards; a board takes the longest of its feeds' and of its event
-        group's. With any delay, or items still held in the store, delayed
-        boards go out through a :class:`DelayLine` taken back from the store:
-        what viewers saw before the restart is served again at once, what was
-        held is released at its own time (nothing early)."""
-        s = self.settings
-        default = s.broadcast.delay
-        delays: dict[str, int] = {}
-        groups: dict[str, int] = {}
-        for i, feed in enumerate(self.feeds):
-            cfg = s.feeds[i] if i < len(s.feeds) else None
-            own = cfg.delay if cfg is not None else getattr(feed, "delay", None)
-            d = default if own is None else int(own)
-            delays[feed.name] = max(d, delays.get(feed.name, 0))
-            if cfg is not None and cfg.event_group is not None:
-                groups[cfg.event_group] = max(d, groups.get(cfg.event_group, 0))
-        self._feed_delays, self._group_delays = delays, groups
-        released: list[tuple[str, int, str]] = []
-        held: list[tuple[int, str, float, str, str]] = []
-        if self.store is not None:
-            released, held = self.store.load_delayed()
-        if default == 0 and not any(delays.values()) and not held:
-            if released and self.store is not None:
-                self.store.clear_delayed()  # what a delay turned off since left behind
-            return
-        states: dict[str, schema.BoardState] = {}
-        for bid, _, text in released:
-            try:
-                states[bid] = schema.BoardState.model_validate_json(text)
-            except ValueError as exc:
-                log.error("delay_bad_row", board_id=bid, error=str(exc))
-        items: list[Held] = []
-        for n, bid, due, kind, body in held:
-            try:
-                items.append(decode_held(n, bid, due, kind, body))
-            except ValueError as exc:
-                log.error("delay_bad_row", board_id=bid, n=n, error=str(exc))
-        line = self.delay_line = DelayLine()
-        line.restore(states, items)
-        # What fell due while the service was down goes out now; then what
-        # viewers see of every board, before anyone can connect.
-        for r in line.due(time.time()):
-            if isinstance(r.held.item, Message):
-                self._publish_released(r)
-            self._checkpoint(r)
-        for state in line.released_states().values():
-            self.outputs.board(state.board_id, BoardEntry(state), whole=True)
-        log.info(
-            "broadcast_delay",
-            default=default,
-            feeds={k: v for k, v in delays.items() if v != default},
-            restored_boards=len(states),
-            held=len(line),
-        )
-
-    def _board_delay(self, game: BoardGame) -> int:
-        """The board's delay: the longest of its feeds' and its event group's."""
-        default = self.settings.broadcast.delay
-        feeds = self._feed_delays
-        d = max(feeds.get(game.source, default), feeds.get(game.source_active, default))
-        if game.group is not None:
-            d = max(d, self._group_delays.get(game.group, 0))
-        return d
-
-    def _hold_board(self, game: BoardGame, updates: list[BoardUpdate], *, new: bool) -> bool:
-        """Hold what :meth:`_publish_board` would publish now in the delay line
-        (False: the board is not delayed: publish it at once)."""
-        line = self.delay_line
-        assert line is not None
-        bid = game.board_id
-        delay = self._board_delay(game)
-        if delay == 0 and not line.knows(bid):
-            return False
-        match = self._match_odds(game)
-        items = [convert.update(u, match=match) for u in updates]
-        whole = new or line.expects(bid) is None
-        if not whole:
-            for u in items:
-                if u.seq != line.expects(bid):
-                    whole = True  # the numbering does not follow what is held
-                    break
-                self._hold(bid, u, delay)
-        if whole:
-            state = convert.board_state(game, engine=self.engine_desc, match=match)
-            self._hold(bid, state.model_copy(update={"delay": delay}), delay)
-        return True
-
-    def _hold(self, key: str, item: Item, delay: int) -> Held:
-        """Hold one item in the delay line, and in the store."""
-        line = self.delay_line
-        assert line is not None
-        before = line.next_due()
-        held = line.hold(time.time(), key, item, delay)
-        kind, body = encode_item(item)
-        self.store_writes.write(
-            lambda store: store.save_held(held.n, key, held.due, kind, body), board_id=key
-        )
-        if before is None or held.due < before:
-            self._delay_wake.set()
-        return held
-
-    def _max_delay(self) -> int:
-        return max([self.settings.broadcast.delay, *self._feed_delays.values()])
-
-    def _delay_standings(self, event: str, data: bytes) -> bool:
-        """Hold an event's ``standings`` message for the broadcast delay (the
-        longest configured: they show every board's result): True; False
-        without a delay (publish it at once)."""
-        delay = self._max_delay()
-        if self.delay_line is None or delay == 0:
-            return False
-        self._hold(f"standings/{event}", Message(f"standings/{event}", data), delay)
-        return True
-
-    async def _release_delayed(self) -> None:
-        """Release what the delay line holds, each item at its time."""
-        line = self.delay_line
-        assert line is not None
-        while True:
-            self._delay_wake.clear()
-            nxt = line.next_due()
-            wait = None if nxt is None else nxt - time.time()
-            if wait is None or wait > 0:
-                # asyncio.timeout, not wait_for: on Python 3.11 wait_for loses a
-                # cancellation that comes as the event is set (livegain/mqtt_client.py)
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(wait):
-                        await self._delay_wake.wait()
-            self._release_due()
-
-    def _release_due(self) -> None:
-        line = self.delay_line
-        assert line is not None
-        for r in line.due(time.time()):
-            started = time.perf_counter()
-            try:
-                self._publish_released(r)
-            except Exception as exc:
-                self.stats.board_failures[r.board_id] += 1
-                log.exception("publish_failed", board_id=r.board_id, error=str(exc))
-            self.metrics.publish_seconds.observe(time.perf_counter() - started)
-            self._checkpoint(r)
-
-    def _publish_released(self, r: Released) -> None:
-        """Publish one released item as :meth:`_publish_board` publishes live:
-        to the WebSocket hub (and so /api) and the MQTT publisher, the same bytes."""
-        bid = r.board_id
-        item = r.held.item
-        if isinstance(item, Message) and bid.startswith("moment/"):
-            self.outputs.moment(bid.removeprefix("moment/"), item.data)
-            return
-        if isinstance(item, Message):
-            self.outputs.standings(bid.removeprefix("standings/"), item.data)
-        elif r.state is None:
-            self.outputs.remove(bid)
-        elif isinstance(item, schema.Update):
-            self.outputs.board(bid, BoardEntry(r.state), (item,))
-        else:
-            self.outputs.board(bid, BoardEntry(r.state), whole=True)
-
-    def _checkpoint(self, r: Released) -> None:
-        """Store a released state when the line says so (the items before it go)."""
-        if not r.checkpoint:
-            return
-        state = None if r.state is None else r.state.model_dump_json()
-        self.store_writes.write(
-            lambda store: store.save_released(r.board_id, state, r.held.n), board_id=r.board_id
-        )
 
     def remove_board(self, bid: str, reason: str = "admin", *, delayed: bool = False) -> bool:
         """Take a board out of the game registry, the store and the server (its
@@ -790,9 +620,9 @@ class Service:
         public view after its last moves, a delay later; otherwise (an
         operator's removal) it leaves at once, with what the line held of it."""
         game = self.tournament.boards.get(bid) if self.tournament is not None else None
-        line = self.delay_line
+        line = self.delay.line
         if line is not None and delayed and game is not None and line.knows(bid):
-            self._hold(bid, Remove(bid), self._board_delay(game))
+            self.delay.hold(bid, Remove(bid), self.delay.board_delay(game))
             public = True
         else:
             public = False
@@ -846,7 +676,7 @@ class Service:
     def health(self) -> dict[str, Any]:
         t = self.tournament
         boards: dict[str, Any] = {}
-        line = self.delay_line
+        line = self.delay.line
         if t is not None:
             for bid, g in t.boards.items():
                 shown = line.released_state(bid) if line is not None else None
