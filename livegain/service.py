@@ -45,12 +45,12 @@ import structlog
 
 from livegain.app.delay import BroadcastDelay
 from livegain.app.feed_health import FeedHealth
+from livegain.app.health import EngineRestarts, health_report, metrics_view
 from livegain.app.logs import configure_logging
 from livegain.app.match import MatchTracker, same_name
 from livegain.app.models import (
     ModelChoice,
     engine_rating_for,
-    is_fallback,
 )
 from livegain.app.outputs import Outputs
 from livegain.app.scheduler import Evaluator, Scheduler
@@ -208,8 +208,8 @@ class Service:
         self._feed_health: dict[str, FeedHealth] = {}
         self.store_writes = StoreWrites(self.stats, lambda: self.store)
         """Writes to the store: failures counted and logged, refused snapshots retried."""
-        self._engine_restarts_seen = 0
-        self._engine_restarted_at: float | None = None
+        self.engine_restarts = EngineRestarts()
+        """When the engine last restarted a process (a recent restart is reported)."""
         self.engine_desc = "?"
         self.engine_key = "?"
         self.ready = asyncio.Event()
@@ -674,218 +674,8 @@ class Service:
     # --------------------------------------------------------------- health
 
     def health(self) -> dict[str, Any]:
-        t = self.tournament
-        boards: dict[str, Any] = {}
-        line = self.delay.line
-        if t is not None:
-            for bid, g in t.boards.items():
-                shown = line.released_state(bid) if line is not None else None
-                boards[bid] = {
-                    "plies": g.plies,
-                    "evaluated": g.evaluated_plies,
-                    # With a delay, the result viewers know (counts only otherwise).
-                    "result": (
-                        g.result
-                        if line is None or not line.knows(bid)
-                        else shown.result
-                        if shown is not None
-                        else "*"
-                    ),
-                    "errors": g.errors + self.stats.board_failures.get(bid, 0),
-                    "source": g.source_active,  # the feed driving it (docs/feeds.md)
-                    "perceived_model": g.model.name if g.model is not None else None,
-                    "wdl_model": g.wdl_model.name if g.wdl_model is not None else None,
-                    "wdl_fallback": g.wdl_fallback,
-                    "wdl_why": g.models.wdl_why,
-                }
-        models = self.models
-        model = models.perceived_model
-        wdl, wdl_why = models.default_wdl()
-        out: dict[str, Any] = {
-            "engine": self.engine_desc,
-            "engine_queue": len(self.scheduler.inflight),
-            # the default rating scale's (fide) and kind's (classical-otb);
-            # each scale's and kind's below, each board's in board_status
-            "perceived_model": {
-                "model": model.name if model is not None else None,
-                "why": models.perceived_model_why,
-            },
-            "perceived_models": {
-                scale: {"model": m.name if m is not None else None, "why": why}
-                for scale, (m, why) in models.perceived_models.items()
-            },
-            "wdl_model": {
-                "model": wdl.name if wdl is not None else None,
-                "why": wdl_why,
-                "fallback": is_fallback(wdl_why),
-            },
-            "wdl_models": {
-                kind: {
-                    "model": m.name if m is not None else None,
-                    "why": why,
-                    "fallback": is_fallback(why),
-                }
-                for kind, (m, why) in models.wdl_models.items()
-            },
-            "service": {
-                "snapshots": self.stats.snapshots,
-                "duplicates": self.stats.duplicates,
-                "evaluations": self.stats.evaluations,
-                "engine_calls": self.stats.engine_calls,
-                "engine_failures": self.stats.engine_failures,
-                "store_hits": self.stats.store_hits,
-                "updates": self.stats.updates,
-                "restored_boards": self.stats.restored_boards,
-                "restored_evals": self.stats.restored_evals,
-                "pending": t.pending_count() if t is not None else 0,
-            },
-            "feeds": {},
-            "feed_errors": dict(self.stats.feed_errors),
-            "standings": self.standings.status(),
-            "board_status": boards,
-            "store": {
-                "enabled": self.store is not None,
-                "failures": self.stats.store_failures,
-                "failing": self.store_writes.error is not None,
-                "last_error": self.store_writes.error,
-            },
-        }
-        problems = []
-        if self.store_writes.error is not None:
-            problems.append(f"store: writes failing ({self.store_writes.error})")
-        for feed in self.feeds:
-            info, problem = self._feed_status(feed)
-            out["feeds"][feed.name] = info
-            if problem is not None:
-                problems.append(f"feed {feed.name}: {problem}")
-        problems.extend(f"engine: {p}" for p in self._engine_problems())
-        if self._own_remote is not None:  # engine workers through the broker
-            remote = self._own_remote.workers_status()
-            out["workers"] = remote.pop("workers")
-            out["remote_engine"] = remote
-            if remote.get("problem"):
-                problems.append(f"engine workers: {remote['problem']}")
-        if self.mqtt is not None and not self.mqtt.stats.connected:
-            problems.append("mqtt publisher not connected")
-        if problems:
-            out["status"] = "degraded"
-            out["problems"] = problems
-        if line is not None:
-            nxt = line.next_due()
-            out["delay"] = {
-                "default": self.settings.broadcast.delay,
-                "held": len(line),
-                "boards_held": line.boards_held(),
-                "next_release_in": None if nxt is None else round(max(0.0, nxt - time.time()), 1),
-                "skipped": line.skipped,
-            }
-        if self.mqtt is not None:
-            st = self.mqtt.stats
-            out["mqtt"] = {
-                "connected": st.connected,
-                "published": st.published,
-                "pending": self.mqtt.pending,
-                "dropped": st.dropped,
-                "failures": st.failures,
-            }
-        if self._own_pool is not None:
-            ps = self._own_pool.stats
-            out["engine_stats"] = {
-                "searches": ps.searches,
-                "cache_hits": ps.cache_hits,
-                "failures": ps.failures,
-                "restarts": ps.restarts,
-                "search_seconds": round(ps.search_seconds, 3),
-            }
-        return out
-
-    def _feed_status(self, feed: Feed) -> tuple[dict[str, Any], str | None]:
-        """A feed's figures for /healthz, and why it is failing (None: it is not).
-
-        From what the service saw (games read, errors, crashes) and, when the
-        feed has one, its own ``status()`` (a mapping; a true ``"problem"``
-        value there marks it failing too)."""
-        fh = self.feed_health(feed.name)
-        now = time.monotonic()
-        info: dict[str, Any] = {
-            "errors": self.stats.feed_errors.get(feed.name, 0),
-            "crashes": fh.crashes,
-            "last_read_ago": None if fh.last_read is None else round(now - fh.last_read, 1),
-            "last_error": fh.last_error,
-        }
-        problem = fh.problem(self.feed_failing_after, self.recent)
-        status = getattr(feed, "status", None)
-        if callable(status):
-            try:
-                own = status()
-            except Exception as exc:
-                own = {"problem": f"status() failed: {exc}"}
-            if isinstance(own, dict):
-                info["status"] = own
-                if own.get("problem") and problem is None:
-                    problem = str(own["problem"])
-        info["failing"] = problem is not None
-        return info, problem
-
-    def _engine_problems(self) -> list[str]:
-        now = time.monotonic()
-        out = []
-        failed_at = self.scheduler.failed_at
-        while failed_at and now - failed_at[0] >= self.recent:
-            failed_at.popleft()
-        if failed_at:
-            out.append(
-                f"{len(failed_at)} failed searches in the last {self.recent:g} s "
-                f"(last: {self.scheduler.last_error})"
-            )
-        stats = getattr(self._evaluator, "stats", None)
-        restarts = getattr(stats, "restarts", None)
-        if isinstance(restarts, int):
-            if restarts > self._engine_restarts_seen:
-                self._engine_restarts_seen = restarts
-                self._engine_restarted_at = now
-            at = self._engine_restarted_at
-            if at is not None and now - at < self.recent:
-                out.append(f"engine process restarted ({restarts} restarts since start)")
-        if self.scheduler.given_up:
-            out.append(f"{len(self.scheduler.given_up)} positions could not be evaluated")
-        return out
+        """What ``/healthz`` reports (:func:`~livegain.app.health.health_report`)."""
+        return health_report(self)
 
     def _metrics_view(self) -> MetricsView:
-        t = self.tournament
-        boards = list(t.boards.values()) if t is not None else []
-        stats = getattr(self._evaluator, "stats", None)
-        search_seconds = getattr(stats, "search_seconds", None)
-        restarts = getattr(stats, "restarts", None)
-        mqtt = self.mqtt.stats if self.mqtt is not None else None
-        ws = self.server.stats
-        feed_errors = {f.name: 0 for f in self.feeds}
-        feed_errors.update(self.stats.feed_errors)
-        return MetricsView(
-            snapshots=self.stats.snapshots,
-            duplicates=self.stats.duplicates,
-            evaluations=self.stats.evaluations,
-            store_hits=self.stats.store_hits,
-            engine_calls=self.stats.engine_calls,
-            engine_failures=self.stats.engine_failures,
-            feed_errors=feed_errors,
-            boards=len(boards),
-            plies=sum(g.plies for g in boards),
-            plies_evaluated=sum(g.evaluated_plies for g in boards),
-            inflight=len(self.scheduler.inflight),
-            pending=t.pending_count() if t is not None else 0,
-            engine_search_seconds=(
-                float(search_seconds) if isinstance(search_seconds, (int, float)) else None
-            ),
-            engine_restarts=restarts if isinstance(restarts, int) else None,
-            ws_clients=self.server.client_count,
-            ws_dropped_updates=ws.dropped_updates,
-            ws_closed_slow=ws.closed_slow,
-            ws_messages_sent=ws.messages_sent,
-            mqtt_connected=None if mqtt is None else mqtt.connected,
-            mqtt_published=0 if mqtt is None else mqtt.published,
-            mqtt_dropped=0 if mqtt is None else mqtt.dropped,
-            mqtt_pending=0 if self.mqtt is None else self.mqtt.pending,
-            store_failures=self.stats.store_failures,
-            degraded=self.health().get("status") == "degraded",
-        )
+        return metrics_view(self)

@@ -1,0 +1,251 @@
+"""What the service reports of itself: the ``/healthz`` document (its state,
+and ``status: degraded`` with each problem) and the figures ``/metrics``
+renders."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from livegain.app.models import is_fallback
+from livegain.feeds.base import Feed
+from livegain.metrics import MetricsView
+
+if TYPE_CHECKING:
+    from livegain.service import Service
+
+
+@dataclass
+class EngineRestarts:
+    """The engine's process restarts as last seen, and when their count last grew."""
+
+    count: int = 0
+    at: float | None = None
+
+    def seen(self, restarts: int, now: float) -> float | None:
+        """The restart count now: when the last restart was noticed (None: never)."""
+        if restarts > self.count:
+            self.count, self.at = restarts, now
+        return self.at
+
+
+def health_report(service: Service) -> dict[str, Any]:
+    """The service's state for ``/healthz``: engine, models, counters, feeds,
+    boards, store, workers, delay and MQTT; ``status: degraded`` with the
+    problems when there are any."""
+    t = service.tournament
+    boards: dict[str, Any] = {}
+    line = service.delay.line
+    if t is not None:
+        for bid, g in t.boards.items():
+            shown = line.released_state(bid) if line is not None else None
+            boards[bid] = {
+                "plies": g.plies,
+                "evaluated": g.evaluated_plies,
+                # With a delay, the result viewers know (counts only otherwise).
+                "result": (
+                    g.result
+                    if line is None or not line.knows(bid)
+                    else shown.result
+                    if shown is not None
+                    else "*"
+                ),
+                "errors": g.errors + service.stats.board_failures.get(bid, 0),
+                "source": g.source_active,  # the feed driving it (docs/feeds.md)
+                "perceived_model": g.model.name if g.model is not None else None,
+                "wdl_model": g.wdl_model.name if g.wdl_model is not None else None,
+                "wdl_fallback": g.wdl_fallback,
+                "wdl_why": g.models.wdl_why,
+            }
+    models = service.models
+    model = models.perceived_model
+    wdl, wdl_why = models.default_wdl()
+    out: dict[str, Any] = {
+        "engine": service.engine_desc,
+        "engine_queue": len(service.scheduler.inflight),
+        # the default rating scale's (fide) and kind's (classical-otb);
+        # each scale's and kind's below, each board's in board_status
+        "perceived_model": {
+            "model": model.name if model is not None else None,
+            "why": models.perceived_model_why,
+        },
+        "perceived_models": {
+            scale: {"model": m.name if m is not None else None, "why": why}
+            for scale, (m, why) in models.perceived_models.items()
+        },
+        "wdl_model": {
+            "model": wdl.name if wdl is not None else None,
+            "why": wdl_why,
+            "fallback": is_fallback(wdl_why),
+        },
+        "wdl_models": {
+            kind: {
+                "model": m.name if m is not None else None,
+                "why": why,
+                "fallback": is_fallback(why),
+            }
+            for kind, (m, why) in models.wdl_models.items()
+        },
+        "service": {
+            "snapshots": service.stats.snapshots,
+            "duplicates": service.stats.duplicates,
+            "evaluations": service.stats.evaluations,
+            "engine_calls": service.stats.engine_calls,
+            "engine_failures": service.stats.engine_failures,
+            "store_hits": service.stats.store_hits,
+            "updates": service.stats.updates,
+            "restored_boards": service.stats.restored_boards,
+            "restored_evals": service.stats.restored_evals,
+            "pending": t.pending_count() if t is not None else 0,
+        },
+        "feeds": {},
+        "feed_errors": dict(service.stats.feed_errors),
+        "standings": service.standings.status(),
+        "board_status": boards,
+        "store": {
+            "enabled": service.store is not None,
+            "failures": service.stats.store_failures,
+            "failing": service.store_writes.error is not None,
+            "last_error": service.store_writes.error,
+        },
+    }
+    problems = []
+    if service.store_writes.error is not None:
+        problems.append(f"store: writes failing ({service.store_writes.error})")
+    for feed in service.feeds:
+        info, problem = _feed_status(service, feed)
+        out["feeds"][feed.name] = info
+        if problem is not None:
+            problems.append(f"feed {feed.name}: {problem}")
+    problems.extend(f"engine: {p}" for p in _engine_problems(service))
+    if service._own_remote is not None:  # engine workers through the broker
+        remote = service._own_remote.workers_status()
+        out["workers"] = remote.pop("workers")
+        out["remote_engine"] = remote
+        if remote.get("problem"):
+            problems.append(f"engine workers: {remote['problem']}")
+    if service.mqtt is not None and not service.mqtt.stats.connected:
+        problems.append("mqtt publisher not connected")
+    if problems:
+        out["status"] = "degraded"
+        out["problems"] = problems
+    if line is not None:
+        nxt = line.next_due()
+        out["delay"] = {
+            "default": service.settings.broadcast.delay,
+            "held": len(line),
+            "boards_held": line.boards_held(),
+            "next_release_in": None if nxt is None else round(max(0.0, nxt - time.time()), 1),
+            "skipped": line.skipped,
+        }
+    if service.mqtt is not None:
+        st = service.mqtt.stats
+        out["mqtt"] = {
+            "connected": st.connected,
+            "published": st.published,
+            "pending": service.mqtt.pending,
+            "dropped": st.dropped,
+            "failures": st.failures,
+        }
+    if service._own_pool is not None:
+        ps = service._own_pool.stats
+        out["engine_stats"] = {
+            "searches": ps.searches,
+            "cache_hits": ps.cache_hits,
+            "failures": ps.failures,
+            "restarts": ps.restarts,
+            "search_seconds": round(ps.search_seconds, 3),
+        }
+    return out
+
+
+def _feed_status(service: Service, feed: Feed) -> tuple[dict[str, Any], str | None]:
+    """A feed's figures for /healthz, and why it is failing (None: it is not).
+
+    From what the service saw (games read, errors, crashes) and, when the
+    feed has one, its own ``status()`` (a mapping; a true ``"problem"``
+    value there marks it failing too)."""
+    fh = service.feed_health(feed.name)
+    now = time.monotonic()
+    info: dict[str, Any] = {
+        "errors": service.stats.feed_errors.get(feed.name, 0),
+        "crashes": fh.crashes,
+        "last_read_ago": None if fh.last_read is None else round(now - fh.last_read, 1),
+        "last_error": fh.last_error,
+    }
+    problem = fh.problem(service.feed_failing_after, service.recent)
+    status = getattr(feed, "status", None)
+    if callable(status):
+        try:
+            own = status()
+        except Exception as exc:
+            own = {"problem": f"status() failed: {exc}"}
+        if isinstance(own, dict):
+            info["status"] = own
+            if own.get("problem") and problem is None:
+                problem = str(own["problem"])
+    info["failing"] = problem is not None
+    return info, problem
+
+
+def _engine_problems(service: Service) -> list[str]:
+    now = time.monotonic()
+    out = []
+    failed_at = service.scheduler.failed_at
+    while failed_at and now - failed_at[0] >= service.recent:
+        failed_at.popleft()
+    if failed_at:
+        out.append(
+            f"{len(failed_at)} failed searches in the last {service.recent:g} s "
+            f"(last: {service.scheduler.last_error})"
+        )
+    stats = getattr(service._evaluator, "stats", None)
+    restarts = getattr(stats, "restarts", None)
+    if isinstance(restarts, int):
+        at = service.engine_restarts.seen(restarts, now)
+        if at is not None and now - at < service.recent:
+            out.append(f"engine process restarted ({restarts} restarts since start)")
+    if service.scheduler.given_up:
+        out.append(f"{len(service.scheduler.given_up)} positions could not be evaluated")
+    return out
+
+
+def metrics_view(service: Service) -> MetricsView:
+    t = service.tournament
+    boards = list(t.boards.values()) if t is not None else []
+    stats = getattr(service._evaluator, "stats", None)
+    search_seconds = getattr(stats, "search_seconds", None)
+    restarts = getattr(stats, "restarts", None)
+    mqtt = service.mqtt.stats if service.mqtt is not None else None
+    ws = service.server.stats
+    feed_errors = {f.name: 0 for f in service.feeds}
+    feed_errors.update(service.stats.feed_errors)
+    return MetricsView(
+        snapshots=service.stats.snapshots,
+        duplicates=service.stats.duplicates,
+        evaluations=service.stats.evaluations,
+        store_hits=service.stats.store_hits,
+        engine_calls=service.stats.engine_calls,
+        engine_failures=service.stats.engine_failures,
+        feed_errors=feed_errors,
+        boards=len(boards),
+        plies=sum(g.plies for g in boards),
+        plies_evaluated=sum(g.evaluated_plies for g in boards),
+        inflight=len(service.scheduler.inflight),
+        pending=t.pending_count() if t is not None else 0,
+        engine_search_seconds=(
+            float(search_seconds) if isinstance(search_seconds, (int, float)) else None
+        ),
+        engine_restarts=restarts if isinstance(restarts, int) else None,
+        ws_clients=service.server.client_count,
+        ws_dropped_updates=ws.dropped_updates,
+        ws_closed_slow=ws.closed_slow,
+        ws_messages_sent=ws.messages_sent,
+        mqtt_connected=None if mqtt is None else mqtt.connected,
+        mqtt_published=0 if mqtt is None else mqtt.published,
+        mqtt_dropped=0 if mqtt is None else mqtt.dropped,
+        mqtt_pending=0 if service.mqtt is None else service.mqtt.pending,
+        store_failures=service.stats.store_failures,
+        degraded=health_report(service).get("status") == "degraded",
+    )
