@@ -19,11 +19,11 @@ from pathlib import Path
 
 import chess
 
+from livegain.app.service import STORE_FILE, Service
 from livegain.config import load_settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.publish.store import Store
-from livegain.service import STORE_FILE, Service
 
 
 def per_call(fn: Callable[[], object], n: int) -> float:

@@ -35,8 +35,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from livegain.app.service import Service  # noqa: E402
 from livegain.config import load_settings  # noqa: E402
-from livegain.service import Service  # noqa: E402
 from tests.service.ingest_data import huge_game, many_games  # noqa: E402
 
 PROBE = r"""
@@ -154,9 +154,9 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.no_gc_pacing:
-        import livegain.service
+        import livegain.app.service
 
-        livegain.service.GC_FREEZE_EVERY = float("inf")
+        livegain.app.service.GC_FREEZE_EVERY = float("inf")
     loop = asyncio.new_event_loop()
     if args.debug:
         logging.basicConfig(level=logging.WARNING)

@@ -64,13 +64,13 @@ from typing import Any
 import chess
 import chess.pgn
 
+from livegain.app.service import Service
 from livegain.cli._common import run_async
 from livegain.config import load_settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds.base import FeedSink
 from livegain.publish.schema import Update
-from livegain.service import Service
 
 ROOT = Path(__file__).resolve().parent.parent
 VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 300, chess.ROOK: 500, chess.QUEEN: 900}

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from itertools import pairwise
 
+from livegain.app.standings import LiveStandings
 from livegain.cli.demo import DEMO_EVENT, data_path
 from livegain.core.evaluation import Evaluation
 from livegain.core.event_table import EventRules, GameEntry, event_table
@@ -35,7 +36,6 @@ from livegain.core.game import Tournament
 from livegain.core.standings import Result
 from livegain.core.tournament_odds import win_odds
 from livegain.feeds.replay import Replay
-from livegain.live_standings import LiveStandings
 from livegain.publish import convert
 
 SIMS = 100_000

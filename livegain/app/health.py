@@ -8,12 +8,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from livegain.app.metrics import MetricsView
 from livegain.app.models import is_fallback
 from livegain.feeds.base import Feed
-from livegain.metrics import MetricsView
 
 if TYPE_CHECKING:
-    from livegain.service import Service
+    from livegain.app.service import Service
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import structlog
 
+from livegain.app.standings import event_key
 from livegain.config import FeedModels, Settings
 from livegain.core.board.updates import BoardModels
 from livegain.core.events import GameSnapshot
@@ -19,7 +20,6 @@ from livegain.core.human_wdl import (
 )
 from livegain.core.perceived import PerceivedModel
 from livegain.engine.pool import SearchLimit
-from livegain.live_standings import event_key
 
 log = structlog.get_logger("livegain.service")
 

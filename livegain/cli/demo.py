@@ -146,7 +146,7 @@ async def _all_subscribed(feeds: Any) -> None:
 async def run_until_stopped(
     service: Any, on_ready: Callable[[], Coroutine[Any, Any, None]]
 ) -> None:
-    """Run ``service`` (a :class:`~livegain.service.Service`) until SIGINT or
+    """Run ``service`` (a :class:`~livegain.app.service.Service`) until SIGINT or
     SIGTERM; once it is ready (listening, engines started), await ``on_ready()``
     beside it (what to print, what else to start). A service that fails, before
     or after, raises here; on_ready stops with it."""
@@ -175,11 +175,12 @@ async def run_until_stopped(
 
 
 def run_live(args: argparse.Namespace) -> int:
+    from livegain.app.logs import configure_logging
+    from livegain.app.service import Service
     from livegain.config import ConfigError, load_settings
     from livegain.engine.pool import EngineError
     from livegain.feeds.base import MqttFeedConfig, PgnHttpFeedConfig
     from livegain.feeds.replay import Replay, ReplayError
-    from livegain.service import Service, configure_logging
 
     configure_logging("warning", json_format=False)
     text = demo_pgn()

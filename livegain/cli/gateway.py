@@ -85,9 +85,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--broker: {exc}") from None
     prefix = args.prefix if args.prefix is not None else mqtt.prefix
 
+    from livegain.app.logs import configure_logging
     from livegain.publish.gateway import Gateway
     from livegain.publish.server import LiveServer, ServerLimits, raise_fd_limit
-    from livegain.service import configure_logging
 
     configure_logging(settings.log.level, settings.log.json_format)
     s = settings.server

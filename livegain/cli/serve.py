@@ -64,8 +64,8 @@ def check_store(settings: Any, fresh: bool) -> None:
 
     import structlog
 
+    from livegain.app.service import STORE_FILE
     from livegain.publish.store import NotAStore, Store, StoreUnavailable, set_aside
-    from livegain.service import STORE_FILE
 
     if not settings.persist:
         return
@@ -100,13 +100,14 @@ def run_service(
     fresh_store: bool = False,
     loop: str | None = None,
 ) -> int:
-    """Run a :class:`~livegain.service.Service` until SIGINT/SIGTERM; print its URL.
+    """Run a :class:`~livegain.app.service.Service` until SIGINT/SIGTERM; print its URL.
 
     A damaged store is a one-line error (exit 2); with ``fresh_store`` it is
     renamed beside and the service starts with an empty one."""
+    from livegain.app.logs import configure_logging
+    from livegain.app.service import Service
     from livegain.engine.pool import EngineError
     from livegain.publish.store import StoreError
-    from livegain.service import Service, configure_logging
 
     configure_logging(settings.log.level, settings.log.json_format)
     check_store(settings, fresh_store)

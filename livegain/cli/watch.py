@@ -149,11 +149,12 @@ def overlay_lines(url: str) -> list[str]:
 
 def serve(settings: Settings) -> int:
     """Run the service until Ctrl-C; print its URL and the overlays' once it listens."""
+    from livegain.app.logs import configure_logging
+    from livegain.app.service import Service
     from livegain.cli.demo import run_until_stopped
     from livegain.cli.serve import check_store
     from livegain.engine.pool import EngineError
     from livegain.publish.store import StoreError
-    from livegain.service import Service, configure_logging
 
     configure_logging(settings.log.level, settings.log.json_format)
     check_store(settings, fresh=False)

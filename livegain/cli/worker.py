@@ -83,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
     broker = broker_from_args(args)
     import asyncio  # here: this module's broker options are imported by other commands
 
+    from livegain.app.logs import configure_logging
     from livegain.engine.pool import EnginePool, EngineStartError, SearchLimit
     from livegain.remote.worker import EngineWorker
-    from livegain.service import configure_logging
 
     configure_logging("info", json_format=True)
     pool = EnginePool(

@@ -2,7 +2,7 @@
 
 It implements what the service needs from an engine (``evaluate(board,
 priority)``, ``describe()``, ``engine_key``; the ``Evaluator`` protocol of
-:mod:`livegain.service`) by publishing jobs to the broker for
+:mod:`livegain.app.service`) by publishing jobs to the broker for
 ``livegain worker`` processes, optionally sharing the work with a local
 :class:`~livegain.engine.pool.EnginePool` ("both" mode: one priority queue,
 each side takes the next job when it has room).

@@ -10,7 +10,14 @@ import pytest
 
 from livegain.cli import _COMMANDS, build_parser
 
-HEAVY = ("scipy", "numpy", "rich", "livegain.engine", "livegain.batch.analysis", "livegain.service")
+HEAVY = (
+    "scipy",
+    "numpy",
+    "rich",
+    "livegain.engine",
+    "livegain.batch.analysis",
+    "livegain.app.service",
+)
 
 
 def subcommands(parser: argparse.ArgumentParser) -> dict[str, str | None]:
@@ -84,7 +91,7 @@ def test_a_command_imports_only_its_own_module() -> None:
         "livegain.cli.odds"
     }
     assert not modules & others
-    assert not {m for m in modules if m.startswith(("livegain.engine", "livegain.service"))}
+    assert not {m for m in modules if m.startswith(("livegain.engine", "livegain.app.service"))}
 
 
 def test_reading_and_evaluating_games_needs_no_numpy_or_scipy() -> None:

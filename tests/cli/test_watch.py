@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from broadcast_fakes import FakeLcc, FakeLichess, FakeRound, FakeTour
-from service.mirror import Mirror, evaluated
+from app.mirror import Mirror, evaluated
 
 from livegain.cli import build_parser, main
 from livegain.cli.watch import watch_settings

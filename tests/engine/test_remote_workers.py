@@ -3,7 +3,7 @@ a free port, `livegain worker` subprocesses with real Stockfish, and the
 :class:`RemoteEvaluator` (or `livegain analyze --broker`) asking them.
 
 The helpers here (worker processes, reference evaluations) serve the service
-tests too (tests/service/test_remote_service.py)."""
+tests too (tests/app/test_remote_service.py)."""
 
 from __future__ import annotations
 

@@ -7,10 +7,10 @@ import ssl
 import pytest
 import structlog
 
+from livegain.app.logs import configure_logging
 from livegain.feeds import mqtt as feed_mqtt
 from livegain.mqtt.address import parse_mqtt_url, redact_url
 from livegain.publish.mqtt import MqttPublisher
-from livegain.service import configure_logging
 
 
 def test_plain_and_tls_urls() -> None:

@@ -9,13 +9,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from service.conftest import running as service_running
+from app.conftest import running as service_running
 from websockets.asyncio.client import connect
 
+from livegain.app.service import Service
 from livegain.config import load_settings
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.engine.pool import EnginePool, SearchLimit
-from livegain.service import Service
 
 from .helpers import recv_until, toy_model
 from .test_board_list import request

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import chess
-from service.conftest import running
+from app.conftest import running
 from websockets.asyncio.client import connect
 
+from livegain.app.service import Service
 from livegain.config import load_settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.publish.mqtt import MqttPublisher
-from livegain.service import Service
 
 from .helpers import recv_board_messages, recv_json, toy_model
 

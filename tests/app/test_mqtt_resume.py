@@ -16,11 +16,11 @@ import chess
 import pytest
 from brokers import PrivateBroker
 
+from livegain.app.service import Service
 from livegain.core.game import BoardGame
 from livegain.engine.pool import EnginePool
 from livegain.feeds.mqtt_ingest import move_event
 from livegain.mqtt.client import connect
-from livegain.service import Service
 
 from .conftest import running, settings_for
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from livegain.app.match import MatchTracker, same_name
 from livegain.config import MatchConfig
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.game import Tournament
 from livegain.core.odds import GameOdds, game_probabilities, match_odds
-from livegain.service import MatchTracker, same_name
 
 from .conftest import toy_model
 

@@ -10,12 +10,12 @@ from typing import Any
 import chess.pgn
 import pytest
 
+from livegain.app.service import Service
 from livegain.batch.analysis import analyze
 from livegain.batch.engine_analysis import run_engine_analysis_async
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import PgnHttpFeedConfig, PgnStreamFeedConfig
 from livegain.feeds.replay import Replay
-from livegain.service import Service
 
 from .conftest import DEPTH, CountingEvaluator, running, settings_for, toy_model, ws_url
 from .mirror import Mirror, comparable, evaluated, fully_evaluated

@@ -22,10 +22,10 @@ import aiomqtt
 import chess
 import pytest
 
+from livegain.app.service import Service
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds.base import FeedSink
-from livegain.service import Service
 
 from .conftest import running, settings_for, toy_model, ws_url
 from .mirror import Mirror, apply_update, fully_evaluated

@@ -10,9 +10,9 @@ import chess
 import pytest
 from publish.helpers import toy_model
 
+from livegain.app.service import Service
 from livegain.config import Settings, load_settings
 from livegain.engine.pool import EnginePool, SearchLimit
-from livegain.service import Service
 
 __all__ = [
     "DEPTH",

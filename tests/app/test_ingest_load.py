@@ -27,9 +27,9 @@ import aiomqtt
 import pytest
 from brokers import PrivateBroker
 
+from livegain.app.service import Service
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import FileFeedConfig, MqttFeedConfig
-from livegain.service import Service
 
 from .conftest import running, settings_for
 from .ingest_data import huge_game, many_games

@@ -36,11 +36,11 @@ from brokers import PrivateBroker, free_port
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from livegain.app.service import Service
 from livegain.cli import main as cli_main
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds.base import FeedSink
-from livegain.service import Service
 
 from .conftest import running, settings_for, ws_url
 from .mirror import apply_update

@@ -20,9 +20,9 @@ import pytest
 import structlog
 from feeds.test_lcc import LccServer, _player
 
+from livegain.app.service import Service
 from livegain.engine.pool import EnginePool
 from livegain.feeds._http import http_get
-from livegain.service import Service
 
 from .conftest import running, settings_for, toy_model, ws_url
 from .mirror import Mirror, fully_evaluated

@@ -22,8 +22,8 @@ from engine.test_remote_workers import (
     workers,
 )
 
+from livegain.app.service import Service
 from livegain.remote.evaluator import RemoteEvaluator
-from livegain.service import Service
 
 from .conftest import running, settings_for
 

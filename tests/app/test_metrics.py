@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from livegain.app.service import Service
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import PgnHttpFeedConfig
 from livegain.feeds.replay import Replay
-from livegain.service import Service
 
 from .conftest import running, settings_for
 from .mirror import Mirror, fully_evaluated

@@ -26,8 +26,8 @@ import pytest
 import structlog
 from conftest import need
 
+from livegain.app.service import STORE_FILE, Service
 from livegain.publish.store import Store
-from livegain.service import STORE_FILE, Service
 
 from .conftest import running, settings_for
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from livegain.app.service import STORE_FILE
 from livegain.publish.store import Store, StoreError
-from livegain.service import STORE_FILE
 
 REPO = Path(__file__).resolve().parents[2]
 

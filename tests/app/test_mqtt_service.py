@@ -12,9 +12,9 @@ import aiomqtt
 import pytest
 from brokers import PrivateBroker
 
+from livegain.app.service import Service
 from livegain.engine.pool import EnginePool
 from livegain.feeds.mqtt_ingest import move_event
-from livegain.service import Service
 
 from .conftest import running, settings_for, ws_url
 from .mirror import Mirror, fully_evaluated

@@ -17,9 +17,9 @@ import pytest
 from brokers import PrivateBroker
 from engine.test_remote_workers import workers
 
+from livegain.app.service import Service
 from livegain.feeds.mqtt import MqttFeed
 from livegain.feeds.mqtt_ingest import move_event
-from livegain.service import Service
 
 from .conftest import running, settings_for
 from .test_gateway import gateways

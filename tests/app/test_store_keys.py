@@ -11,11 +11,11 @@ from pathlib import Path
 import chess
 import pytest
 
+from livegain.app.service import STORE_FILE, Service
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.engine.pool import EnginePool, SearchLimit
 from livegain.publish.store import Store
-from livegain.service import STORE_FILE, Service
 
 from .conftest import DEPTH, CountingEvaluator, running, settings_for
 

@@ -16,11 +16,11 @@ import chess
 import pytest
 from brokers import free_port
 
+from livegain.app.service import Service
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.engine.pool import EnginePool, EngineSearchError, SearchLimit
 from livegain.feeds.base import FeedSink, PgnHttpFeedConfig
-from livegain.service import Service
 
 from .conftest import DEPTH, running, settings_for
 

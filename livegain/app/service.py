@@ -46,14 +46,15 @@ import structlog
 from livegain.app.delay import BroadcastDelay
 from livegain.app.feed_health import FeedHealth
 from livegain.app.health import EngineRestarts, health_report, metrics_view
-from livegain.app.logs import configure_logging
-from livegain.app.match import MatchTracker, same_name
+from livegain.app.match import MatchTracker
+from livegain.app.metrics import MetricsView, ServiceMetrics
 from livegain.app.models import (
     ModelChoice,
     engine_rating_for,
 )
 from livegain.app.outputs import Outputs
 from livegain.app.scheduler import Evaluator, Scheduler
+from livegain.app.standings import LiveStandings
 from livegain.app.stats import ServiceStats
 from livegain.app.store_writes import StoreWrites
 from livegain.config import Settings
@@ -75,8 +76,6 @@ from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.engine.pool import EnginePool, SearchLimit
 from livegain.feeds.base import Feed, make_feed
-from livegain.live_standings import LiveStandings
-from livegain.metrics import MetricsView, ServiceMetrics
 from livegain.publish import convert, schema
 from livegain.publish.delay import (
     DelayLine,
@@ -90,14 +89,6 @@ from livegain.remote.evaluator import RemoteEvaluator
 
 log = structlog.get_logger("livegain.service")
 
-__all__ = [
-    "STORE_FILE",
-    "MatchTracker",
-    "Service",
-    "configure_logging",
-    "engine_rating_for",
-    "same_name",
-]
 
 STORE_FILE = "livegain.sqlite3"
 FEED_FAILING_AFTER = 30.0

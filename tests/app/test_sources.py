@@ -20,9 +20,9 @@ from typing import Any
 import chess.pgn
 import pytest
 
+from livegain.app.service import Service
 from livegain.engine.pool import EnginePool
 from livegain.feeds.replay import Replay
-from livegain.service import Service
 
 from .conftest import running, settings_for, ws_url
 from .mirror import Mirror

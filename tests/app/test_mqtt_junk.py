@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from brokers import PrivateBroker
 
+from livegain.app.service import Service
 from livegain.engine.pool import EnginePool
 from livegain.feeds.mqtt_ingest import move_event
 from livegain.mqtt.client import connect
-from livegain.service import Service
 
 from .conftest import running, settings_for
 from .test_mqtt_resume import boards, random_game, until

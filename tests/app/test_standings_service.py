@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from livegain.app.service import Service
 from livegain.config import ConfigError, load_settings
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import PgnHttpFeedConfig
 from livegain.feeds.replay import Replay
-from livegain.service import Service
 
 from .conftest import running, settings_for, toy_model, ws_url
 
