@@ -20,9 +20,9 @@ import zlib
 
 import chess
 
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.publish import convert
 
@@ -59,7 +59,7 @@ def main() -> None:
             b.push(b.parse_san(san))
     baseline = (time.perf_counter() - t0) / total
 
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     players = [(PlayerInfo(f"White {i}"), PlayerInfo(f"Black {i}")) for i in range(len(games))]
     t0 = time.perf_counter()
     longest = max(len(g) for g in games)

@@ -51,14 +51,14 @@ def main() -> None:
     ap.add_argument("--boards", type=int, default=200)
     ap.add_argument("--evals", type=int, default=50_000)
     args = ap.parse_args()
-    from livegain.core.game import Tournament
+    from livegain.core.board.registry import BoardRegistry
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(
             None, data_dir=tmp, persist=False, server={"host": "127.0.0.1", "port": 0}
         )
         service = Service(settings, evaluator=Scripted())
-        service.tournament = Tournament(engine_rating=2860.0)
+        service.registry = BoardRegistry(engine_rating=2860.0)
         service.scheduler.max_inflight = 2
         moves = ("e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7") * 4
         for b in range(args.boards):
@@ -70,8 +70,8 @@ def main() -> None:
                 round="1",
                 board=b + 1,
             )
-            service.tournament.apply(snap)
-        first = next(iter(service.tournament.boards))
+            service.registry.apply(snap)
+        first = next(iter(service.registry.boards))
         publish = per_call(lambda: service._publish_board(first, [], new=True), 2000)
         assert not service.stats.board_failures, service.stats.board_failures
         scrape = per_call(service.metrics.render, 200)

@@ -35,9 +35,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from tests.service.ingest_data import huge_game, many_games  # noqa: E402
+
 from livegain.app.service import Service  # noqa: E402
 from livegain.config import load_settings  # noqa: E402
-from tests.service.ingest_data import huge_game, many_games  # noqa: E402
 
 PROBE = r"""
 import http.client, json, os, sys, time
@@ -113,7 +114,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             (tmp / "h.tmp").replace(drop / "huge.pgn")
         (tmp / "r.tmp").replace(drop / "round.pgn")
         want = min(args.games, args.max_games, args.max_boards)
-        t = service.tournament
+        t = service.registry
         assert t is not None
         while len(t.boards) < want:  # noqa: ASYNC110 (the service has no event for it)
             await asyncio.sleep(0.05)

@@ -1,6 +1,6 @@
-"""Matching snapshots to boards: Tournament's index against a scan of every board.
+"""Matching snapshots to boards: BoardRegistry's index against a scan of every board.
 
-The baseline is the same ``Tournament`` with its candidate set replaced by
+The baseline is the same ``BoardRegistry`` with its candidate set replaced by
 every board (what matching did before the index), measured in the same run.
 For three kinds of round (one PGN feed; two sources of one event group, with
 game ids, FIDE ids and board numbers; an LCC round whose players are not
@@ -20,14 +20,15 @@ import statistics
 import time
 from collections.abc import Callable, Iterable
 
+from livegain.core.board.board import BoardGame
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import BoardGame, Tournament
 
 MOVES = ("e4", "e5", "Nf3", "Nc6")
 AT = (100, 500, 1000)
 
 
-class ScanAll(Tournament):
+class ScanAll(BoardRegistry):
     """Matching against every board (the baseline)."""
 
     def _candidates(self, src: str, group: str | None, ident: object) -> Iterable[BoardGame]:
@@ -79,7 +80,7 @@ def not_paired(k: int) -> list[GameSnapshot]:
 
 
 def run(
-    cls: type[Tournament], make: Callable[[int], list[GameSnapshot]], n: int
+    cls: type[BoardRegistry], make: Callable[[int], list[GameSnapshot]], n: int
 ) -> dict[str, float]:
     t = cls(2800.0, max_boards=None)
     per: list[float] = []
@@ -116,16 +117,16 @@ def main() -> None:
         ("not paired", not_paired),
     ):
         best = {}
-        for cls in (ScanAll, Tournament):
+        for cls in (ScanAll, BoardRegistry):
             rows = [run(cls, make, args.games) for _ in range(args.reps)]
             best[cls] = {key: min(r[key] for r in rows) for key in rows[0]}
         for what in ("apply", "match"):
             scan = " / ".join(f"{best[ScanAll][f'{what} {k}']:7.1f}" for k in at)
-            index = " / ".join(f"{best[Tournament][f'{what} {k}']:7.1f}" for k in at)
+            index = " / ".join(f"{best[BoardRegistry][f'{what} {k}']:7.1f}" for k in at)
             last = f"{what} {at[-1]}"
             print(
                 f"  {name:<12} {what}: scan {scan}   index {index}"
-                f"   scan/index at {at[-1]}: {best[ScanAll][last] / best[Tournament][last]:.1f}x"
+                f"   scan/index at {at[-1]}: {best[ScanAll][last] / best[BoardRegistry][last]:.1f}x"
             )
 
 

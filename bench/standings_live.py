@@ -29,10 +29,10 @@ from itertools import pairwise
 
 from livegain.app.standings import LiveStandings
 from livegain.cli.demo import DEMO_EVENT, data_path
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.event_table import EventRules, GameEntry, event_table
 from livegain.core.events import PlayerInfo
-from livegain.core.game import Tournament
 from livegain.core.standings import Result
 from livegain.core.tournament_odds import win_odds
 from livegain.feeds.replay import Replay
@@ -52,7 +52,7 @@ def timed(fn: Callable[[], object], runs: int = 5) -> tuple[float, float]:
 
 def loop_costs() -> None:
     replay = Replay.from_pgn(data_path("demo-round.pgn").read_text())
-    t = Tournament(engine_rating=2860.0)
+    t = BoardRegistry(engine_rating=2860.0)
     ids = []
     for g in replay.games:
         bid = t.apply(g.full).board_id

@@ -22,7 +22,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from livegain.core.game import DEFAULT_MAX_BOARDS, DEFAULT_MAX_PLIES
+from livegain.core.board.board import DEFAULT_MAX_PLIES
+from livegain.core.board.registry import DEFAULT_MAX_BOARDS
 from livegain.feeds.base import FeedConfig
 from livegain.mqtt.address import BrokerAccess
 

@@ -34,7 +34,7 @@ def health_report(service: Service) -> dict[str, Any]:
     """The service's state for ``/healthz``: engine, models, counters, feeds,
     boards, store, workers, delay and MQTT; ``status: degraded`` with the
     problems when there are any."""
-    t = service.tournament
+    t = service.registry
     boards: dict[str, Any] = {}
     line = service.delay.line
     if t is not None:
@@ -212,7 +212,7 @@ def _engine_problems(service: Service) -> list[str]:
 
 
 def metrics_view(service: Service) -> MetricsView:
-    t = service.tournament
+    t = service.registry
     boards = list(t.boards.values()) if t is not None else []
     stats = getattr(service._evaluator, "stats", None)
     search_seconds = getattr(stats, "search_seconds", None)

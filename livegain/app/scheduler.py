@@ -22,7 +22,7 @@ import structlog
 
 from livegain.app.stats import ServiceStats
 from livegain.app.store_writes import StoreWrites
-from livegain.core.board.registry import Tournament
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import EvalRequest
 from livegain.core.evaluation import Evaluation
 from livegain.publish.store import Store
@@ -75,7 +75,7 @@ class Scheduler:
         self,
         stats: ServiceStats,
         writes: StoreWrites,
-        tournament: Callable[[], Tournament | None],
+        registry: Callable[[], BoardRegistry | None],
         store: Callable[[], Store | None],
         evaluator: Callable[[], Evaluator],
         engine_key: Callable[[], str],
@@ -83,7 +83,7 @@ class Scheduler:
     ) -> None:
         self.stats = stats
         self.writes = writes
-        self.tournament = tournament
+        self.registry = registry
         self.store = store
         self.evaluator = evaluator
         self.engine_key = engine_key
@@ -123,7 +123,7 @@ class Scheduler:
         would go to the engine), and the list of pending positions is read
         only as far as there are free slots.
         """
-        t = self.tournament()
+        t = self.registry()
         if t is None or self.max_inflight is None:
             return
         if self.store() is not None:

@@ -4,9 +4,9 @@ Everything runs in one asyncio :class:`~asyncio.TaskGroup`:
 
 - one task per feed (``livegain.feeds``) delivering :class:`GameSnapshot` values
   to :meth:`Service.on_snapshot`, which folds them into the
-  :class:`~livegain.core.game.Tournament` at once (pure and fast) and
+  :class:`~livegain.core.board.registry.BoardRegistry` at once (pure and fast) and
   publishes what changed;
-- the scheduler: asks the tournament which positions need an evaluation
+- the scheduler: asks the registry of boards which positions need an evaluation
   (latest ply of every board first, then backfill), answers from the store
   when it can, otherwise hands them to the engine pool (at most
   ``max_inflight`` at a time, never the same board/ply/FEN twice) and records
@@ -58,15 +58,11 @@ from livegain.app.standings import LiveStandings
 from livegain.app.stats import ServiceStats
 from livegain.app.store_writes import StoreWrites
 from livegain.config import Settings
+from livegain.core.board.board import BoardGame
+from livegain.core.board.registry import BoardRegistry
+from livegain.core.board.updates import Applied, BoardUpdate, EvalRequest
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot
-from livegain.core.game import (
-    Applied,
-    BoardGame,
-    BoardUpdate,
-    EvalRequest,
-    Tournament,
-)
 from livegain.core.human_wdl import (
     CLASSICAL_OTB,
     HumanWdlModel,
@@ -152,7 +148,7 @@ class Service:
         self.feeds: list[Feed] = []
         self._max_inflight = max_inflight
         self.stats = ServiceStats()
-        self.tournament: Tournament | None = None
+        self.registry: BoardRegistry | None = None
         self.store: Store | None = None
         self.matches = [MatchTracker(m) for m in settings.matches]
         self.moments = MomentTracker()
@@ -186,7 +182,7 @@ class Service:
         # Standings and tournament-win odds per event (docs/standings.md).
         self.standings = LiveStandings(
             settings.events,
-            lambda: self.tournament.boards if self.tournament is not None else {},
+            lambda: self.registry.boards if self.registry is not None else {},
             self._publish_standings,
             prior=self.models.event_prior,
         )
@@ -207,7 +203,7 @@ class Service:
         self.scheduler = Scheduler(
             self.stats,
             self.store_writes,
-            lambda: self.tournament,
+            lambda: self.registry,
             lambda: self.store,
             lambda: self.evaluator,
             lambda: self.engine_key,
@@ -283,7 +279,7 @@ class Service:
                 log.info(
                     "service_started",
                     url=self.url,
-                    boards=len(self.tournament.boards) if self.tournament else 0,
+                    boards=len(self.registry.boards) if self.registry else 0,
                     feeds=[f.name for f in self.feeds],
                     engine=self.engine_desc,
                 )
@@ -338,7 +334,7 @@ class Service:
         self.models.feed_models = {
             feed.name: s.feed_models_of(i) for i, feed in enumerate(self.feeds[: len(s.feeds)])
         }
-        self.tournament = Tournament(
+        self.registry = BoardRegistry(
             engine_rating=rating,
             model=self.models.perceived_model,
             max_plies=s.limits.max_plies,
@@ -354,7 +350,7 @@ class Service:
         self.delay.start(self.feeds, self.store)
         # Publish what was restored before anyone can connect (with a delay:
         # each board's whole state enters the line now, nothing goes out early).
-        for bid in list(self.tournament.boards):
+        for bid in list(self.registry.boards):
             self._publish_board(bid, [], new=True)
         # Feeds that keep state of their own (MQTT: per-board move lists) take
         # back the stored boards before they run: a restart goes on from them.
@@ -382,10 +378,10 @@ class Service:
 
     def _restore(self) -> None:
         """Re-apply stored snapshots and evaluations: no engine call for a known position."""
-        assert self.store is not None and self.tournament is not None
+        assert self.store is not None and self.registry is not None
         for bid, snap in self.store.load_snapshots():
             try:
-                applied = self.tournament.apply(snap)
+                applied = self.registry.apply(snap)
             except Exception as exc:
                 log.exception("restore_failed", board_id=bid, error=str(exc))
                 continue
@@ -394,10 +390,10 @@ class Service:
             self.stats.restored_boards += 1
         for _ in range(3):
             hits = 0
-            for req in self.tournament.pending():
+            for req in self.registry.pending():
                 ev = self.store.get_eval(self.engine_key, req.fen)
                 if ev is not None:
-                    self.tournament.record_eval(req.board_id, req.ply, req.fen, ev)
+                    self.registry.record_eval(req.board_id, req.ply, req.fen, ev)
                     hits += 1
             self.stats.restored_evals += hits
             if hits == 0:
@@ -435,10 +431,10 @@ class Service:
         (docs/feeds.md)."""
         while True:
             await asyncio.sleep(TAKEOVER_TICK)
-            if self.tournament is None:
+            if self.registry is None:
                 continue
-            for applied in self.tournament.tick(time.monotonic()):
-                game = self.tournament.boards.get(applied.board_id or "")
+            for applied in self.registry.tick(time.monotonic()):
+                game = self.registry.boards.get(applied.board_id or "")
                 snap = game.last_snapshot if game is not None else None
                 if snap is not None:
                     self._fold(applied, snap)
@@ -473,10 +469,10 @@ class Service:
 
     def on_snapshot(self, snap: GameSnapshot) -> None:
         """Fold one snapshot into the game state and publish what changed."""
-        assert self.tournament is not None
+        assert self.registry is not None
         self.stats.snapshots += 1
         try:
-            applied = self.tournament.apply(snap)
+            applied = self.registry.apply(snap)
         except Exception as exc:  # a bug on one board must not stop the others
             key = snap.game_id or f"{snap.source}:{snap.round}:{snap.board}"
             self.stats.board_failures[key] += 1
@@ -522,9 +518,9 @@ class Service:
     # ------------------------------------------------------------ publishing
 
     def _match_odds(self, game: BoardGame) -> schema.MatchOdds | None:
-        if not self.matches or self.tournament is None:
+        if not self.matches or self.registry is None:
             return None
-        boards = list(self.tournament.boards.values())
+        boards = list(self.registry.boards.values())
         results: dict[str, str] | None = None
         if self.delay.line is not None:
             # Other boards' results as viewers know them: none before its time.
@@ -540,11 +536,11 @@ class Service:
         return None
 
     def _publish_board(self, bid: str, updates: list[BoardUpdate], *, new: bool = False) -> None:
-        assert self.tournament is not None
+        assert self.registry is not None
         self._standings_touch(bid)
         started = time.perf_counter()
         try:
-            game = self.tournament.board(bid)
+            game = self.registry.board(bid)
             moments = self.moments.observe(game, updates)
             line_held = self.delay.line is not None and self.delay.hold_board(
                 game, updates, new=new, match=self._match_odds(game), engine=self.engine_desc
@@ -610,7 +606,7 @@ class Service:
         With a broadcast delay, ``delayed`` (an expired board) leaves the
         public view after its last moves, a delay later; otherwise (an
         operator's removal) it leaves at once, with what the line held of it."""
-        game = self.tournament.boards.get(bid) if self.tournament is not None else None
+        game = self.registry.boards.get(bid) if self.registry is not None else None
         line = self.delay.line
         if line is not None and delayed and game is not None and line.knows(bid):
             self.delay.hold(bid, Remove(bid), self.delay.board_delay(game))
@@ -619,7 +615,7 @@ class Service:
             public = False
             if line is not None and line.drop(bid):
                 self.store_writes.write(lambda store: store.forget_delayed(bid), board_id=bid)
-        found = self.tournament is not None and self.tournament.remove(bid)
+        found = self.registry is not None and self.registry.remove(bid)
         self.moments.forget(bid)
         self.store_writes.unsaved.pop(bid, None)
         self.store_writes.write(lambda store: store.delete_board(bid), board_id=bid)
@@ -636,10 +632,10 @@ class Service:
         assert expiry is not None
         while True:
             await asyncio.sleep(min(60.0, expiry / 4))
-            if self.tournament is None:
+            if self.registry is None:
                 continue
             now = time.monotonic()
-            for bid, game in list(self.tournament.boards.items()):
+            for bid, game in list(self.registry.boards.items()):
                 last = self._board_active.setdefault(bid, now)
                 if game.result == "*" and now - last >= expiry:
                     self.remove_board(bid, reason=f"no move for {expiry:g} s", delayed=True)
@@ -647,10 +643,10 @@ class Service:
     # ------------------------------------------------------------ evaluation
 
     def _record(self, req: EvalRequest, ev: Evaluation) -> None:
-        assert self.tournament is not None
+        assert self.registry is not None
         self.stats.evaluations += 1
         try:
-            updates = self.tournament.record_eval(req.board_id, req.ply, req.fen, ev)
+            updates = self.registry.record_eval(req.board_id, req.ply, req.fen, ev)
         except Exception as exc:
             self.stats.board_failures[req.board_id] += 1
             log.exception("record_failed", board_id=req.board_id, ply=req.ply, error=str(exc))

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from livegain.core.board.board import BoardGame
 from livegain.core.event_table import (
     EventRules,
     EventTable,
@@ -60,7 +61,6 @@ from livegain.core.event_table import (
     event_table,
 )
 from livegain.core.events import PlayerInfo
-from livegain.core.game import BoardGame
 from livegain.core.human_wdl import RatingsPrior
 from livegain.core.perceived import CalibratedRating
 from livegain.core.players import PlayerFacts, PlayerLine, player_table, resolve_facts

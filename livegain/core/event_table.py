@@ -64,8 +64,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from livegain.core.accuracy import GameAccuracy
+from livegain.core.board.board import BoardGame
 from livegain.core.events import PlayerInfo, normalise_name, player_key
-from livegain.core.game import BoardGame
 from livegain.core.human_wdl import RatingsPrior
 from livegain.core.ledger import official_rating
 from livegain.core.perceived import CalibratedRating, PerceivedModel

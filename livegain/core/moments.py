@@ -40,7 +40,8 @@ from livegain.core.timeuse import in_time_trouble
 from livegain.core.wdl import Wdl
 
 if TYPE_CHECKING:
-    from livegain.core.game import BoardGame, BoardUpdate
+    from livegain.core.board.board import BoardGame
+    from livegain.core.board.updates import BoardUpdate
 
 MomentKind = Literal["turnaround", "missed-win", "blunder", "game-end", "time-trouble"]
 

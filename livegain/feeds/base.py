@@ -36,8 +36,9 @@ from typing import Annotated, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from livegain.core.board.board import DEFAULT_MAX_PLIES
+from livegain.core.board.sources import DEFAULT_TAKEOVER_AFTER
 from livegain.core.events import GameSnapshot
-from livegain.core.game import DEFAULT_MAX_PLIES, DEFAULT_TAKEOVER_AFTER
 from livegain.mqtt.address import BrokerAccess
 
 

@@ -6,8 +6,8 @@
     board_summary(game)                                  -> schema.BoardSummary
     update(core_update)                                  -> schema.Update
 
-``game`` is a :class:`livegain.core.game.BoardGame` (``Tournament.board(id)``),
-``core_update`` a :class:`livegain.core.game.BoardUpdate`. Sequence numbers are
+``game`` is a :class:`livegain.core.board.board.BoardGame` (``BoardRegistry.board(id)``),
+``core_update`` a :class:`livegain.core.board.updates.BoardUpdate`. Sequence numbers are
 kept per board by the core: ``Update.seq`` is the update's, ``BoardState.seq``
 is the last one the board emitted, so a client that took a snapshot applies
 only updates with a larger ``seq``. The engine's best move (UCI) is turned into
@@ -28,9 +28,10 @@ from typing import Literal
 import chess
 
 from livegain.core.accuracy import GameAccuracy, PlayerAccuracy
+from livegain.core.board.board import BoardGame
+from livegain.core.board.updates import BoardUpdate, Clocks, Color, PlyInfo
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import PlayerInfo
-from livegain.core.game import BoardGame, BoardUpdate, Clocks, Color, PlyInfo
 from livegain.core.ledger import TracePoint
 from livegain.core.moments import Moment
 from livegain.core.perceived import CalibratedRating

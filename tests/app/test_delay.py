@@ -510,14 +510,14 @@ async def test_an_operator_removes_a_board_the_delay_still_holds(tmp_path: Path)
     bid = "relay-r1-b1"
     async with running(service), Mirror(ws_url(service)) as mirror:
         for _ in range(200):  # the feed's snapshot is in (held by the delay)
-            if service.tournament is not None and bid in service.tournament.boards:
+            if service.registry is not None and bid in service.registry.boards:
                 break
             await asyncio.sleep(0.05)
-        assert service.tournament is not None and bid in service.tournament.boards
+        assert service.registry is not None and bid in service.registry.boards
         assert service.server.board_ids() == []  # held: viewers do not have it yet
         assert await asyncio.to_thread(delete, service, bid) == 200
         assert await asyncio.to_thread(delete, service, "no-such-board") == 404
         await asyncio.sleep(DELAY + 1.0)  # its release time has passed
         assert service.server.board_ids() == []
         assert bid not in mirror.boards
-        assert bid not in service.tournament.boards
+        assert bid not in service.registry.boards

@@ -133,7 +133,7 @@ async def test_a_full_disk_degrades_health_and_it_recovers(
         assert health["store"]["failing"] is False and health["store"]["last_error"] is None
         assert not problems(health, "store")
         engine.gate.set()  # the evaluations now reach the store too
-        boards = service.tournament.boards.values() if service.tournament else ()
+        boards = service.registry.boards.values() if service.registry else ()
         await wait_until(lambda: all(g.evaluated_plies == g.plies == 2 for g in boards))
         assert service.store.count_evals() == 3  # the three positions every board went through
         assert (await healthz(service))["status"] == "ok"
@@ -236,8 +236,8 @@ async def test_engine_failures_degrade_health_while_recent(
         (why,) = problems(health, "engine: ")
         assert "2 failed searches" in why and "engine process died" in why
         # Every position is evaluated in the end (retried), and the failures age out.
-        assert service.tournament is not None
-        (game,) = service.tournament.boards.values()
+        assert service.registry is not None
+        (game,) = service.registry.boards.values()
         await wait_until(lambda: game.evaluated_plies == 1, 30)
         await asyncio.sleep(1.6)
         health = await healthz(service)

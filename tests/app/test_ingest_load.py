@@ -127,7 +127,7 @@ async def _ingest_scenario(
             (tmp_path / "huge.tmp").replace(drop / "huge.pgn")
             async with aiomqtt.Client("127.0.0.1", private_broker.port) as client:
                 await client.publish(f"{topic_root}/huge/1/1", huge.encode(), qos=1, retain=True)
-            t = service.tournament
+            t = service.registry
             assert t is not None
             deadline = time.monotonic() + 240
             while time.monotonic() < deadline:

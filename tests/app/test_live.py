@@ -331,15 +331,15 @@ async def test_a_failing_board_or_position_never_stops_the_others(
     service = Service(settings_for(tmp_path, feeds=[feed]), evaluator=evaluator)
     async with running(service), Mirror(ws_url(service)) as mirror:
         await mirror.wait(lambda m: len(m.boards) == 2)  # both boards read once, cleanly
-        assert service.tournament is not None
-        real_apply = service.tournament.apply
+        assert service.registry is not None
+        real_apply = service.registry.apply
 
         def apply(snap: Any) -> Any:  # a bug in the game state, on one board only
             if snap.white.name == "Gamma, Gil" and len(snap.moves) > 4:
                 raise RuntimeError("bug")
             return real_apply(snap)
 
-        service.tournament.apply = apply  # type: ignore[method-assign]
+        service.registry.apply = apply  # type: ignore[method-assign]
         write_pgn(pgn, [good, (cursed[0], "1. d4 d5 2. c4 e6 3. Nc3 Nf6")])
         await mirror.wait(
             lambda m: (

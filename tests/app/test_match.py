@@ -6,9 +6,9 @@ import pytest
 
 from livegain.app.match import MatchTracker, same_name
 from livegain.config import MatchConfig
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import Tournament
 from livegain.core.odds import GameOdds, game_probabilities, match_odds
 
 from .conftest import toy_model
@@ -36,7 +36,7 @@ def snap(game: int, white: str, black: str, moves: tuple[str, ...], result: str)
 
 
 def test_odds_follow_results_and_the_live_game() -> None:
-    t = Tournament(engine_rating=2860.0)
+    t = BoardRegistry(engine_rating=2860.0)
     t.apply(snap(1, "Alpha, Ann", "Beta, Bob", ("e4", "e5"), "1-0"))
     t.apply(snap(2, "Beta, Bob", "Alpha, Ann", ("d4", "d5"), "1/2-1/2"))
     live = t.apply(snap(3, "Beta, Bob", "Alpha, Ann", ("c4",), "*")).board_id
@@ -65,7 +65,7 @@ def test_odds_follow_results_and_the_live_game() -> None:
 
 
 def test_perceived_ratings_replace_official_ones_once_known() -> None:
-    t = Tournament(engine_rating=2860.0)
+    t = BoardRegistry(engine_rating=2860.0)
     bid = t.apply(snap(1, "Alpha, Ann", "Beta, Bob", ("e4", "e5", "Nf3", "Nc6"), "*")).board_id
     assert bid is not None
     g = t.board(bid)
@@ -85,7 +85,7 @@ def test_perceived_ratings_replace_official_ones_once_known() -> None:
 
 
 def test_perceived_odds_use_the_calibrated_estimate_once_not_early() -> None:
-    t = Tournament(engine_rating=2860.0, model=toy_model())
+    t = BoardRegistry(engine_rating=2860.0, model=toy_model())
     moves = ("e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7", "Re1", "b5")
     bid = t.apply(snap(1, "Alpha, Ann", "Beta, Bob", moves[:8], "*")).board_id
     assert bid is not None

@@ -17,7 +17,7 @@ import pytest
 from brokers import PrivateBroker
 
 from livegain.app.service import Service
-from livegain.core.game import BoardGame
+from livegain.core.board.board import BoardGame
 from livegain.engine.pool import EnginePool
 from livegain.feeds.mqtt_ingest import move_event
 from livegain.mqtt.client import connect
@@ -30,8 +30,8 @@ GAME = ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7", "Re1"
 
 
 def boards(service: Service) -> list[BoardGame]:
-    assert service.tournament is not None
-    return list(service.tournament.boards.values())
+    assert service.registry is not None
+    return list(service.registry.boards.values())
 
 
 async def until(check: Callable[[], bool], within: float = 30.0) -> None:

@@ -55,7 +55,7 @@ def healthz(service: Service) -> dict[str, Any]:
 
 
 def all_evaluated(service: Service) -> bool:
-    t = service.tournament
+    t = service.registry
     return (
         t is not None
         and len(t.boards) == 1

@@ -120,7 +120,7 @@ async def test_the_mirror_takes_over_when_the_preferred_feed_stops(
             # Both feeds show 4 plies of each game: one board per game, driven by LCC.
             await lcc_relay.advance(8)
             await pgn_relay.advance(8)
-            t = service.tournament
+            t = service.registry
             assert t is not None
 
             def both_seen(n: int) -> bool:
@@ -190,7 +190,7 @@ async def test_a_stalled_preferred_feed_hands_over_without_waiting_for_a_new_mov
             await lcc_relay.stop()
             await pgn_relay.advance(4)  # then nothing more from anyone
             await mirror.wait(lambda m: {len(v) for v in shown(m).values()} == {6}, WAIT)
-            t = service.tournament
+            t = service.registry
             assert t is not None
             assert {g.source_active for g in t.boards.values()} == {"mirror"}
             assert shown(mirror) == {fid: moves[:6] for fid, moves in full.items()}

@@ -86,7 +86,7 @@ def write_pgn(path: Path, plies: int) -> None:
 
 def board_plies(service: Service) -> tuple[int, int]:
     """(plies, evaluated plies) of the one board."""
-    t = service.tournament
+    t = service.registry
     if t is None or len(t.boards) != 1:
         return (0, 0)
     g = next(iter(t.boards.values()))

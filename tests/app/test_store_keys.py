@@ -68,11 +68,11 @@ def fens(*moves: str) -> list[str]:
 async def play(service: Service, snap: GameSnapshot) -> None:
     async with running(service):
         service.on_snapshot(snap)
-        assert service.tournament is not None
+        assert service.registry is not None
 
         def done() -> bool:
-            assert service.tournament is not None
-            g = next(iter(service.tournament.boards.values()))
+            assert service.registry is not None
+            g = next(iter(service.registry.boards.values()))
             return g.plies == len(snap.moves) and g.evaluated_plies == g.plies
 
         await wait_until(done)

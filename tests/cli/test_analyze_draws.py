@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from livegain.cli import main
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import Tournament
 from livegain.engine.pool import EnginePool, SearchLimit
 
 DEPTH = 6
@@ -42,7 +42,7 @@ async def live(
     stockfish: str,
 ) -> tuple[list[list[int]], list[list[int | None]], set[tuple[int, int]]]:
     """Every game on a live board, each missing position evaluated by a real pool."""
-    t = Tournament(2860.0)
+    t = BoardRegistry(2860.0)
     ids = []
     for i, (fen, moves, _) in enumerate(GAMES, start=1):
         snap = GameSnapshot(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from livegain.cli.demo import data_path
-from livegain.core.game import Tournament
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.moments import time_trouble_moment
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.feeds.pgn import parse_pgn
@@ -15,7 +15,7 @@ from livegain.feeds.pgn import parse_pgn
 
 def test_the_demo_round_reaches_time_trouble_once() -> None:
     text = Path(data_path("demo-round.pgn")).read_text(encoding="utf-8")
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     moments = []
     for parsed in parse_pgn(text, "demo"):
         bid = t.apply(parsed.snapshot).board_id

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from broadcast_fakes import FakeLcc, FakeLichess, FakeRound, FakeTour
 from app.mirror import Mirror, evaluated
+from broadcast_fakes import FakeLcc, FakeLichess, FakeRound, FakeTour
 
 from livegain.cli import build_parser, main
 from livegain.cli.watch import watch_settings

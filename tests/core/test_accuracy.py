@@ -129,8 +129,8 @@ def test_accuracy_by_phase_uses_the_whole_game_weights() -> None:
 
 
 def test_live_accuracy_is_the_ledger_s_and_rolls_back_exactly() -> None:
+    from livegain.core.board.registry import BoardRegistry
     from livegain.core.events import GameSnapshot, PlayerInfo
-    from livegain.core.game import Tournament
     from livegain.core.rating import PAPER_ENGINE_RATING
     from livegain.publish import convert
 
@@ -146,7 +146,7 @@ def test_live_accuracy_is_the_ledger_s_and_rolls_back_exactly() -> None:
             board=1,
         )
 
-    def run(t: Tournament) -> None:
+    def run(t: BoardRegistry) -> None:
         for _ in range(200):
             reqs = t.pending()
             if not reqs:
@@ -155,7 +155,7 @@ def test_live_accuracy_is_the_ledger_s_and_rolls_back_exactly() -> None:
             cp = sum(map(ord, r.fen)) % 301 - 150
             t.record_eval(r.board_id, r.ply, r.fen, Evaluation(cp=cp))
 
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(12)).board_id
     assert bid is not None
     run(t)
@@ -169,7 +169,7 @@ def test_live_accuracy_is_the_ledger_s_and_rolls_back_exactly() -> None:
     assert state.black_accuracy is not None and state.black_accuracy.moves == 6
     # a correction back to 7 plies: the figures of a fresh board fed those 7
     t.apply(snap(7))
-    fresh = Tournament(PAPER_ENGINE_RATING)
+    fresh = BoardRegistry(PAPER_ENGINE_RATING)
     fb = fresh.apply(snap(7)).board_id
     assert fb is not None
     run(fresh)

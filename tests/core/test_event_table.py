@@ -11,6 +11,7 @@ import pytest
 from toy_human import forward_model, toy_prior, toy_wdl_model
 
 from livegain.core import tournament_odds
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.event_table import (
     DEFAULT_DRAW_RATE,
@@ -24,7 +25,6 @@ from livegain.core.event_table import (
     round_number,
 )
 from livegain.core.events import GameSnapshot, PlayerInfo, normalise_name
-from livegain.core.game import Tournament
 from livegain.core.standings import Result
 from livegain.core.tournament_odds import exact_win_odds
 
@@ -241,7 +241,7 @@ def test_round_numbers() -> None:
 
 
 def test_entry_of_a_board_takes_the_last_evaluated_position() -> None:
-    t = Tournament(engine_rating=2860.0)
+    t = BoardRegistry(engine_rating=2860.0)
     snap = GameSnapshot(
         source="t",
         white=PlayerInfo("Alpha, Ann", rating=2700),
@@ -310,7 +310,7 @@ def test_entry_of_takes_the_chances_the_board_shows() -> None:
     """A board with a human W/D/L model hands the table the model's chances,
     not the engine's, and its ratings-only layer for games not started."""
     human = toy_wdl_model()
-    t = Tournament(engine_rating=2860.0, wdl_model=human)
+    t = BoardRegistry(engine_rating=2860.0, wdl_model=human)
     snap = GameSnapshot(
         source="t",
         white=PlayerInfo("Alpha, Ann", rating=2700),

@@ -5,9 +5,10 @@ from __future__ import annotations
 import chess
 import pytest
 
+from livegain.core.board.registry import BoardRegistry
+from livegain.core.board.updates import BoardUpdate
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import BoardUpdate, Tournament
 from livegain.core.moments import (
     MomentTracker,
     expected_score,
@@ -69,7 +70,9 @@ def _snap(moves: list[str], result: str = "*") -> GameSnapshot:
     )
 
 
-def _evaluate(t: Tournament, evals: list[tuple[int, int | None, str]] = EVALS) -> list[BoardUpdate]:
+def _evaluate(
+    t: BoardRegistry, evals: list[tuple[int, int | None, str]] = EVALS
+) -> list[BoardUpdate]:
     fens = [chess.Board().fen()]
     b = chess.Board()
     for m in MOVES:
@@ -90,7 +93,7 @@ def _evaluate(t: Tournament, evals: list[tuple[int, int | None, str]] = EVALS) -
 
 
 def test_a_replayed_blunder_yields_a_moment_and_the_end_another() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     tracker = MomentTracker()
     applied = t.apply(_snap(MOVES[:6]))
     bid = applied.board_id
@@ -112,7 +115,7 @@ def test_a_replayed_blunder_yields_a_moment_and_the_end_another() -> None:
 
 
 def test_a_takeback_forgets_the_moment() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     tracker = MomentTracker()
     applied = t.apply(_snap(MOVES[:6]))
     assert applied.board_id is not None
@@ -132,7 +135,7 @@ def test_the_engines_own_move_is_never_a_mistake() -> None:
     moment."""
     assert is_engine_move("g7g6", "g7g6") and not is_engine_move("g8f6", "g7g6")
     assert not is_engine_move("g8f6", None)
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     tracker = MomentTracker()
     applied = t.apply(_snap(MOVES[:6]))
     bid = applied.board_id

@@ -6,9 +6,9 @@ from __future__ import annotations
 import chess
 import pytest
 
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import Tournament
 from livegain.core.producer import (
     DECISIVE_POINTS,
     JUST_ENDED_POINTS,
@@ -74,7 +74,7 @@ def _snap(board: int, moves: list[str], clocks: tuple[int, ...] = ()) -> GameSna
     )
 
 
-def _evaluate(t: Tournament) -> None:
+def _evaluate(t: BoardRegistry) -> None:
     """Level evaluations, but mate in 1 for White after 3...Nf6."""
     b = chess.Board()
     for m in BLUNDER:
@@ -90,12 +90,12 @@ def _evaluate(t: Tournament) -> None:
     raise AssertionError("evaluations never finished")
 
 
-def _states(t: Tournament, ids: list[str]) -> list[schema.BoardState]:
+def _states(t: BoardRegistry, ids: list[str]) -> list[schema.BoardState]:
     return [convert.board_state(t.board(b), engine="test") for b in ids]
 
 
 def test_a_decisive_blunder_tops_and_time_trouble_rises() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     ids = []
     for board in (1, 2, 3):
         bid = t.apply(_snap(board, QUIET if board != 2 else BLUNDER[:5])).board_id
@@ -124,7 +124,7 @@ def test_a_decisive_blunder_tops_and_time_trouble_rises() -> None:
 
 
 def test_standings_odds_are_matched_by_name() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(_snap(1, QUIET)).board_id
     assert bid is not None
     row = schema.StandingsRow(

@@ -3,8 +3,8 @@ time-trouble moment on a replayed game."""
 
 from __future__ import annotations
 
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import Tournament
 from livegain.core.moments import MomentTracker, is_time_trouble
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.core.timeuse import (
@@ -92,7 +92,7 @@ CLOCKS = [5399, 5405, 5000, 4000, 400, 290, 250, 100]
 
 
 def test_a_game_spends_and_falls_into_time_trouble() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     tracker = MomentTracker()
     applied = t.apply(_snap(4, CLOCKS))
     assert applied.board_id is not None

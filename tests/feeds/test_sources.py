@@ -15,8 +15,9 @@ import chess
 import pytest
 from pydantic import ValidationError
 
+from livegain.core.board.registry import BoardRegistry
+from livegain.core.board.sources import DEFAULT_TAKEOVER_AFTER
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import DEFAULT_TAKEOVER_AFTER, Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.feeds import LccFeedConfig, make_feed, parse_feed_config
 from livegain.feeds.base import SourceSink, source_sink
@@ -145,7 +146,7 @@ async def test_lcc_feed_carries_the_reported_position_and_the_group() -> None:
     assert last.moves[:4] == tuple(BEFORE) and last.tokens[4:] == ("Nd5", "Nf6", "Nxf6+")
     assert last.fens[4] == _jumped()
     # The game state goes on from the reported position through every poll.
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     for s in snaps:
         applied = t.apply(s)
     assert applied.board_id is not None

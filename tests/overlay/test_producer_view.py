@@ -11,9 +11,9 @@ import chess
 import pytest
 from playwright.sync_api import expect
 
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.publish import convert
 
@@ -40,7 +40,7 @@ def snap(board: int, moves: list[str], clocks: tuple[int, ...] = ()) -> GameSnap
     )
 
 
-def evaluate(t: Tournament) -> None:
+def evaluate(t: BoardRegistry) -> None:
     b = chess.Board()
     for m in BLUNDER:
         b.push_san(m)
@@ -55,7 +55,7 @@ def evaluate(t: Tournament) -> None:
     raise AssertionError("evaluations never finished")
 
 
-def publish(server: StaticServer, t: Tournament, bid: str) -> None:
+def publish(server: StaticServer, t: BoardRegistry, bid: str) -> None:
     server.set_board(convert.board_state(t.board(bid), engine="test"))
 
 
@@ -70,7 +70,7 @@ def order(page: Any) -> list[str]:
 def test_blunder_tops_time_trouble_rises_and_url_is_copied(
     static_server: StaticServer, page_factory: Any
 ) -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     ids = []
     for board in (1, 2, 3):
         bid = t.apply(snap(board, QUIET if board != 2 else BLUNDER[:5])).board_id

@@ -55,8 +55,8 @@ async def test_operator_removes_a_junk_board_everywhere(tmp_path: Path, stockfis
     async with running(tmp_path, stockfish, admin_token=TOKEN) as service:
         service.on_snapshot(snap("Junk", "Junk", 99))
         service.on_snapshot(snap("Real, A", "Real, B", 1, ("e4",)))
-        assert service.tournament is not None and service.store is not None
-        junk = next(b for b, g in service.tournament.boards.items() if g.board == 99)
+        assert service.registry is not None and service.store is not None
+        junk = next(b for b, g in service.registry.boards.items() if g.board == 99)
         port = service.server.port
         await asyncio.sleep(0.3)  # listed (a board gone before its diff is never listed)
         async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
@@ -66,17 +66,17 @@ async def test_operator_removes_a_junk_board_everywhere(tmp_path: Path, stockfis
             diff = await recv_until(ws, "boards_diff")
             while junk not in diff["removed"]:
                 diff = await recv_until(ws, "boards_diff")
-        assert junk not in service.tournament.boards
+        assert junk not in service.registry.boards
         assert junk not in [b for b, _ in service.store.load_snapshots()]
         assert not service.server.has_board(junk)
-        assert len(service.tournament.boards) == 1
+        assert len(service.registry.boards) == 1
 
 
 async def test_boards_without_moves_expire(tmp_path: Path, stockfish: str) -> None:
     async with running(tmp_path, stockfish, board_expiry=0.4) as service:
         service.on_snapshot(snap("Junk", "Junk", 99))
         service.on_snapshot(snap("Done, A", "Done, B", 2, ("e4", "e5")))
-        assert service.tournament is not None and service.store is not None
+        assert service.registry is not None and service.store is not None
         finished = GameSnapshot(
             source="feed",
             white=PlayerInfo("Done, A"),
@@ -88,9 +88,9 @@ async def test_boards_without_moves_expire(tmp_path: Path, stockfish: str) -> No
         )
         service.on_snapshot(finished)
         async with asyncio.timeout(10):
-            while len(service.tournament.boards) != 1:  # noqa: ASYNC110
+            while len(service.registry.boards) != 1:  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
-        (left,) = service.tournament.boards.values()
+        (left,) = service.registry.boards.values()
         assert left.board == 2  # a finished game stays
         assert [b for b, _ in service.store.load_snapshots()] == [left.board_id]
         assert service.server.board_ids() == [left.board_id]

@@ -8,9 +8,10 @@ import chess
 import pytest
 from toy_human import BELOW, forward_model, toy_wdl_model
 
+from livegain.core.board.registry import BoardRegistry
+from livegain.core.board.updates import BoardUpdate
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import BoardUpdate, Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.core.wdl import wdl_from_cp
 from livegain.publish import convert, schema
@@ -124,7 +125,7 @@ def expect(state: schema.BoardState) -> dict[str, object]:
 
 @pytest.mark.parametrize("calibrated", [False, True], ids=["algorithm4-only", "calibrated"])
 def test_updates_folded_by_a_client_give_the_snapshot(calibrated: bool) -> None:
-    t = Tournament(PAPER_ENGINE_RATING, model=toy_model() if calibrated else None)
+    t = BoardRegistry(PAPER_ENGINE_RATING, model=toy_model() if calibrated else None)
     first = t.apply(snap(MOVES[:4]))
     bid = first.board_id
     assert bid is not None
@@ -178,7 +179,7 @@ def test_updates_folded_by_a_client_give_the_snapshot(calibrated: bool) -> None:
 
 
 def test_board_state_fields() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(MOVES[:6])).board_id
     assert bid is not None
     for r in t.pending():
@@ -220,7 +221,7 @@ def test_board_state_fields() -> None:
 
 
 def test_summary_and_custom_start() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     fen = "8/8/4k3/8/8/3K4/4P3/8 w - - 0 1"
     bid = t.apply(snap(["e4", "Kd6"], initial_fen=fen, clocks=())).board_id
     assert bid is not None
@@ -236,7 +237,7 @@ def test_summary_and_custom_start() -> None:
 
 def test_wire_json_of_both_ratings() -> None:
     """The JSON a client gets: `perceived` (calibrated) beside `algorithm4`."""
-    t = Tournament(PAPER_ENGINE_RATING, model=toy_model())
+    t = BoardRegistry(PAPER_ENGINE_RATING, model=toy_model())
     bid = t.apply(snap(MOVES[:12])).board_id
     assert bid is not None
     core: list[BoardUpdate] = []
@@ -281,7 +282,7 @@ def test_wire_json_of_both_ratings() -> None:
 
 
 def test_error_count_reaches_the_wire() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap([*MOVES[:3], "Qxf7#"]))
     assert a.board_id is not None
     state = convert.board_state(t.board(a.board_id), engine=ENGINE)
@@ -305,7 +306,7 @@ def test_label_beside_every_number(
     """Every player gets a number; ``label`` says when his official rating
     lies outside the model's validated range; the snapshot, the summary and
     the updates agree, and ``form`` carries the same label."""
-    t = Tournament(PAPER_ENGINE_RATING, model=forward_model())
+    t = BoardRegistry(PAPER_ENGINE_RATING, model=forward_model())
     players = {
         "white": PlayerInfo("White, Player", rating=white_rating),
         "black": PlayerInfo("Black, Player", rating=black_rating),
@@ -340,7 +341,7 @@ def test_label_beside_every_number(
 def test_form_on_the_wire_follows_the_moves() -> None:
     """``white_form``/``black_form``: the official rating moved by this game's
     moves, in snapshots, updates and trace points; null without a rating."""
-    t = Tournament(PAPER_ENGINE_RATING, model=forward_model())
+    t = BoardRegistry(PAPER_ENGINE_RATING, model=forward_model())
     players = {
         "white": PlayerInfo("White, Player", rating=2500),
         "black": PlayerInfo("Black, Player"),
@@ -372,7 +373,7 @@ def test_eval_carries_the_human_wdl_beside_the_engine_s() -> None:
     engine's own, ``wdl_model`` names the model; without one ``wdl`` stays the
     engine's and ``wdl_model`` is null."""
     wdl_model = toy_wdl_model()
-    t = Tournament(PAPER_ENGINE_RATING, wdl_model=wdl_model)
+    t = BoardRegistry(PAPER_ENGINE_RATING, wdl_model=wdl_model)
     bid = t.apply(snap(MOVES[:6])).board_id
     assert bid is not None
     ups: list[schema.Update] = []
@@ -397,7 +398,7 @@ def test_eval_carries_the_human_wdl_beside_the_engine_s() -> None:
     assert ups[-1].eval == state.eval
     assert convert.board_summary(game).eval == state.eval
     # without a model: the engine's own W/D/L is shown, and named as no model
-    plain = Tournament(PAPER_ENGINE_RATING)
+    plain = BoardRegistry(PAPER_ENGINE_RATING)
     pid = plain.apply(snap(MOVES[:6])).board_id
     assert pid is not None
     for r in plain.pending():

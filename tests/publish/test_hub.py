@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from toy_human import forward_model, toy_wdl_model
 
-from livegain.core.game import BoardUpdate, Tournament
+from livegain.core.board.registry import BoardRegistry
+from livegain.core.board.updates import BoardUpdate
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.publish import convert, schema
 from livegain.publish.hub import (
@@ -38,7 +39,7 @@ def service_output(calibrated: bool) -> tuple[list[schema.Update], dict[int, sch
     """A board's updates as the service publishes them (core -> wire), and its
     state after some of them: {number of updates applied: state}."""
     # calibrated: with forward curves (form) and a human W/D/L model too
-    t = Tournament(
+    t = BoardRegistry(
         PAPER_ENGINE_RATING,
         model=forward_model() if calibrated else None,
         wdl_model=toy_wdl_model() if calibrated else None,

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import chess
 import pytest
 
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.publish import convert, schema
 from livegain.publish.moments import RecentMoments
@@ -105,7 +105,7 @@ def snapshot_bytes(state: schema.BoardState) -> bytes:
 
 def service_stream(board: int = 1) -> Stream:
     """A live game with evaluations, a correction and the result, as MQTT bodies."""
-    t = Tournament(PAPER_ENGINE_RATING, model=toy_model())
+    t = BoardRegistry(PAPER_ENGINE_RATING, model=toy_model())
     applied = t.apply(snap(MOVES[:4], board))
     bid = applied.board_id
     assert bid is not None

@@ -8,18 +8,18 @@ One concept per module:
 - :mod:`~livegain.core.board.updates`: the typed values a board hands out;
 - :mod:`~livegain.core.board.board`: one board (:class:`BoardGame`);
 - :mod:`~livegain.core.board.matching`: the keys a snapshot finds its board by;
-- :mod:`~livegain.core.board.registry`: every board (:class:`Tournament`).
+- :mod:`~livegain.core.board.registry`: every board (:class:`BoardRegistry`).
 
 Pure: no I/O, no clock, no asyncio. Feeds hand :class:`GameSnapshot` values to a
-:class:`Tournament`; it matches each one to a board and works out what changed.
+:class:`BoardRegistry`; it matches each one to a board and works out what changed.
 The service asks it which positions need an engine evaluation and hands the
 answers back. Every call returns typed :class:`BoardUpdate` values to publish.
 The rules are written out one at a time in ``docs/game-state.md``.
 
 The whole API::
 
-    t = Tournament(engine_rating=2860.0)        # engine=None: single peak at 0
-    t = Tournament(2860.0, max_plies=1000, max_boards=1000)   # limits (None: none)
+    t = BoardRegistry(engine_rating=2860.0)        # engine=None: single peak at 0
+    t = BoardRegistry(2860.0, max_plies=1000, max_boards=1000)   # limits (None: none)
     applied = t.apply(snapshot)                 # -> Applied (now=...: see "Sources" below)
     applied.board_id, applied.new_board, applied.info_changed, applied.takeover
     applied.updates                             # tuple[BoardUpdate, ...] to publish, in order
@@ -55,18 +55,18 @@ The whole API::
 ``perceived`` is Algorithm 4 (:mod:`livegain.core.rating`); ``calibrated``
 the calibrated estimate (:mod:`livegain.core.perceived`), present when the
 tournament was given a :class:`~livegain.core.perceived.PerceivedModel`
-(``Tournament(engine_rating, model=model)``), and ``form`` the player's
+(``BoardRegistry(engine_rating, model=model)``), and ``form`` the player's
 official rating (from the feed) updated by his moves (None without a rating).
 All three come with every update, and each trace point carries them.
 
 **Win/draw/loss.** With a human W/D/L model
-(:class:`~livegain.core.human_wdl.HumanWdlModel`, ``Tournament(...,
+(:class:`~livegain.core.human_wdl.HumanWdlModel`, ``BoardRegistry(...,
 wdl_model=m)``) the W/D/L shown for a position (``current_wdl``,
 ``start_wdl``, each ``PlyInfo.wdl``) is the model's, from the evaluation, the
 ply, the side to move and the players' official ratings; the engine's own
 W/D/L stays beside it (``engine_wdl``, None when the engine gives none).
 Without one the engine's W/D/L is shown, else the win-chance curve
-(:mod:`livegain.core.wdl`). ``Tournament(..., choose_models=f)`` picks the
+(:mod:`livegain.core.wdl`). ``BoardRegistry(..., choose_models=f)`` picks the
 models per board instead: ``f(snapshot) -> BoardModels``, called when the
 board is made and whenever its players, event or tags change (a pure
 lookup: the caller loads the models beforehand).

@@ -83,7 +83,7 @@ DEFAULT_MAX_PLIES = 1000
 class BoardGame:
     """One board's game: moves, clocks, result, evaluations and the ledger.
 
-    Read it through its properties; change it only through :class:`Tournament`.
+    Read it through its properties; change it only through :class:`BoardRegistry`.
     With a ``model`` every ledger it keeps also gives the calibrated estimate;
     with a ``wdl_model`` the W/D/L shown is the human model's;
     ``choose_models`` picks both from the board's snapshots instead.

@@ -40,7 +40,7 @@ from livegain.core.wdl import DEFAULT_DRAW_SHARE
 DEFAULT_MAX_BOARDS = 1000
 
 
-class Tournament:
+class BoardRegistry:
     """All boards of all feeds: matches snapshots to boards, routes evaluations.
 
     ``engine_rating`` is r_e for Algorithm 4; ``engine`` the engine's gain

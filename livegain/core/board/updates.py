@@ -165,7 +165,7 @@ class EvalRequest:
 @dataclass(frozen=True)
 class Applied:
     """What one snapshot did. ``takeover``: the source that now drives the board,
-    when this snapshot (or :meth:`Tournament.tick`) handed the board to another one."""
+    when this snapshot (or :meth:`BoardRegistry.tick`) handed the board to another one."""
 
     board_id: str | None
     new_board: bool = False

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from livegain.core.board.identity import positive_number, split_round
-from livegain.core.board.registry import Tournament
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.results import normalize_result
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
@@ -93,7 +93,7 @@ def test_mqtt_topic_round_r1_5_is_round_r1_board_5() -> None:
 
 def test_the_registry_files_r1_5_under_board_5_whatever_the_feed() -> None:
     """A PGN feed and a snapshot with the round left whole meet on one board."""
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     (g,) = parse_pgn('[Round "R1.5"]\n[White "Anand"]\n[Black "Kramnik"]\n\n1. e4 *')
     assert g.snapshot is not None
     a = t.apply(g.snapshot)

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from livegain.batch.analysis import AnnotatedGame, analyze
 from livegain.batch.engine_analysis import game_positions
+from livegain.core.board.board import BoardGame
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import (
     DRAW_WDL,
     Evaluation,
@@ -22,7 +24,6 @@ from livegain.core.evaluation import (
     repetitions,
     rule_evaluation,
 )
-from livegain.core.game import BoardGame, Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 
 from .test_game import clean_replay, evaluate_all, fens_of, score_of, snap
@@ -32,11 +33,11 @@ FIFTY = "8/5p2/4k3/8/8/4K3/8/7R w - - 99 80"  # the next quiet move is the 100th
 BISHOP = "4k3/8/8/8/8/8/3r4/2B1K3 w - - 0 1"  # Kxd2 leaves K+B against K
 
 
-def requested(t: Tournament) -> set[int]:
+def requested(t: BoardRegistry) -> set[int]:
     return {r.ply for r in t.pending()}
 
 
-def board_of(t: Tournament, moves: list[str], **kw: object) -> BoardGame:
+def board_of(t: BoardRegistry, moves: list[str], **kw: object) -> BoardGame:
     a = t.apply(snap(moves, **kw))
     assert a.board_id is not None and a.errors == ()
     return t.board(a.board_id)
@@ -52,7 +53,7 @@ def is_rule_draw(ev: Evaluation | None, rule: str) -> bool:
 
 
 def test_threefold_repetition_is_a_draw_without_the_engine() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     g = board_of(t, [*DANCE, "e4"])
     assert is_rule_draw(g.eval_at(8), "threefold-repetition")
     # Twice is not three times: the start position and ply 4 go to the engine.
@@ -62,7 +63,7 @@ def test_threefold_repetition_is_a_draw_without_the_engine() -> None:
 
 def test_threefold_repetition_as_the_current_position() -> None:
     """Moves one snapshot at a time: the third occurrence is scored on arrival."""
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     for n in range(1, len(DANCE) + 1):
         g = board_of(t, DANCE[:n])
         evaluate_all(t)
@@ -75,7 +76,7 @@ def test_gains_around_a_repetition_are_measured_from_the_draw() -> None:
     """The move into the third occurrence gives up its side's score (gain
     ``-s_7`` for Black's Ng8, scored 0); the next move starts from 0."""
     moves = [*DANCE, "e4", "e5"]
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     g = board_of(t, moves)
     evaluate_all(t)
     fens = fens_of(moves)
@@ -95,7 +96,7 @@ def test_gains_around_a_repetition_are_measured_from_the_draw() -> None:
 
 
 def test_takebacks_keep_the_repetition_right() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     g = board_of(t, DANCE)
     evaluate_all(t)
     # Ng8 taken back and Nc6 played instead: a new position, for the engine.
@@ -119,7 +120,7 @@ def test_takebacks_keep_the_repetition_right() -> None:
 
 
 def test_fifty_move_rule_from_the_hundredth_quiet_ply() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     g = board_of(t, ["Rh2", "Kd6", "Rh6+", "f6"], initial_fen=FIFTY)
     assert g.eval_at(0) is None  # 99 plies: not yet
     for ply in (1, 2, 3):
@@ -135,7 +136,7 @@ def test_fifty_move_rule_from_the_hundredth_quiet_ply() -> None:
 
 
 def test_a_start_position_past_fifty_moves_is_a_draw() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     g = board_of(t, ["Rh2"], initial_fen=FIFTY.replace(" 99 80", " 100 80"))
     assert is_rule_draw(g.eval_at(0), "fifty-moves") and requested(t) == set()
 
@@ -146,7 +147,7 @@ def test_a_start_position_past_fifty_moves_is_a_draw() -> None:
 def test_insufficient_material_after_a_capture_and_on() -> None:
     """K+B against K: every position from the capture on is a draw, those that
     play went on from included (not only the current one)."""
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     g = board_of(t, ["Kxd2", "Ke7", "Ke3"], initial_fen=BISHOP)
     for ply in (1, 2, 3):
         assert is_rule_draw(g.eval_at(ply), "insufficient-material"), ply
@@ -192,7 +193,7 @@ def test_repetitions_agree_with_python_chess(picks: list[int]) -> None:
         assert rule_evaluation(b) == rule_evaluation(b.copy(stack=False), n)
     game = chess.pgn.Game.from_board(b)
     batch = game_positions(game).ruled
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     g = board_of(t, [m.uci() for m in moves], initial_fen=START.fen())
     assert [g.eval_at(k) for k in range(len(moves) + 1)] == batch
 

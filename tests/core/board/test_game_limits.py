@@ -3,9 +3,9 @@ the last evaluated ply (a fixed case of what the property tests find by chance).
 
 from __future__ import annotations
 
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import PlayerInfo
-from livegain.core.game import Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 
 from .test_game import MODEL, OPERA, clean_replay, ev_of, evaluate_all, fens_of, snap, state_json
@@ -17,7 +17,7 @@ def test_correcting_the_last_evaluated_ply() -> None:
     """Every ply is evaluated; then the feed replaces the last one. Its old
     evaluation must go, the ledger must drop that ply, the new position must be
     asked for first, and once evaluated the board equals a clean replay."""
-    t = Tournament(PAPER_ENGINE_RATING, model=MODEL)
+    t = BoardRegistry(PAPER_ENGINE_RATING, model=MODEL)
     bid = t.apply(snap(OPERA[:12])).board_id
     assert bid is not None
     evaluate_all(t)
@@ -61,7 +61,7 @@ def test_correcting_the_last_evaluated_ply() -> None:
 
 
 def test_game_longer_than_max_plies_is_refused() -> None:
-    t = Tournament(PAPER_ENGINE_RATING, max_plies=10)
+    t = BoardRegistry(PAPER_ENGINE_RATING, max_plies=10)
     a = t.apply(snap(OPERA[:11]))
     assert a.board_id is None and a.updates == () and t.boards == {}
     (err,) = a.errors
@@ -85,7 +85,7 @@ def test_game_longer_than_max_plies_is_refused() -> None:
 
 
 def test_board_beyond_max_boards_is_refused() -> None:
-    t = Tournament(PAPER_ENGINE_RATING, max_boards=2)
+    t = BoardRegistry(PAPER_ENGINE_RATING, max_boards=2)
     ids = [
         t.apply(snap(OPERA[:2], board=k, white=PlayerInfo(f"W{k}"), black=PlayerInfo(f"B{k}")))
         for k in (1, 2, 3)
@@ -100,7 +100,7 @@ def test_board_beyond_max_boards_is_refused() -> None:
 
 
 def test_default_limits_are_generous() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     moves = ["Nf3", "Nf6", "Ng1", "Ng8"] * 250  # 1000 plies: the default limit
     a = t.apply(snap(moves))
     assert a.board_id is not None and a.errors == () and t.board(a.board_id).plies == 1000
@@ -111,7 +111,7 @@ def test_default_limits_are_generous() -> None:
 
 
 def test_pending_read_lazily_equals_the_full_list() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     for k, n in ((1, 7), (2, 3), (3, 0), (4, 12)):
         w, b = PlayerInfo(f"W{k}"), PlayerInfo(f"B{k}")
         t.apply(snap(OPERA[:n], board=k, white=w, black=b))
@@ -135,7 +135,7 @@ def test_pending_read_lazily_equals_the_full_list() -> None:
 
 
 def test_take_changed_names_boards_that_gained_positions() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap(OPERA[:4])).board_id
     b = t.apply(snap(["d4"], board=2, white=PlayerInfo("A"), black=PlayerInfo("B"))).board_id
     assert t.take_changed() == [a, b] and t.take_changed() == []

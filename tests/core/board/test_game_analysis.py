@@ -13,9 +13,9 @@ import livegain
 from livegain.batch.analysis import AnnotatedGame, analyze
 from livegain.batch.pgn_evals import annotated_from_pgn_evals
 from livegain.batch.pgnio import read_pgn_games
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 
 GOTC = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
@@ -50,7 +50,7 @@ def snap(sans: list[str], result: str = "*") -> GameSnapshot:
 
 def test_live_game_of_the_century_matches_batch_analysis(gotc: AnnotatedGame) -> None:
     scores = fen_scores(gotc)
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = None
     n = len(gotc.sans)
     for k in range(1, n + 1):

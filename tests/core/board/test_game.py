@@ -8,15 +8,12 @@ import chess
 import pytest
 from toy_models import toy_model
 
+from livegain.core.board.identity import board_slug
+from livegain.core.board.registry import BoardRegistry
+from livegain.core.board.results import dgt_signal_result
+from livegain.core.board.updates import BoardUpdate, Color
 from livegain.core.evaluation import Evaluation, gains
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import (
-    BoardUpdate,
-    Color,
-    Tournament,
-    board_slug,
-    dgt_signal_result,
-)
 from livegain.core.ledger import GameLedger
 from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
@@ -89,7 +86,7 @@ def snap(moves: list[str] | tuple[str, ...], **kw: object) -> GameSnapshot:
     return GameSnapshot(**args)  # type: ignore[arg-type]
 
 
-def evaluate_all(t: Tournament, limit: int = 10_000) -> list[BoardUpdate]:
+def evaluate_all(t: BoardRegistry, limit: int = 10_000) -> list[BoardUpdate]:
     out: list[BoardUpdate] = []
     for _ in range(limit):
         reqs = t.pending()
@@ -100,15 +97,15 @@ def evaluate_all(t: Tournament, limit: int = 10_000) -> list[BoardUpdate]:
     raise AssertionError("evaluations never finished")
 
 
-def state_json(t: Tournament, board_id: str) -> dict[str, object]:
+def state_json(t: BoardRegistry, board_id: str) -> dict[str, object]:
     state = convert.board_state(t.board(board_id), engine=ENGINE)
     return state.model_dump(mode="json", exclude={"seq"})
 
 
 def clean_replay(
     final: GameSnapshot, model: PerceivedModel | None = None
-) -> tuple[Tournament, str]:
-    t = Tournament(PAPER_ENGINE_RATING, model=model)
+) -> tuple[BoardRegistry, str]:
+    t = BoardRegistry(PAPER_ENGINE_RATING, model=model)
     bid = t.apply(final).board_id
     assert bid is not None
     evaluate_all(t)
@@ -128,7 +125,7 @@ def fens_of(moves: list[str], start: str = chess.STARTING_FEN) -> list[str]:
 
 
 def test_new_board_gets_moves_and_requests_latest_first() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap(OPERA[:6]))
     assert a.new_board and a.board_id == "test-r1-b1"
     assert [u.kind for u in a.updates] == ["move"] * 6
@@ -149,7 +146,7 @@ def test_new_board_gets_moves_and_requests_latest_first() -> None:
 
 
 def test_gains_and_perceived_follow_the_ledger() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA[:20])).board_id
     assert bid is not None
     evaluate_all(t)
@@ -167,7 +164,7 @@ def test_gains_and_perceived_follow_the_ledger() -> None:
 
 
 def test_calibrated_beside_algorithm4_follows_the_ledger() -> None:
-    t = Tournament(PAPER_ENGINE_RATING, model=MODEL)
+    t = BoardRegistry(PAPER_ENGINE_RATING, model=MODEL)
     bid = t.apply(snap(OPERA[:20])).board_id
     assert bid is not None
     ups = evaluate_all(t)
@@ -244,7 +241,7 @@ def test_calibrated_beside_algorithm4_follows_the_ledger() -> None:
 
 
 def test_without_a_model_only_algorithm4() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA[:6])).board_id
     assert bid is not None
     evaluate_all(t)
@@ -258,7 +255,7 @@ def test_without_a_model_only_algorithm4() -> None:
 
 
 def test_latest_eval_first_then_backfill_advances_contiguous_prefix() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA[:4])).board_id
     assert bid is not None
     fens = fens_of(OPERA[:4])
@@ -280,7 +277,7 @@ def test_latest_eval_first_then_backfill_advances_contiguous_prefix() -> None:
 
 
 def test_duplicate_evaluation_and_unknown_board_are_ignored() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA[:2])).board_id
     assert bid is not None
     evaluate_all(t)
@@ -292,7 +289,7 @@ def test_duplicate_evaluation_and_unknown_board_are_ignored() -> None:
 
 
 def test_checkmate_is_scored_without_the_engine_and_ends_the_game() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA)).board_id
     assert bid is not None
     g = t.board(bid)
@@ -308,7 +305,7 @@ def test_checkmate_is_scored_without_the_engine_and_ends_the_game() -> None:
 
 
 def test_correction_mid_game_equals_clean_replay() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     wrong = [*OPERA[:10], "Nc3", "Nf6", "Bc4", "Nc6"]
     first = t.apply(snap(wrong))
     bid = first.board_id
@@ -330,7 +327,7 @@ def test_correction_mid_game_equals_clean_replay() -> None:
 def test_calibrated_ratings_roll_back_exactly() -> None:
     """Takebacks and corrections leave the calibrated estimate and its trace
     as a clean replay of the final moves would."""
-    t = Tournament(PAPER_ENGINE_RATING, model=MODEL)
+    t = BoardRegistry(PAPER_ENGINE_RATING, model=MODEL)
     bid = t.apply(snap(OPERA[:16])).board_id
     assert bid is not None
     evaluate_all(t)
@@ -364,7 +361,7 @@ def test_calibrated_ratings_roll_back_exactly() -> None:
 
 
 def test_takeback_of_last_moves() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA[:12])).board_id
     assert bid is not None
     evaluate_all(t)
@@ -375,7 +372,7 @@ def test_takeback_of_last_moves() -> None:
 
 
 def test_duplicate_delivery_is_a_no_op() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     s = snap(OPERA[:16], clocks=tuple(range(5400, 5384, -1)))
     bid = t.apply(s).board_id
     assert bid is not None
@@ -392,7 +389,7 @@ def test_duplicate_delivery_is_a_no_op() -> None:
 
 
 def test_reset_board_to_empty() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA[:8])).board_id
     assert bid is not None
     evaluate_all(t)
@@ -407,7 +404,7 @@ def test_reset_board_to_empty() -> None:
 
 
 def test_game_restarted_under_the_same_game_id() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA[:8], game_id="g-1")).board_id
     assert bid is not None
     evaluate_all(t)
@@ -420,7 +417,7 @@ def test_game_restarted_under_the_same_game_id() -> None:
 
 def test_game_id_reused_for_a_new_game_keeps_the_board() -> None:
     # One file reused for game after game (TCEC style): the same GameId, new players.
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA[:8], game_id="g-1")).board_id
     assert bid is not None
     evaluate_all(t)
@@ -434,7 +431,7 @@ def test_game_id_reused_for_a_new_game_keeps_the_board() -> None:
 
 def test_positional_game_ids_reordered_like_livechess_cloud() -> None:
     # LiveChess Cloud numbers games by pairing index: after a reorder the ids move.
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     ab = dict(white=PlayerInfo("A"), black=PlayerInfo("B"))
     cd = dict(white=PlayerInfo("C"), black=PlayerInfo("D"))
     first_ab = t.apply(snap(["e4"], game_id="lcc:t:1:1", board=1, **ab)).board_id
@@ -452,7 +449,7 @@ def test_positional_game_ids_reordered_like_livechess_cloud() -> None:
 
 
 def test_new_start_position_resets_everything() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA[:4])).board_id
     assert bid is not None
     evaluate_all(t)
@@ -470,7 +467,7 @@ def test_new_start_position_resets_everything() -> None:
 
 def test_chess960_start_position() -> None:
     fen = "1r3k1r/pppppppp/8/8/8/8/PPPPPPPP/1R3K1R w HBhb - 0 1"
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     moves = ["g3", "g6", "O-O"]
     bid = t.apply(snap(moves, initial_fen=fen, tags=(("Variant", "Chess960"),))).board_id
     assert bid is not None
@@ -487,7 +484,7 @@ def test_chess960_start_position() -> None:
 
 
 def test_result_changes() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA[:10])).board_id
     assert bid is not None
     a = t.apply(snap(OPERA[:10], result="1-0"))
@@ -503,7 +500,7 @@ def test_result_changes() -> None:
 
 
 def test_unknown_result_is_an_error_and_counts_as_unfinished() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap(OPERA[:2], result="white resigned"))
     assert a.board_id is not None
     assert len(a.errors) == 1 and "white resigned" in a.errors[0].message
@@ -515,7 +512,7 @@ def test_unknown_result_is_an_error_and_counts_as_unfinished() -> None:
 
 
 def test_lost_clocks_keep_last_known_and_keep_moves() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA[:4], clocks=(5400, 5398, 5350, 5301))).board_id
     assert bid is not None
     g = t.board(bid)
@@ -533,7 +530,7 @@ def test_lost_clocks_keep_last_known_and_keep_moves() -> None:
 
 
 def test_boards_reordered_between_polls_stay_matched() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     p = [PlayerInfo(n) for n in ("Carlsen", "Giri", "Firouzja", "Rapport")]
     a1 = t.apply(snap(["e4"], white=p[0], black=p[1], board=1))
     a2 = t.apply(snap(["d4"], white=p[2], black=p[3], board=2))
@@ -547,7 +544,7 @@ def test_boards_reordered_between_polls_stay_matched() -> None:
 
 
 def test_round_and_board_from_round_tag() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap(["e4"], round="3.5", board=None))
     assert a.board_id == "test-r3-b5"
     g = t.board(a.board_id)
@@ -556,7 +553,7 @@ def test_round_and_board_from_round_tag() -> None:
 
 
 def test_matching_by_game_id_before_players() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap(["e4"], game_id="abc123"))
     b = t.apply(snap(["d4"], game_id="xyz789"))  # same players, same round: another game
     assert a.board_id == "test-gabc123" and b.board_id == "test-gxyz789"
@@ -566,7 +563,7 @@ def test_matching_by_game_id_before_players() -> None:
 
 
 def test_matching_by_round_and_players_uses_fide_ids() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     w = PlayerInfo("Carlsen, Magnus", fide_id="1503014")
     b = PlayerInfo("Caruana, Fabiano", fide_id="2020009")
     a = t.apply(snap(["e4"], white=w, black=b, board=None))
@@ -581,21 +578,21 @@ def test_matching_by_round_and_players_uses_fide_ids() -> None:
 
 
 def test_player_entered_late_keeps_the_board() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap(["e4"], black=PlayerInfo("?")))
     b = t.apply(snap(["e4", "e5"]))
     assert a.board_id == b.board_id and b.info_changed
 
 
 def test_name_normalisation() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap(["e4"], white=PlayerInfo("Firouzja,  Alireza"), board=None))
     b = t.apply(snap(["e4"], white=PlayerInfo("firouzja, alireza"), board=None))
     assert a.board_id == b.board_id
 
 
 def test_unidentifiable_game_is_reported_not_guessed() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     unknown = PlayerInfo("?")
     a = t.apply(snap(["e4"], white=unknown, black=unknown, board=None))
     assert a.board_id is None and len(a.errors) == 1 and not t.boards
@@ -616,7 +613,7 @@ def test_board_slug() -> None:
 
 
 def test_illegal_move_keeps_legal_prefix_while_other_board_carries_on() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     other = dict(white=PlayerInfo("A"), black=PlayerInfo("B"), board=2)
     bad = t.apply(snap([*OPERA[:4], "Qxh7", "Nc6"]))
     assert bad.board_id is not None
@@ -639,7 +636,7 @@ def test_illegal_move_keeps_legal_prefix_while_other_board_carries_on() -> None:
 
 
 def test_garbage_tokens_and_bad_fen_are_errors() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap(["e4", "", "Nf3"]))
     assert a.board_id is not None and len(a.errors) == 1 and a.errors[0].ply == 2
     a = t.apply(snap(["e4"], white=PlayerInfo("C"), board=3, initial_fen="not a fen"))
@@ -657,7 +654,7 @@ def test_garbage_tokens_and_bad_fen_are_errors() -> None:
     ],
 )
 def test_dgt_kings_in_the_centre_signals_the_result(tail: list[str], result: str) -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     moves = OPERA[:6]  # Black to move
     a = t.apply(snap([*moves, *tail]))
     assert a.board_id is not None
@@ -671,7 +668,7 @@ def test_dgt_kings_in_the_centre_signals_the_result(tail: list[str], result: str
 
 
 def test_king_move_to_centre_that_is_no_signal_is_an_error() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap([*OPERA[:6], "Kd4"]))  # only one king in the centre
     assert len(a.errors) == 1 and a.errors[0].san == "Kd4"
     board = chess.Board()
@@ -683,7 +680,7 @@ def test_king_move_to_centre_that_is_no_signal_is_an_error() -> None:
 
 
 def test_stale_evaluation_after_correction_is_ignored() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(OPERA[:6])).board_id
     assert bid is not None
     old = {r.ply: r for r in t.pending()}
@@ -703,7 +700,7 @@ def test_stale_evaluation_after_correction_is_ignored() -> None:
 
 
 def test_pending_interleaves_boards() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap(OPERA[:3])).board_id
     b = t.apply(snap(["d4"], white=PlayerInfo("A"), black=PlayerInfo("B"), board=2)).board_id
     got = [(r.board_id, r.ply, r.priority) for r in t.pending()]
@@ -713,7 +710,7 @@ def test_pending_interleaves_boards() -> None:
 
 
 def test_empty_game_asks_for_the_start_position() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap([]))
     assert a.board_id is not None and a.new_board and a.updates == ()
     reqs = t.pending()
@@ -726,7 +723,7 @@ def test_empty_game_asks_for_the_start_position() -> None:
 
 
 def test_dead_position_is_scored_without_the_engine() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap([], initial_fen="8/8/4k3/8/8/3K4/8/8 w - - 0 1"))
     assert a.board_id is not None and t.pending() == []
     g = t.board(a.board_id)
@@ -739,7 +736,7 @@ def test_backfill_passes_over_nothing_when_evaluations_land_while_it_is_read() -
     backfill: every position still missing must come out of the same scan.
     (Ranks counted afresh per turn skipped a board's ply 1 once its ply 0 was
     recorded mid-scan, and with nothing in flight the board stalled.)"""
-    t = Tournament(engine_rating=PAPER_ENGINE_RATING)
+    t = BoardRegistry(engine_rating=PAPER_ENGINE_RATING)
     for board in range(1, 6):
         t.apply(snap(["e4", "e5", "Nf3"], board=board, white=PlayerInfo(f"W{board}")))
     for g in t.boards.values():  # every latest position already known

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.test_game import ENGINE, OPERA, evaluate_all
+from core.board.test_game import ENGINE, OPERA, evaluate_all
+from livegain.core.board.registry import BoardRegistry
+from livegain.core.board.updates import Applied, BoardUpdate
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import Applied, BoardUpdate, Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.publish import convert
 
@@ -59,7 +60,7 @@ def mirror(n: int, at: float | None = None, **kw: object) -> GameSnapshot:
     return GameSnapshot(**args)  # type: ignore[arg-type]
 
 
-def state(t: Tournament, bid: str) -> dict[str, object]:
+def state(t: BoardRegistry, bid: str) -> dict[str, object]:
     s = convert.board_state(t.board(bid), engine=ENGINE).model_dump(mode="json")
     for key in ("board_id", "seq", "errors"):
         s.pop(key)
@@ -71,7 +72,7 @@ def plies_shown(updates: list[BoardUpdate]) -> list[int]:
 
 
 def test_the_same_game_from_two_sources_is_one_board() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(lcc(6, 0.0))
     b = t.apply(mirror(6, 1.0))
     assert a.board_id is not None and b.board_id == a.board_id
@@ -85,7 +86,7 @@ def test_the_same_game_from_two_sources_is_one_board() -> None:
 
 
 def test_a_backup_ahead_waits_then_takes_over_with_every_ply_once() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     shown: list[BoardUpdate] = []
     first = t.apply(lcc(10, 0.0))
     bid = first.board_id
@@ -108,7 +109,7 @@ def test_a_backup_ahead_waits_then_takes_over_with_every_ply_once() -> None:
     assert plies_shown(shown) == list(range(1, 17))
     assert g.sans == OPERA[:16]
     # Exactly what one source delivering the final game gives (names from the mirror).
-    clean = Tournament(PAPER_ENGINE_RATING)
+    clean = BoardRegistry(PAPER_ENGINE_RATING)
     cid = clean.apply(mirror(16, group=None)).board_id
     assert cid is not None
     evaluate_all(clean)
@@ -116,7 +117,7 @@ def test_a_backup_ahead_waits_then_takes_over_with_every_ply_once() -> None:
 
 
 def test_tick_hands_over_without_waiting_for_the_next_move() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(lcc(8, 0.0)).board_id
     assert bid is not None
     t.apply(mirror(9, 100.0))
@@ -131,7 +132,7 @@ def test_tick_hands_over_without_waiting_for_the_next_move() -> None:
 def test_a_driving_source_that_keeps_moving_is_not_replaced() -> None:
     """A mirror that polls faster is ahead now and then; each time the preferred
     source catches up, the wait starts again."""
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(lcc(4, 0.0)).board_id
     assert bid is not None
     for n in range(5, 20):
@@ -144,7 +145,7 @@ def test_a_driving_source_that_keeps_moving_is_not_replaced() -> None:
 
 
 def test_preferred_source_takes_the_board_back_when_it_is_not_behind() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(lcc(6, 0.0)).board_id
     assert bid is not None
     t.apply(mirror(10, 10.0))
@@ -161,7 +162,7 @@ def test_preferred_source_takes_the_board_back_when_it_is_not_behind() -> None:
 
 
 def test_a_preferred_source_arriving_later_drives_at_once() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     b = t.apply(mirror(6, 0.0))
     assert b.board_id is not None and t.board(b.board_id).source_active == "mirror"
     a = t.apply(lcc(6, 1.0))
@@ -170,7 +171,7 @@ def test_a_preferred_source_arriving_later_drives_at_once() -> None:
 
 
 def test_a_conflicting_backup_is_an_error_and_does_not_rewrite_the_board() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(lcc(10, 0.0)).board_id
     assert bid is not None
     wrong = [*OPERA[:8], "Bc4", "Qe7"]  # Bc4 was played at ply 11, not 9
@@ -194,7 +195,7 @@ def test_a_conflicting_backup_is_an_error_and_does_not_rewrite_the_board() -> No
 
 
 def test_a_conflicting_preferred_source_is_a_correction() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(mirror(10, 0.0)).board_id
     assert bid is not None
     fixed = (*OPERA[:6], "Nc3", "Nf6")
@@ -205,7 +206,7 @@ def test_a_conflicting_preferred_source_is_a_correction() -> None:
 
 
 def test_a_result_only_the_backup_has_counts_as_ahead() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(lcc(len(OPERA), 0.0)).board_id
     assert bid is not None
     g = t.board(bid)
@@ -217,7 +218,7 @@ def test_a_result_only_the_backup_has_counts_as_ahead() -> None:
 
 
 def test_without_time_no_takeover_happens_by_waiting() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(lcc(6)).board_id
     assert bid is not None
     t.apply(mirror(9))
@@ -229,7 +230,7 @@ def test_without_time_no_takeover_happens_by_waiting() -> None:
 
 
 def test_the_backups_own_takeover_delay_counts() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(lcc(6, 0.0)).board_id
     assert bid is not None
     quick = replace(mirror(8, 10.0), takeover_after=2.0)
@@ -238,7 +239,7 @@ def test_the_backups_own_takeover_delay_counts() -> None:
 
 
 def test_boards_of_one_group_stay_apart_by_players() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(lcc(4, 0.0))
     other = dict(
         white=PlayerInfo("Anderssen, Adolf", fide_id="300"),

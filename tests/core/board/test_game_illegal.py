@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import chess
 
-from core.test_game import OPERA, ev_of, evaluate_all, score_of
+from core.board.test_game import OPERA, ev_of, evaluate_all, score_of
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import Tournament
 from livegain.core.ledger import GameLedger
 from livegain.core.rating import PAPER_ENGINE_RATING
 
@@ -44,7 +44,7 @@ def knight_jump() -> tuple[list[str], str, list[str]]:
 
 def test_the_reported_position_after_an_illegal_move_is_where_the_game_goes_on() -> None:
     before, placement, after = knight_jump()
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     # The move as it happens: the last one, with the position the board reports.
     a = t.apply(snap([*before, after[0]], fens=(None, None, None, None, placement)))
     assert a.board_id is not None
@@ -76,7 +76,7 @@ def test_the_reported_position_after_an_illegal_move_is_where_the_game_goes_on()
 
 def test_a_placement_only_fen_keeps_the_game_alternating() -> None:
     before, placement, after = knight_jump()
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     # A FEN that says White is to move again: the list alternates, Black moves next.
     full = f"{placement} w KQkq - 0 3"
     a = t.apply(snap([*before, *after], fens=(None,) * 4 + (full,)))
@@ -87,7 +87,7 @@ def test_a_placement_only_fen_keeps_the_game_alternating() -> None:
 
 
 def test_a_king_left_in_check_goes_on_as_played_without_its_position_evaluated() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     moves = KING_LEFT_IN_CHECK
     # The move as it happens: alone at the end, it cannot be told from a typo yet.
     a = t.apply(snap(moves[:5]))
@@ -122,7 +122,7 @@ def test_a_king_left_in_check_goes_on_as_played_without_its_position_evaluated()
 
 
 def test_without_a_position_the_board_stops_before_the_move_and_is_marked() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     # 3.Qxh7: no queen move at all. The feed kept the legal prefix, passed the rest on.
     a = t.apply(snap(OPERA[:4], after_illegal=("Qxh7", "Nc6", "Bc4", "Nf6")))
     assert a.board_id is not None
@@ -154,7 +154,7 @@ def test_without_a_position_the_board_stops_before_the_move_and_is_marked() -> N
 
 
 def test_an_illegal_last_move_still_stops_the_board_as_before() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(snap([*OPERA[:4], "Qxh7"]))
     assert a.board_id is not None
     g = t.board(a.board_id)
@@ -163,14 +163,14 @@ def test_an_illegal_last_move_still_stops_the_board_as_before() -> None:
 
 
 def test_correcting_the_illegal_move_away_equals_a_clean_game() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     bid = t.apply(snap(KING_LEFT_IN_CHECK)).board_id
     assert bid is not None
     evaluate_all(t)
     fixed = ["e4", "e5", "f4", "Qh4+", "g3", "Qe7"]
     t.apply(snap(fixed))
     evaluate_all(t)
-    clean = Tournament(PAPER_ENGINE_RATING)
+    clean = BoardRegistry(PAPER_ENGINE_RATING)
     cid = clean.apply(snap(fixed)).board_id
     assert cid is not None
     evaluate_all(clean)

@@ -10,9 +10,10 @@ import chess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from livegain.core.board.registry import BoardRegistry
+from livegain.core.board.updates import EvalRequest
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import EvalRequest, Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.publish import convert
 
@@ -64,7 +65,7 @@ def snapshot(ucis: list[str], result: str, with_clocks: bool, san: bool) -> Game
     )
 
 
-def finish(t: Tournament) -> None:
+def finish(t: BoardRegistry) -> None:
     for _ in range(1000):
         reqs = t.pending()
         if not reqs:
@@ -83,7 +84,7 @@ def finish(t: Tournament) -> None:
 def test_any_interleaving_equals_clean_replay(data: st.DataObject) -> None:
     final = data.draw(line([], 24), label="final")
     final_result = data.draw(st.sampled_from(["*", "1-0", "1/2-1/2"]), label="result")
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     held: list[EvalRequest] = []  # requests answered late (maybe stale by then)
     last: GameSnapshot | None = None
     steps = data.draw(st.integers(0, 10), label="steps")
@@ -119,7 +120,7 @@ def test_any_interleaving_equals_clean_replay(data: st.DataObject) -> None:
         t.record_eval(r.board_id, r.ply, r.fen, ev_of(r.fen))
     finish(t)
 
-    ref = Tournament(PAPER_ENGINE_RATING)
+    ref = BoardRegistry(PAPER_ENGINE_RATING)
     bid = ref.apply(final_snap).board_id
     assert bid is not None
     finish(ref)

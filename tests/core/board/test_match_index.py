@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from core.test_game import OPERA
+from core.board.test_game import OPERA
 from livegain.core.board.board import BoardGame
 from livegain.core.board.identity import Identity, identity
 from livegain.core.board.matching import board_keys
-from livegain.core.board.registry import Tournament
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import Applied
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
@@ -32,7 +32,7 @@ ROUNDS = ("1", "2")
 BOARDS = 6
 
 
-class ScanAll(Tournament):
+class ScanAll(BoardRegistry):
     """The reference: every board is looked at, in board order."""
 
     def _candidates(self, src: str, group: str | None, ident: Identity) -> Iterable[BoardGame]:
@@ -108,7 +108,7 @@ def outcome(a: Applied) -> tuple[object, ...]:
     return (a.board_id, a.new_board, a.info_changed, a.takeover, [e.message for e in a.errors])
 
 
-def assert_index_is_current(t: Tournament) -> None:
+def assert_index_is_current(t: BoardRegistry) -> None:
     assert t._index_keys == {bid: board_keys(g) for bid, g in t.boards.items()}
     filed: dict[object, set[str]] = {}
     for bid, keys in t._index_keys.items():
@@ -121,7 +121,7 @@ def assert_index_is_current(t: Tournament) -> None:
 def test_indexed_matching_answers_as_a_scan_of_every_board(seed: int) -> None:
     rng = random.Random(seed)
     limit = rng.choice([None, 14])
-    t = Tournament(PAPER_ENGINE_RATING, max_boards=limit)
+    t = BoardRegistry(PAPER_ENGINE_RATING, max_boards=limit)
     ref = ScanAll(PAPER_ENGINE_RATING, max_boards=limit)
     slots = [(r, b) for r in ROUNDS for b in range(1, BOARDS + 1)]
     feed = Feed(
@@ -171,12 +171,12 @@ def pgn(k: int, white: str = "White", black: str = "Black", **kw: object) -> Gam
     return GameSnapshot(**args)  # type: ignore[arg-type]
 
 
-def looked_at(t: Tournament, snap: GameSnapshot) -> list[str]:
+def looked_at(t: BoardRegistry, snap: GameSnapshot) -> list[str]:
     return [g.board_id for g in t._candidates(snap.source, snap.group, identity(snap))]
 
 
 def test_a_game_is_matched_against_the_boards_it_may_be_not_every_board() -> None:
-    t = Tournament(PAPER_ENGINE_RATING, max_boards=None)
+    t = BoardRegistry(PAPER_ENGINE_RATING, max_boards=None)
     ids = [t.apply(pgn(k)).board_id for k in range(1, 201)]
     assert t.match(pgn(201)) is None and looked_at(t, pgn(201)) == []
     assert looked_at(t, pgn(7)) == [ids[6]]

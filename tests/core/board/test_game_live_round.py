@@ -10,9 +10,9 @@ import zlib
 from dataclasses import replace
 from pathlib import Path
 
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot
-from livegain.core.game import Tournament
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.feeds.pgn import parse_pgn
 from livegain.publish import convert
@@ -22,7 +22,7 @@ def ev_of(fen: str) -> Evaluation:
     return Evaluation(cp=zlib.crc32(fen.encode()) % 401 - 200, depth=8)
 
 
-def finish(t: Tournament) -> None:
+def finish(t: BoardRegistry) -> None:
     for _ in range(10_000):
         reqs = t.pending()
         if not reqs:
@@ -42,7 +42,7 @@ def test_round_relayed_live_equals_clean_replay(tata_steel: Path) -> None:
     finals = [g for g in games if g.round == "1"]
     assert len(finals) == 7 and all(not g.game_id for g in finals)
     rng = random.Random(2022)
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     longest = max(len(g.moves) for g in finals)
     truncations = 0
     for plies in range(0, longest + 5, 5):
@@ -67,7 +67,7 @@ def test_round_relayed_live_equals_clean_replay(tata_steel: Path) -> None:
 
     assert len(t.boards) == 7 and truncations == 1
     for i, final in enumerate(finals):
-        ref = Tournament(PAPER_ENGINE_RATING)
+        ref = BoardRegistry(PAPER_ENGINE_RATING)
         bid = ref.apply(cut(final, len(final.moves), i + 1, final.result)).board_id
         assert bid is not None
         finish(ref)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from livegain.core.board.registry import BoardRegistry
 from livegain.core.events import GameSnapshot, PlayerInfo, normalise_name, player_key
-from livegain.core.game import Tournament
-from livegain.core.game import player_key as exported
+from livegain.core.events import player_key as exported
 from livegain.core.rating import PAPER_ENGINE_RATING
 
 PRAGG_LCC = PlayerInfo("Praggnanandhaa, R", fide_id="25059530")
@@ -45,7 +45,7 @@ def game(white: PlayerInfo, black: PlayerInfo, source: str, **kw: object) -> Gam
 
 
 def test_name_variants_with_one_fide_id_are_one_player_across_sources() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(game(PRAGG_LCC, GUKESH, "lcc", board=2, group="tata"))
     renamed_gukesh = PlayerInfo("Dommaraju Gukesh", fide_id="46616543")
     b = t.apply(game(PRAGG_PGN, renamed_gukesh, "pgn", board=9, group="tata", priority=1))
@@ -53,7 +53,7 @@ def test_name_variants_with_one_fide_id_are_one_player_across_sources() -> None:
 
 
 def test_a_renamed_player_with_the_same_fide_id_keeps_his_board() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(game(PRAGG_LCC, GUKESH, "pgn"))
     b = t.apply(game(PRAGG_PGN, GUKESH, "pgn", moves=("e4", "e5", "Nf3")))
     assert b.board_id == a.board_id and len(t.boards) == 1
@@ -61,7 +61,7 @@ def test_a_renamed_player_with_the_same_fide_id_keeps_his_board() -> None:
 
 
 def test_the_same_name_with_other_fide_ids_is_two_players() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     one = PlayerInfo("Sharma, A", fide_id="1")
     two = PlayerInfo("Sharma, A", fide_id="2")
     a = t.apply(game(one, GUKESH, "pgn"))
@@ -71,7 +71,7 @@ def test_the_same_name_with_other_fide_ids_is_two_players() -> None:
 
 
 def test_without_a_fide_id_on_one_side_the_name_decides() -> None:
-    t = Tournament(PAPER_ENGINE_RATING)
+    t = BoardRegistry(PAPER_ENGINE_RATING)
     a = t.apply(game(PRAGG_LCC, GUKESH, "lcc", group="tata"))
     same = t.apply(game(PlayerInfo("R Praggnanandhaa"), GUKESH, "pgn", group="tata"))
     other = t.apply(game(PlayerInfo("Rameshbabu Praggnanandhaa"), GUKESH, "pgn", group="tata"))

@@ -7,11 +7,12 @@ import zlib
 
 from toy_human import forward_model, toy_wdl_model
 
+from livegain.core.board.registry import BoardRegistry
+from livegain.core.board.updates import BoardModels
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.core.game import BoardModels, Tournament, engine_wdl
 from livegain.core.rating import PAPER_ENGINE_RATING
-from livegain.core.wdl import position_wdl
+from livegain.core.wdl import engine_wdl, position_wdl
 from livegain.publish import convert
 
 MOVES = ["e4", "e5", "Nf3", "d6", "d4", "Bg4", "dxe5", "Bxf3", "Qxf3", "dxe5", "Bc4", "Nf6"]
@@ -41,14 +42,14 @@ def snap(moves: list[str], **kw: object) -> GameSnapshot:
     return GameSnapshot(**args)  # type: ignore[arg-type]
 
 
-def evaluate_all(t: Tournament) -> None:
+def evaluate_all(t: BoardRegistry) -> None:
     while reqs := t.pending():
         r = reqs[0]
         t.record_eval(r.board_id, r.ply, r.fen, ev_of(r.fen))
 
 
-def board(moves: list[str], **kw: object) -> tuple[Tournament, str]:
-    t = Tournament(PAPER_ENGINE_RATING, model=FMODEL, wdl_model=HUMAN)
+def board(moves: list[str], **kw: object) -> tuple[BoardRegistry, str]:
+    t = BoardRegistry(PAPER_ENGINE_RATING, model=FMODEL, wdl_model=HUMAN)
     bid = t.apply(snap(moves, **kw)).board_id
     assert bid is not None
     evaluate_all(t)
@@ -122,7 +123,7 @@ def test_shown_wdl_is_the_human_model_s_and_the_engine_s_stays_beside() -> None:
     info = g.moves()[4]
     assert info.wdl == g.wdl_at(5) and info.engine_wdl == g.engine_wdl_at(5)
     # without a model: as before, the engine's own
-    plain = Tournament(PAPER_ENGINE_RATING)
+    plain = BoardRegistry(PAPER_ENGINE_RATING)
     pid = plain.apply(snap(MOVES[:10])).board_id
     assert pid is not None
     evaluate_all(plain)
@@ -148,7 +149,7 @@ def test_models_chosen_per_board_from_the_snapshot() -> None:
             return BoardModels(None, rapid, wdl_fallback=False, wdl_why="rapid")
         return BoardModels(FMODEL, HUMAN, wdl_fallback=tc is None, wdl_why="classical")
 
-    t = Tournament(PAPER_ENGINE_RATING, choose_models=choose)
+    t = BoardRegistry(PAPER_ENGINE_RATING, choose_models=choose)
     bid = t.apply(snap(MOVES[:8])).board_id
     assert bid is not None
     evaluate_all(t)
