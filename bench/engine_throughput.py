@@ -55,7 +55,9 @@ import chess.pgn
 
 from livegain.batch.engine_analysis import game_positions
 from livegain.engine.cache import EvalCache
-from livegain.engine.pool import EnginePool, SearchLimit, default_workers
+from livegain.engine.launch import default_workers
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from raw_uci import RawEngine

@@ -32,7 +32,8 @@ sys.path.insert(0, str(REPO / "tests"))
 from brokers import PrivateBroker  # noqa: E402
 
 from livegain.core.evaluation import Evaluation  # noqa: E402
-from livegain.engine.pool import EnginePool, SearchLimit  # noqa: E402
+from livegain.engine.pool import EnginePool  # noqa: E402
+from livegain.engine.search import SearchLimit  # noqa: E402
 from livegain.mqtt.address import parse_mqtt_url  # noqa: E402
 from livegain.remote.evaluator import RemoteEvaluator  # noqa: E402
 

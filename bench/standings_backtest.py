@@ -174,7 +174,8 @@ def live_evaluations(
     import chess.pgn
 
     from livegain.engine.cache import EvalCache
-    from livegain.engine.pool import EnginePool, SearchLimit
+    from livegain.engine.pool import EnginePool
+    from livegain.engine.search import SearchLimit
 
     boards: dict[int, object] = {}
     with pgn.open(encoding="utf-8", errors="replace") as handle:

@@ -19,7 +19,7 @@ from livegain.core.human_wdl import (
     kind_of_time_control,
 )
 from livegain.core.perceived import PerceivedModel
-from livegain.engine.pool import SearchLimit
+from livegain.engine.search import SearchLimit
 
 log = structlog.get_logger("livegain.service")
 

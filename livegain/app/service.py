@@ -70,7 +70,8 @@ from livegain.core.human_wdl import (
 from livegain.core.moments import Moment, MomentTracker
 from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
-from livegain.engine.pool import EnginePool, SearchLimit
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 from livegain.feeds.base import Feed, make_feed
 from livegain.publish import convert, schema
 from livegain.publish.delay import (

@@ -31,8 +31,9 @@ from livegain.core.evaluation import (
 )
 from livegain.core.fen import fen
 from livegain.engine.cache import EvalCache
-from livegain.engine.launch import Launched
-from livegain.engine.pool import DEFAULT_ENGINE, EnginePool, PoolStats, SearchLimit
+from livegain.engine.launch import DEFAULT_ENGINE, Launched
+from livegain.engine.pool import EnginePool, PoolStats
+from livegain.engine.search import SearchLimit
 
 ProgressCallback = Callable[[int, int], None]
 

@@ -31,7 +31,8 @@ from livegain.core.histogram import GainHistogram
 from livegain.core.rating import PAPER_ENGINE_RATING, difference
 from livegain.core.tournament import EngineStrength, engine_strength
 from livegain.engine.cache import EvalCache
-from livegain.engine.pool import EnginePool, SearchLimit
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 
 #: Positions sampled for the engine's own gains by default.
 DEFAULT_SAMPLE = 1000

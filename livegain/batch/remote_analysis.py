@@ -13,7 +13,7 @@ import chess.pgn
 
 from livegain.batch.engine_analysis import annotate_all, game_positions, to_search
 from livegain.engine.cache import EvalCache
-from livegain.engine.pool import SearchLimit
+from livegain.engine.search import SearchLimit
 from livegain.mqtt.address import BrokerAddress
 from livegain.remote.evaluator import RemoteEvaluator
 from livegain.remote.protocol import DEFAULT_PREFIX

@@ -282,7 +282,7 @@ def _remote_games(args: argparse.Namespace, games: list[Any]) -> tuple[list[Anno
 
     from livegain.batch.remote_analysis import analyse_games_remote
     from livegain.cli.worker import broker_from_args
-    from livegain.engine.pool import SearchLimit
+    from livegain.engine.search import SearchLimit
 
     if args.workers is not None or args.engine is not None:
         raise CliError("--workers and --engine are the workers' own options, not --broker's")
@@ -326,7 +326,7 @@ def eval_source_of(
 
     limit = None
     if args.evals == "engine":
-        from livegain.engine.pool import SearchLimit
+        from livegain.engine.search import SearchLimit
 
         limit = SearchLimit.of(args.depth, args.nodes).describe()
     return eval_source(args.evals, headers, engine_name, limit)

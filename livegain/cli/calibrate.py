@@ -48,7 +48,9 @@ from livegain.cli._common import (
     table,
 )
 from livegain.engine.cache import CacheError
-from livegain.engine.pool import DEFAULT_ENGINE, EngineError, SearchLimit
+from livegain.engine.errors import EngineError
+from livegain.engine.launch import DEFAULT_ENGINE
+from livegain.engine.search import SearchLimit
 
 
 def register(sub: Any) -> None:

@@ -178,7 +178,7 @@ def run_live(args: argparse.Namespace) -> int:
     from livegain.app.logs import configure_logging
     from livegain.app.service import Service
     from livegain.config import ConfigError, load_settings
-    from livegain.engine.pool import EngineError
+    from livegain.engine.errors import EngineError
     from livegain.feeds.base import MqttFeedConfig, PgnHttpFeedConfig
     from livegain.feeds.replay import Replay, ReplayError
 

@@ -106,7 +106,7 @@ def run_service(
     renamed beside and the service starts with an empty one."""
     from livegain.app.logs import configure_logging
     from livegain.app.service import Service
-    from livegain.engine.pool import EngineError
+    from livegain.engine.errors import EngineError
     from livegain.publish.store import StoreError
 
     configure_logging(settings.log.level, settings.log.json_format)

@@ -153,7 +153,7 @@ def serve(settings: Settings) -> int:
     from livegain.app.service import Service
     from livegain.cli.demo import run_until_stopped
     from livegain.cli.serve import check_store
-    from livegain.engine.pool import EngineError
+    from livegain.engine.errors import EngineError
     from livegain.publish.store import StoreError
 
     configure_logging(settings.log.level, settings.log.json_format)

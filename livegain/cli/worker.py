@@ -84,7 +84,9 @@ def run(args: argparse.Namespace) -> int:
     import asyncio  # here: this module's broker options are imported by other commands
 
     from livegain.app.logs import configure_logging
-    from livegain.engine.pool import EnginePool, EngineStartError, SearchLimit
+    from livegain.engine.errors import EngineStartError
+    from livegain.engine.pool import EnginePool
+    from livegain.engine.search import SearchLimit
     from livegain.remote.worker import EngineWorker
 
     configure_logging("info", json_format=True)

@@ -1,4 +1,4 @@
-"""Engine evaluation: a pool of UCI processes, a persistent cache, batch analysis.
+"""Engine evaluation: a pool of UCI processes, its searches, a persistent cache.
 
 The names below are imported when first used, so that importing a light
 module of this package (``livegain.engine.launch``) costs nothing more.
@@ -10,11 +10,11 @@ import importlib
 from typing import Any
 
 _WHERE = {
-    "EngineError": "livegain.engine.pool",
+    "EngineError": "livegain.engine.errors",
     "EnginePool": "livegain.engine.pool",
-    "EngineSearchError": "livegain.engine.pool",
-    "EngineStartError": "livegain.engine.pool",
-    "SearchLimit": "livegain.engine.pool",
+    "EngineSearchError": "livegain.engine.errors",
+    "EngineStartError": "livegain.engine.errors",
+    "SearchLimit": "livegain.engine.search",
     "EvalCache": "livegain.engine.cache",
 }
 

@@ -14,6 +14,9 @@ import contextlib
 import os
 import shutil
 import subprocess
+from pathlib import Path
+
+from livegain.engine.errors import EngineStartError
 
 DEFAULT_ENGINE = "/usr/games/stockfish"
 
@@ -98,3 +101,24 @@ class Launched:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def resolve_engine_path(path: str) -> str:
+    """The engine executable: a path, or a bare name looked up on PATH.
+
+    Raises :class:`EngineStartError` naming ``path`` when it is missing, a
+    directory or not executable.
+    """
+    if os.sep not in path:
+        found = shutil.which(path)
+        if found is None:
+            raise EngineStartError(path, "not found on PATH")
+        return found
+    p = Path(path)
+    if not p.exists():
+        raise EngineStartError(path, "no such file")
+    if p.is_dir():
+        raise EngineStartError(path, "is a directory")
+    if not os.access(p, os.X_OK):
+        raise EngineStartError(path, "not executable")
+    return path

@@ -57,13 +57,9 @@ import structlog
 
 from livegain.core.evaluation import Evaluation, check_valid, terminal_evaluation
 from livegain.engine.cache import EvalCache
-from livegain.engine.pool import (
-    EngineError,
-    EnginePool,
-    EngineSearchError,
-    PoolClosedError,
-    SearchLimit,
-)
+from livegain.engine.errors import EngineError, EngineSearchError, PoolClosedError
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 from livegain.mqtt.address import BrokerAddress
 from livegain.mqtt.client import connect, payload_bytes, unique_client_id
 from livegain.mqtt.reconnect import reconnect_forever

@@ -39,7 +39,8 @@ import structlog
 
 from livegain import __version__
 from livegain.core.evaluation import Evaluation
-from livegain.engine.pool import EngineError, EnginePool
+from livegain.engine.errors import EngineError
+from livegain.engine.pool import EnginePool
 from livegain.mqtt.address import BrokerAddress
 from livegain.mqtt.client import connect, instance_name, payload_bytes, unique_client_id
 from livegain.mqtt.reconnect import reconnect_forever

@@ -12,7 +12,8 @@ from publish.helpers import toy_model
 
 from livegain.app.service import Service
 from livegain.config import Settings, load_settings
-from livegain.engine.pool import EnginePool, SearchLimit
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 
 __all__ = [
     "DEPTH",

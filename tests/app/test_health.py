@@ -19,7 +19,9 @@ from brokers import free_port
 from livegain.app.service import Service
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.engine.pool import EnginePool, EngineSearchError, SearchLimit
+from livegain.engine.errors import EngineSearchError
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 from livegain.feeds.base import FeedSink, PgnHttpFeedConfig
 
 from .conftest import DEPTH, running, settings_for

@@ -14,7 +14,8 @@ import pytest
 from livegain.app.service import STORE_FILE, Service
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.engine.pool import EnginePool, SearchLimit
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 from livegain.publish.store import Store
 
 from .conftest import DEPTH, CountingEvaluator, running, settings_for

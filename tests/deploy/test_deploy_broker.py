@@ -445,7 +445,7 @@ async def test_a_worker_user_cannot_clear_or_fake_another_workers_presence(
     third, and `worker` stays accepted with its real presence, answering jobs."""
     import chess
 
-    from livegain.engine.pool import SearchLimit
+    from livegain.engine.search import SearchLimit
     from livegain.mqtt.address import parse_mqtt_url
     from livegain.remote.evaluator import RemoteEvaluator
     from livegain.remote.protocol import Presence, decode, encode, presence_topic

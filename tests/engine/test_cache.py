@@ -12,7 +12,8 @@ import pytest
 
 from livegain.core.evaluation import Evaluation
 from livegain.engine.cache import CacheError, EvalCache
-from livegain.engine.pool import EnginePool, SearchLimit
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 
 from .conftest import FakeEngineFactory, fake_score, fake_searches
 

@@ -20,7 +20,7 @@ from livegain.calibration import (
 )
 from livegain.cli import main
 from livegain.core.rating import PAPER_ENGINE_RATING
-from livegain.engine.pool import SearchLimit
+from livegain.engine.search import SearchLimit
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,13 +13,9 @@ import chess.pgn
 import pytest
 
 from livegain.batch.engine_analysis import analyse_games
-from livegain.engine.pool import (
-    EnginePool,
-    EngineSearchError,
-    EngineStartError,
-    PoolClosedError,
-    SearchLimit,
-)
+from livegain.engine.errors import EngineSearchError, EngineStartError, PoolClosedError
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 
 from .conftest import FakeEngineFactory, child_pids, fake_score, fake_searches
 from .test_pool import direct_analysis

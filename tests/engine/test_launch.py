@@ -7,8 +7,10 @@ import asyncio
 import chess
 import pytest
 
+from livegain.engine.errors import EngineStartError
 from livegain.engine.launch import Launched
-from livegain.engine.pool import EnginePool, EngineStartError, SearchLimit
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 
 from .conftest import FakeEngineFactory, child_pids
 

@@ -13,7 +13,8 @@ import pytest
 from livegain.batch.engine_analysis import analyse_games, game_positions
 from livegain.core.evaluation import Evaluation, white_score
 from livegain.engine.cache import EvalCache
-from livegain.engine.pool import EnginePool, SearchLimit, evaluation_from_info
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit, evaluation_from_info
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(120)]
 

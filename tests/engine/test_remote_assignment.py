@@ -16,7 +16,8 @@ import chess
 import pytest
 from brokers import PrivateBroker
 
-from livegain.engine.pool import EnginePool, SearchLimit
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 from livegain.remote.protocol import (
     Eval,
     Job,

@@ -15,7 +15,8 @@ import chess
 import pytest
 from brokers import PrivateBroker
 
-from livegain.engine.pool import EnginePool, SearchLimit
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 from livegain.remote.protocol import Eval, Job, Limit, Result, decode, encode, jobs_topic
 from livegain.remote.tracker import JobTracker, result_problem
 

@@ -24,7 +24,8 @@ import pytest
 from brokers import PrivateBroker
 
 from livegain.core.evaluation import Evaluation
-from livegain.engine.pool import EnginePool, SearchLimit
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 from livegain.mqtt.address import parse_mqtt_url
 from livegain.remote.evaluator import RemoteEvaluator
 from livegain.remote.protocol import (

@@ -6,13 +6,9 @@ import chess
 import chess.engine
 import pytest
 
-from livegain.engine.pool import (
-    EnginePool,
-    EngineSearchError,
-    EngineStartError,
-    SearchLimit,
-    evaluation_from_result,
-)
+from livegain.engine.errors import EngineSearchError, EngineStartError
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit, evaluation_from_result
 from livegain.engine.uci import (
     SearchReader,
     SearchResult,

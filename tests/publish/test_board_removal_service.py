@@ -15,7 +15,8 @@ from websockets.asyncio.client import connect
 from livegain.app.service import Service
 from livegain.config import load_settings
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.engine.pool import EnginePool, SearchLimit
+from livegain.engine.pool import EnginePool
+from livegain.engine.search import SearchLimit
 
 from .helpers import recv_until, toy_model
 from .test_board_list import request
