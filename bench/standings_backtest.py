@@ -104,7 +104,7 @@ def main() -> None:
 def human_model(args: argparse.Namespace) -> tuple[HumanWdlModel | None, RatingsPrior, str] | None:
     """(the live model of the engine at --depth, the classical prior, why), or
     None (and a line) without a model file."""
-    from livegain.wdl_models import load_wdl_file, pick_wdl_model
+    from livegain.models.wdl import load_wdl_file, pick_wdl_model
 
     engine = engine_name(args.engine)
     model, why = pick_wdl_model(

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from livegain.core.evaluation import Evaluation
 from livegain.core.human_wdl import CLASSICAL_OTB, IDENTITY_KNOT, HumanWdlModel, Knot, RatingsPrior
 from livegain.core.wdl import position_wdl
-from livegain.wdl_models import pick_wdl_model
+from livegain.models.wdl import pick_wdl_model
 
 Position = tuple[Evaluation, int, float | None, float | None, bool]
 

@@ -30,7 +30,7 @@ def engine_rating_for(settings: Settings, engine_name: str, limit: SearchLimit) 
     Algorithm 4 uses the engine as a single peak at 0 (no engine histogram),
     as ``livegain analyze`` does, so that live and batch figures agree.
     """
-    from livegain.calibration import choose_engine_rating
+    from livegain.models.engine import choose_engine_rating
 
     rating, why = choose_engine_rating(engine_name, limit, settings.engine.rating)
     if "unreadable" in why:  # a broken calibration file must not stop the service
@@ -53,14 +53,14 @@ def perceived_model_for(
 ) -> tuple[PerceivedModel | None, str]:
     """The calibrated perceived-rating model for this engine, limit and
     rating ``scale`` ("fide", "lichess"), and a line saying why
-    (``livegain.calibration.find_perceived_model``: the exact model, else the
+    (``livegain.models.perceived.find_perceived_model``: the exact model, else the
     nearest depth's or the other scale's, said so).
 
     From ``engine.perceived_model`` when that is set, else from the shipped
     model file. A missing or broken file does not stop the service: it runs
     with Algorithm 4 only (``perceived: null``) and says why.
     """
-    from livegain.calibration import pick_perceived_model
+    from livegain.models.perceived import pick_perceived_model
 
     return pick_perceived_model(
         "engine", engine_name or None, limit, settings.engine.perceived_model, scale
@@ -74,13 +74,13 @@ def wdl_model_for(
     kind: str,
 ) -> tuple[HumanWdlModel | None, str]:
     """The human win/draw/loss model for this engine, limit and kind of game,
-    and a line saying why (``livegain.wdl_models.find_wdl_model``).
+    and a line saying why (``livegain.models.wdl.find_wdl_model``).
 
     From ``engine.wdl_model`` when that is set, else from the shipped model
     file. A missing or broken file does not stop the service: the engine's
     own W/D/L is shown (``wdl_model: null``) and the line says why.
     """
-    from livegain.wdl_models import pick_wdl_model
+    from livegain.models.wdl import pick_wdl_model
 
     return pick_wdl_model("engine", kind, engine_name or None, limit, settings.engine.wdl_model)
 

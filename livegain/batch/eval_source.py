@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from livegain.batch.annotated import annotator_engine
-from livegain.calibration import PAPER_SOURCE
 from livegain.core.elo import PAPER_ENGINE_RATING
+from livegain.models.engine import PAPER_SOURCE
 
 if TYPE_CHECKING:
     from livegain.core.human_wdl import HumanWdlModel
@@ -71,7 +71,7 @@ def default_engine_rating(source: EvalSource, given: float | None = None) -> tup
         return float(given), "--engine-rating"
     if source.evals == "pgn":
         return PAPER_ENGINE_RATING, PAPER_SOURCE
-    from livegain.calibration import choose_engine_rating
+    from livegain.models.engine import choose_engine_rating
 
     return choose_engine_rating(source.engine, source.limit, via=source.via)
 
@@ -82,7 +82,7 @@ def perceived_model(
     """The calibrated model for these evaluations (as ``livegain serve`` picks
     it for its engine) on the rating ``scale``, from the shipped file or
     ``path``, and a line saying which and why (or why there is none)."""
-    from livegain.calibration import pick_perceived_model
+    from livegain.models.perceived import pick_perceived_model
 
     return pick_perceived_model(source.evals, source.engine, source.limit, path, scale)
 
@@ -114,7 +114,7 @@ class WdlModels:
         kind = self.kind or kind_of_tags(headers)
         kept = self.used.get(kind)
         if kept is None:
-            from livegain.wdl_models import pick_wdl_model
+            from livegain.models.wdl import pick_wdl_model
 
             s = self.source
             model, why = pick_wdl_model(s.evals, kind, s.engine, s.limit, self.path)

@@ -42,7 +42,12 @@ if TYPE_CHECKING:
 # imported there.
 # NumPy's masked arrays too: np.unique imports them at its first call (NumPy 2),
 # which would otherwise be in the report, after the searches.
-_REPORT_MODULES = ("livegain.batch.analysis", "livegain.calibration", "numpy.ma")
+_REPORT_MODULES = (
+    "livegain.batch.analysis",
+    "livegain.models.engine",
+    "livegain.models.perceived",
+    "numpy.ma",
+)
 
 
 def _preload_report_modules(tables: bool) -> threading.Thread:
@@ -56,7 +61,8 @@ def _preload_report_modules(tables: bool) -> threading.Thread:
     def load() -> None:
         for name in names:
             importlib.import_module(name)
-        from livegain.calibration import CalibrationError, read_shipped_files
+        from livegain.models.files import CalibrationError
+        from livegain.models.perceived import read_shipped_files
 
         with contextlib.suppress(CalibrationError):  # the report says why when it picks
             read_shipped_files()

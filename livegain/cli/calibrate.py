@@ -32,13 +32,6 @@ from livegain.batch.engine_calibration import (
     round_or_none,
 )
 from livegain.batch.pgnio import PgnError, read_pgn_games
-from livegain.calibration import (
-    CalibrationError,
-    EngineCalibration,
-    config_path,
-    store_calibration,
-    today,
-)
 from livegain.cli._common import (
     CliError,
     add_engine_options,
@@ -51,6 +44,8 @@ from livegain.engine.cache import CacheError
 from livegain.engine.errors import EngineError
 from livegain.engine.launch import DEFAULT_ENGINE
 from livegain.engine.search import SearchLimit
+from livegain.models.engine import EngineCalibration, config_path, store_calibration
+from livegain.models.files import CalibrationError, today
 
 
 def register(sub: Any) -> None:

@@ -118,9 +118,9 @@ def run_batch(args: argparse.Namespace) -> int:
     from livegain.batch.analysis import analyze
     from livegain.batch.pgn_evals import annotated_games_from_pgn
     from livegain.batch.pgnio import PgnError, read_pgn_games
-    from livegain.calibration import pick_perceived_model
     from livegain.cli.analyze_tables import print_report
     from livegain.core.rating import PAPER_ENGINE_RATING
+    from livegain.models.perceived import pick_perceived_model
 
     try:
         games, _ = annotated_games_from_pgn(read_pgn_games(game_of_the_century_path()))

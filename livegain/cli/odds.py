@@ -129,8 +129,8 @@ def _game(args: argparse.Namespace) -> GameOdds:
 def _prior(args: argparse.Namespace) -> RatingsPrior:
     """The human model's ratings-only prior of ``--kind`` (a CliError when the
     model file has none)."""
-    from livegain.calibration import CalibrationError
-    from livegain.wdl_models import load_wdl_file, wdl_path
+    from livegain.models.files import CalibrationError
+    from livegain.models.wdl import load_wdl_file, wdl_path
 
     try:
         priors, _models = load_wdl_file()
@@ -161,7 +161,7 @@ def _human_current(args: argparse.Namespace, a_white: bool) -> tuple[GameOdds, s
     human model's live layer, and the model's name and why."""
     from livegain.batch.annotated import annotator_engine
     from livegain.core.evaluation import Evaluation
-    from livegain.wdl_models import pick_wdl_model
+    from livegain.models.wdl import pick_wdl_model
 
     if args.current_ply is None or args.current_ply < 0:
         raise CliError("--current-eval needs --current-ply N (plies played, at least 0)")

@@ -258,13 +258,9 @@ def run_fit(args: argparse.Namespace) -> int:
     if args.wdl:
         return _run_fit_wdl(args)
     from livegain.batch.validity import fit_model, player_moves
-    from livegain.calibration import (
-        CalibrationError,
-        config_path,
-        load_perceived_models,
-        store_perceived_model,
-        today,
-    )
+    from livegain.models.engine import config_path
+    from livegain.models.files import CalibrationError, today
+    from livegain.models.perceived import load_perceived_models, store_perceived_model
 
     base = None
     if args.base is not None:
@@ -311,7 +307,7 @@ def run_fit(args: argparse.Namespace) -> int:
         target = Path(args.output) if args.output else config_path().parent / "perceived.toml"
         stored = store_perceived_model(model, target)
     if args.json:
-        from livegain.calibration import perceived_model_toml
+        from livegain.models.perceived import perceived_model_toml
 
         print_json({"model": perceived_model_toml(model), "skipped": skipped})
     else:
@@ -337,7 +333,7 @@ def run_fit(args: argparse.Namespace) -> int:
 
 
 def _provenance(args: argparse.Namespace, source: str, games: int) -> dict[str, str]:
-    from livegain.calibration import today
+    from livegain.models.files import today
 
     return {
         "source": source,
@@ -353,8 +349,8 @@ def _run_fit_wdl(args: argparse.Namespace) -> int:
     from livegain.batch.validity import split_part
     from livegain.batch.wdl_fit import RatedResult, fit_model, fit_prior
     from livegain.batch.wdl_validity import scored_games
-    from livegain.calibration import config_path
-    from livegain.wdl_models import store_wdl
+    from livegain.models.engine import config_path
+    from livegain.models.wdl import store_wdl
 
     annotated, skipped, engine_name = _games(args)
     evals, engine, limit = _source(args, annotated, engine_name)
@@ -449,7 +445,7 @@ def run_validate(args: argparse.Namespace) -> int:
     if args.wdl:
         return _run_validate_wdl(args)
     from livegain.batch.validity import player_events, validate, validity_rows, write_plots
-    from livegain.calibration import pick_perceived_model
+    from livegain.models.perceived import pick_perceived_model
 
     annotated, skipped, engine_name = _games(args)
     evals, engine, limit = _source(args, annotated, engine_name)
@@ -509,7 +505,7 @@ def _engine_rating(
 
 def _run_validate_wdl(args: argparse.Namespace) -> int:
     from livegain.batch.wdl_validity import validate_wdl, write_reliability_plot
-    from livegain.wdl_models import pick_wdl_model
+    from livegain.models.wdl import pick_wdl_model
 
     annotated, skipped, engine_name = _games(args)
     evals, engine, limit = _source(args, annotated, engine_name)

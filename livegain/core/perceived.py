@@ -50,7 +50,7 @@ validated on FIDE games`` for a FIDE-scale model, whose data start at 2000).
 Move scores are held as integers (hundredths of a point), so a running sum
 adds and removes exactly and rollback is exact. Everything here is pure: the
 fitted parameters come in as a :class:`PerceivedModel`
-(``livegain.calibration.find_perceived_model`` reads the shipped ones).
+(``livegain.models.perceived.find_perceived_model`` reads the shipped ones).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from livegain.calibration import store_perceived_model
+from livegain.models.perceived import store_perceived_model
 
 from .conftest import DEPTH, toy_model
 

@@ -17,9 +17,9 @@ import chess
 from toy_human import forward_model, toy_prior, toy_wdl_model
 
 from livegain.app.service import Service
-from livegain.calibration import store_perceived_model
 from livegain.core.evaluation import Evaluation
-from livegain.wdl_models import store_wdl
+from livegain.models.perceived import store_perceived_model
+from livegain.models.wdl import store_wdl
 
 from .conftest import running, settings_for
 

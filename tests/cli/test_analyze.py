@@ -428,7 +428,7 @@ def test_engine_rating_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     import argparse
     from types import SimpleNamespace
 
-    import livegain.calibration
+    import livegain.models.engine
     from livegain.batch.eval_source import default_engine_rating as default_rating
     from livegain.cli.analyze import eval_source_of
 
@@ -447,7 +447,7 @@ def test_engine_rating_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
         seen.append((name, limit))
         return SimpleNamespace(rating=3123.0, name="Stockfish 15.1", limit="depth 8")
 
-    monkeypatch.setattr(livegain.calibration, "find_calibration", fake_find)
+    monkeypatch.setattr(livegain.models.engine, "find_calibration", fake_find)
     rating, source = default_engine_rating(args())
     assert rating == 3123.0 and source == "calibration: Stockfish 15.1 depth 8"
     assert seen[0][0] is None
@@ -511,8 +511,8 @@ def test_calibrated_perceived_beside_algorithm4(capsys: pytest.CaptureFixture[st
     """Every player-game carries the calibrated estimate of the shipped model for
     PGN evaluations, recomputed here by hand from its parameters, beside
     Algorithm 4's exact values."""
-    from livegain.calibration import find_perceived_model
     from livegain.core.perceived import MoveClasses
+    from livegain.models.perceived import find_perceived_model
 
     model, _ = find_perceived_model("pgn")
     assert model is not None and model.provenance["evals"] == "pgn"
@@ -612,8 +612,8 @@ def model_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, An
     """Model files of their own (the shipped ones are not assumed): perceived
     and W/D/L models for lichess's evaluations and for Stockfish 15.1 at depths
     10 and 12, and engine ratings at both depths."""
-    from livegain.calibration import store_perceived_model
-    from livegain.wdl_models import store_wdl
+    from livegain.models.perceived import store_perceived_model
+    from livegain.models.wdl import store_wdl
 
     perceived = tmp_path / "perceived.toml"
     models = {

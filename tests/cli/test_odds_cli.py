@@ -98,7 +98,7 @@ def human_prior(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     """A W/D/L model file of its own: a classical prior with a White advantage
     and a live model for Stockfish 15.1 at depth 10."""
     from livegain.core.human_wdl import IDENTITY_KNOT, HumanWdlModel, Knot, RatingsPrior
-    from livegain.wdl_models import store_wdl
+    from livegain.models.wdl import store_wdl
 
     prior = RatingsPrior("classical-otb", 35.0, 450.0, -0.6, 0.6, -1.7, 0.39)
     knots = (IDENTITY_KNOT, Knot(40, 1.0, 2.0, 1.0, 1.0, 0.0, 0.3, 0.3, 0.05))

@@ -14,8 +14,8 @@ import chess.pgn
 import pytest
 
 from livegain.batch.validity import split_part
-from livegain.calibration import find_perceived_model, load_perceived_models
 from livegain.cli import main
+from livegain.models.perceived import find_perceived_model, load_perceived_models
 
 
 def rated_game(rng: random.Random, number: int) -> str:
@@ -251,7 +251,7 @@ def wdl_file(sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_fit_wdl_writes_prior_and_model_with_provenance(wdl_file: Path) -> None:
-    from livegain.wdl_models import find_wdl_model, load_wdl_file
+    from livegain.models.wdl import find_wdl_model, load_wdl_file
 
     [prior], [model] = load_wdl_file(wdl_file)
     # the sample's Site is a URL: online games, the rapid kind

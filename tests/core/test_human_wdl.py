@@ -141,7 +141,7 @@ def test_per_mille_values_always_sum_to_1000() -> None:
 
 
 def test_shipped_models_are_found_by_source_and_kind() -> None:
-    from livegain.wdl_models import find_wdl_model
+    from livegain.models.wdl import find_wdl_model
 
     d10, why = find_wdl_model("engine", CLASSICAL_OTB, "Stockfish 15.1", "depth 10")
     assert d10 is not None and d10.kind == CLASSICAL_OTB and why == f"model {d10.name}"

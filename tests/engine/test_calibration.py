@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from livegain.calibration import (
-    CalibrationError,
+from livegain.cli import main
+from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.engine.search import SearchLimit
+from livegain.models.engine import (
     EngineCalibration,
     default_engine_histogram,
     default_engine_rating,
@@ -18,9 +20,7 @@ from livegain.calibration import (
     shipped_path,
     store_calibration,
 )
-from livegain.cli import main
-from livegain.core.rating import PAPER_ENGINE_RATING
-from livegain.engine.search import SearchLimit
+from livegain.models.files import CalibrationError
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -46,8 +46,8 @@ def write_test_model(path: Path) -> Path:
     centipawns it lost (2600 for none, 200 less per band), the estimate is the mean
     score (shrunk toward the prior while too early) with a 95 % interval of
     -450/+450 from 5 moves and -350/+350 from 10."""
-    from livegain.calibration import store_perceived_model
     from livegain.core.perceived import MoveBin, MoveClasses, PerceivedModel
+    from livegain.models.perceived import store_perceived_model
 
     classes = MoveClasses()
     losses = len(classes.loss_edges) + 1
@@ -76,7 +76,7 @@ def model_for_pictures(tmp: Path) -> Path | None:
     """For the tests that take the docs' pictures: None (``livegain serve`` then
     uses the shipped model) when a model is shipped, else the tests' own, written
     into ``tmp`` (pictures taken that way are for checking, not for the docs)."""
-    from livegain.calibration import load_perceived_models
+    from livegain.models.perceived import load_perceived_models
 
     return None if load_perceived_models() else write_test_model(tmp / "perceived.toml")
 

@@ -1,6 +1,6 @@
 """The shipped human win/draw/loss models: ``config/wdl.toml``.
 
-As for the perceived-rating models (``livegain.calibration``), one file in the
+As for the perceived-rating models (:mod:`livegain.models.perceived`), one file in the
 source tree is the source of truth; the package reaches it as
 ``livegain/data/wdl.toml``, a symbolic link that the wheel build turns into a
 copy. ``livegain fit --wdl ... --write-config`` rewrites it.
@@ -17,17 +17,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-from livegain.calibration import (
+from livegain.core.human_wdl import CLASSICAL_OTB, KINDS, HumanWdlModel, Knot, RatingsPrior
+from livegain.models.files import (
     PROVENANCE_KEYS,
     CalibrationError,
     LimitLike,
-    _read_toml,
     choose_for_source,
     numbers_from_table,
     numbers_to_table,
+    read_toml,
     reading_table,
 )
-from livegain.core.human_wdl import CLASSICAL_OTB, KINDS, HumanWdlModel, Knot, RatingsPrior
 
 #: Environment variable naming another W/D/L model file.
 ENV_PATH = "LIVEGAIN_WDL_MODELS"
@@ -94,7 +94,7 @@ def _model(path: Path, number: int, raw: Any, priors: dict[str, RatingsPrior]) -
 def load_wdl_file(path: str | Path | None = None) -> tuple[list[RatingsPrior], list[HumanWdlModel]]:
     """Every prior and model of the file (empty lists when there is none)."""
     p = Path(path) if path is not None else wdl_path()
-    data = _read_toml(p)
+    data = read_toml(p)
     raw_priors = data.get("prior", [])
     raw_models = data.get("model", [])
     if not isinstance(raw_priors, list) or not isinstance(raw_models, list):
