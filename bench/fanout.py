@@ -30,9 +30,10 @@ import trustme
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, broadcast
 
-from livegain.publish.hub import Send
+from livegain.publish.actions import Send
+from livegain.publish.limits import ServerLimits
 from livegain.publish.schema import BoardState, EvalInfo, Player, Ply, Update
-from livegain.publish.server import LiveServer, ServerLimits
+from livegain.publish.server import LiveServer
 
 LIMITS = ServerLimits(max_connections_per_ip=0)  # every client comes from 127.0.0.1
 

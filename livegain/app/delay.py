@@ -30,7 +30,7 @@ from livegain.publish.delay import (
     decode_held,
     encode_item,
 )
-from livegain.publish.hub import BoardEntry
+from livegain.publish.entry import BoardEntry
 from livegain.publish.store import Store
 
 log = structlog.get_logger("livegain.service")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from livegain.publish import schema
-from livegain.publish.hub import BoardEntry
+from livegain.publish.entry import BoardEntry
 from livegain.publish.mqtt import MqttPublisher
 from livegain.publish.server import LiveServer
 

@@ -78,9 +78,10 @@ from livegain.publish.delay import (
     DelayLine,
     Remove,
 )
-from livegain.publish.hub import BoardEntry
+from livegain.publish.entry import BoardEntry
+from livegain.publish.limits import server_limits
 from livegain.publish.mqtt import MqttPublisher
-from livegain.publish.server import LiveServer, ServerLimits
+from livegain.publish.server import LiveServer
 from livegain.publish.store import Store
 from livegain.remote.evaluator import RemoteEvaluator
 
@@ -157,19 +158,7 @@ class Service:
         self.server = LiveServer(
             settings.server.host,
             settings.server.port,
-            limits=ServerLimits(
-                max_message_bytes=settings.server.max_message_bytes,
-                soft_backlog=settings.server.soft_backlog_kb * 1024,
-                stale_timeout=settings.server.stale_timeout,
-                max_clients=settings.server.max_connections,
-                max_connections_per_ip=settings.server.max_connections_per_ip,
-                max_subscriptions=settings.server.max_subscriptions,
-                max_board_id=settings.server.max_board_id,
-                origins=tuple(settings.server.origins),
-                cors_origins=tuple(settings.server.cors_origins),
-                board_page=settings.server.board_page,
-                board_list_interval=settings.server.board_list_interval,
-            ),
+            limits=server_limits(settings.server),
             health=self.health,
             admin_token=settings.server.admin_token,
             ssl=settings.server.ssl_context(),

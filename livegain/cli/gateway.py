@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
 
     from livegain.app.logs import configure_logging
     from livegain.publish.gateway import Gateway
-    from livegain.publish.server import LiveServer, ServerLimits, raise_fd_limit
+    from livegain.publish.limits import server_limits
+    from livegain.publish.server import LiveServer, raise_fd_limit
 
     configure_logging(settings.log.level, settings.log.json_format)
     s = settings.server
@@ -95,19 +96,7 @@ def run(args: argparse.Namespace) -> int:
     live = LiveServer(
         s.host,
         s.port,
-        limits=ServerLimits(
-            max_message_bytes=s.max_message_bytes,
-            soft_backlog=s.soft_backlog_kb * 1024,
-            stale_timeout=s.stale_timeout,
-            max_clients=s.max_connections,
-            max_connections_per_ip=s.max_connections_per_ip,
-            max_subscriptions=s.max_subscriptions,
-            max_board_id=s.max_board_id,
-            origins=tuple(s.origins),
-            cors_origins=tuple(s.cors_origins),
-            board_page=s.board_page,
-            board_list_interval=s.board_list_interval,
-        ),
+        limits=server_limits(s),
         ssl=s.ssl_context(),
         compression=s.compression,
         reuse_port=s.reuse_port,

@@ -45,7 +45,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from livegain.publish.hub import SeqGap, apply_update
+from livegain.publish.fold import SeqGap, apply_update
 from livegain.publish.schema import BoardState, Update
 
 CHECKPOINT_EVERY = 32

@@ -53,7 +53,8 @@ from websockets.exceptions import (
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 
-from livegain.publish.hub import Hub, ServerLimits, ServerStats
+from livegain.publish.hub import Hub, ServerStats
+from livegain.publish.limits import ServerLimits
 
 log = structlog.get_logger("livegain.publish.http")
 

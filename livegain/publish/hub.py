@@ -44,9 +44,9 @@ server uses its connections). What the hub owns:
   ``stale_timeout`` seconds, or whose buffer passes ``hard_backlog``, is
   aborted.
 
-:func:`apply_update` folds an ``update`` into a board state as the overlays'
-``lib.js`` ``applyUpdate`` does (for a process fed by updates, such as a
-gateway reading MQTT).
+Its parts: :mod:`.actions` (what it returns), :mod:`.entry` (board entries),
+:mod:`.limits`, :mod:`.validation` (why a client message was refused);
+:mod:`.fold` folds an ``update`` into a state, for processes fed by updates.
 """
 
 from __future__ import annotations
@@ -58,6 +58,9 @@ from typing import Generic, TypeVar
 import structlog
 from pydantic import TypeAdapter, ValidationError
 
+from livegain.publish.actions import Action, BoardsChanged, Close, Send
+from livegain.publish.entry import BoardEntry, ListKey, StateLike, splice
+from livegain.publish.limits import ServerLimits
 from livegain.publish.moments import RecentMoments
 from livegain.publish.schema import (
     Boards,
@@ -65,20 +68,18 @@ from livegain.publish.schema import (
     BoardState,
     BoardSummary,
     ClientMessage,
-    Clocks,
     Error,
     Hello,
     ListBoards,
     Ping,
     Pong,
-    Snapshot,
     Subscribe,
     SubscribeStandings,
-    TracePoint,
     Unsubscribe,
     UnsubscribeStandings,
     Update,
 )
+from livegain.publish.validation import describe_validation
 
 log = structlog.get_logger("livegain.publish.hub")
 
@@ -93,64 +94,6 @@ MAX_EVENT_NAME = 255
 
 CLOSE_POLICY = 1008
 """Close code for a client that broke the protocol too often."""
-
-
-# ------------------------------------------------------------------ limits
-
-
-@dataclass(frozen=True)
-class ServerLimits:
-    """Bounds that protect a server from slow or hostile clients.
-
-    The hub applies the message, subscription, board-list and backlog limits;
-    the adapter the connection ones (frame size, connection counts, origins,
-    keepalive, fan-out chunks).
-    """
-
-    max_message_bytes: int = 4096
-    """Client messages above this size get an ``error`` (the connection stays)."""
-    max_frame_bytes: int = 65536
-    """Frames above this size close the connection (code 1009)."""
-    max_errors: int = 20
-    """Protocol errors tolerated per connection before it is closed (1008)."""
-    max_subscriptions: int = 64
-    """Board ids one client may subscribe to (``"*"`` counts as one); beyond:
-    an ``error`` (the connection stays)."""
-    max_board_id: int = 96
-    """Longest board id a client may name (the service's ids are shorter)."""
-    max_clients: int = 10_000
-    """WebSocket connections beyond this are refused (HTTP 503)."""
-    max_connections_per_ip: int = 64
-    """WebSocket connections per client address beyond this are refused (HTTP
-    429); 0: no limit. Behind a reverse proxy every client has its address:
-    limit there instead."""
-    origins: tuple[str, ...] = ()
-    """Origins whose pages may open ``/ws`` besides the server's own host (any
-    port); ``"*"``: any; ``"null"``: local files. A client that sends no
-    ``Origin`` (OBS, tools) is always allowed; others get HTTP 403."""
-    cors_origins: tuple[str, ...] = ()
-    """Origins that get ``Access-Control-Allow-Origin`` on HTTP answers (``"*"``:
-    any); none by default."""
-    board_page: int = 100
-    """Boards in ``hello`` and at most per ``list_boards`` page."""
-    board_list_interval: float = 0.5
-    """Seconds board-list changes are gathered into one ``boards_diff``."""
-    rate: float = 20.0
-    """Client messages per second allowed on average (a token bucket) ..."""
-    burst: int = 40
-    """... with bursts up to this many; beyond, messages get an ``error``."""
-    soft_backlog: int = 256 * 1024
-    """Write-buffer bytes above which a client stops getting updates (resync later)."""
-    low_backlog: int = 16 * 1024
-    """Write-buffer bytes below which a stale client receives its snapshots."""
-    hard_backlog: int = 8 * 1024 * 1024
-    """Write-buffer bytes above which a client is disconnected at once."""
-    stale_timeout: float = 30.0
-    """Seconds a stale client may take to drain before it is disconnected."""
-    fanout_chunk: int = 500
-    """Clients written per event-loop iteration when one message goes to many."""
-    ping_interval: float | None = 20.0
-    ping_timeout: float | None = 20.0
 
 
 @dataclass
@@ -175,237 +118,6 @@ class ServerStats:
     boards_removed: int = 0
     board_list_diffs: int = 0
     """``boards_diff`` messages sent (each to every client)."""
-
-
-# ----------------------------------------------------------------- actions
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Send(Generic[C]):
-    """Write ``data`` (a serialised server message, JSON text) to each client."""
-
-    clients: Sequence[C]
-    data: bytes
-    board_id: str | None = None
-    """The board this message is about: not written to a client stale for it
-    (:meth:`Hub.recipients`), nor to one above the soft backlog (report it
-    with :meth:`Hub.lagging`)."""
-    board_list: bool = False
-    """A board-list message (``boards_diff``, a ``boards`` page): the same
-    checks, the client being stale for the list. Messages with none of these
-    (hello, pong, error) are always written."""
-    standings: str | None = None
-    """The event whose ``standings`` message this is: the same checks, the
-    client being stale for that event's standings (the latest on resync)."""
-
-    @property
-    def checked(self) -> bool:
-        """Whether the stale and backlog checks apply to this message."""
-        return self.board_id is not None or self.board_list or self.standings is not None
-
-
-@dataclass(frozen=True, slots=True)
-class Close(Generic[C]):
-    """Close ``client``'s connection: with ``code`` and ``reason``, or at once
-    (``abort``: its write buffer is full, a close frame would wait behind it)."""
-
-    client: C
-    code: int
-    reason: str
-    abort: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class BoardsChanged:
-    """The board list changed (a ``boards_diff`` went out): ``data`` is the
-    whole list, a ``boards`` message with ``reset`` true."""
-
-    data: bytes
-
-
-Action = Send[C] | Close[C] | BoardsChanged
-
-
-# ------------------------------------------------------------------ boards
-
-
-def summary_of(state: BoardState) -> BoardSummary:
-    """The short form of a board for board lists."""
-    return BoardSummary(
-        board_id=state.board_id,
-        tournament=state.tournament,
-        round=state.round,
-        board=state.board,
-        white=state.white,
-        black=state.black,
-        result=state.result,
-        plies=len(state.moves),
-        eval=state.eval,
-        white_perceived=state.white_perceived,
-        black_perceived=state.black_perceived,
-        white_form=state.white_form,
-        black_form=state.black_form,
-        white_algorithm4=state.white_algorithm4,
-        black_algorithm4=state.black_algorithm4,
-        delay=state.delay,
-    )
-
-
-ListKey = tuple[str, str, str, str]
-"""What a board-list entry shows that can change: id, players, result."""
-
-
-class BoardEntry:
-    """One board's state with its messages serialised once, when first needed.
-
-    Built from a state, or from a function that builds it (called at most
-    once, when a snapshot, a summary or the board list needs it). Publishers
-    that share one entry (the WebSocket server and the MQTT publisher) send
-    the same ``snapshot`` bytes.
-    """
-
-    __slots__ = ("_factory", "_list_key", "_snapshot", "_state", "_summary", "_summary_json")
-
-    def __init__(self, state: BoardState | Callable[[], BoardState]) -> None:
-        self._state: BoardState | None = None
-        self._factory: Callable[[], BoardState] | None = None
-        if isinstance(state, BoardState):
-            self._state = state
-        else:
-            self._factory = state
-        self._snapshot: bytes | None = None
-        self._summary: BoardSummary | None = None
-        self._summary_json: bytes | None = None
-        self._list_key: ListKey | None = None
-
-    @property
-    def list_key(self) -> ListKey:
-        """What the board list shows of this board that may change (the state
-        is built for it unless it was set)."""
-        if self._list_key is None:
-            st = self.state
-            self._list_key = (st.board_id, st.white.name, st.black.name, st.result)
-        return self._list_key
-
-    @list_key.setter
-    def list_key(self, key: ListKey) -> None:
-        self._list_key = key
-
-    @classmethod
-    def of(cls, state: StateLike) -> BoardEntry:
-        """``state`` itself when it is an entry, else a new entry of it."""
-        return state if isinstance(state, BoardEntry) else cls(state)
-
-    @property
-    def state(self) -> BoardState:
-        if self._state is None:
-            assert self._factory is not None
-            self._state = self._factory()
-            self._factory = None
-        return self._state
-
-    def snapshot_bytes(self) -> bytes:
-        """The ``snapshot`` message of this state, serialised (cached)."""
-        if self._snapshot is None:
-            self._snapshot = Snapshot(state=self.state).model_dump_json().encode()
-        return self._snapshot
-
-    def summary(self) -> BoardSummary:
-        if self._summary is None:
-            self._summary = summary_of(self.state)
-        return self._summary
-
-    def summary_json(self) -> bytes:
-        if self._summary_json is None:
-            self._summary_json = self.summary().model_dump_json().encode()
-        return self._summary_json
-
-
-StateLike = BoardState | Callable[[], BoardState] | BoardEntry
-"""A board state, a function that builds it when needed (it is built lazily:
-only when a snapshot, a summary or the board list needs it), or an entry
-holding either (shared with another publisher: the same cached bytes)."""
-
-
-def splice(shell: bytes, items: Iterable[bytes]) -> bytes:
-    """``shell`` (a message serialised with an empty ``boards`` list) with the
-    serialised summaries ``items`` in that list."""
-    empty = b'"boards":[]'
-    at = shell.index(empty)
-    return shell[:at] + b'"boards":[' + b",".join(items) + b"]" + shell[at + len(empty) :]
-
-
-# ---------------------------------------------------------- apply_update
-
-
-class SeqGap(ValueError):
-    """An update does not follow the state: ``update.seq > state.seq + 1``."""
-
-    def __init__(self, board_id: str, have: int, got: int) -> None:
-        super().__init__(f"board {board_id!r}: update seq {got} after seq {have}")
-        self.board_id = board_id
-        self.have = have
-        self.got = got
-
-
-def _merge_points(trace: list[TracePoint], points: list[TracePoint]) -> list[TracePoint]:
-    if not points:
-        return trace
-    by_ply = {p.ply: p for p in trace}
-    for p in points:
-        by_ply[p.ply] = p
-    return sorted(by_ply.values(), key=lambda p: p.ply)
-
-
-def apply_update(state: BoardState, update: Update) -> BoardState:
-    """The board state after ``update``, as the overlays fold it (``lib.js``
-    ``applyUpdate``; docs/protocol/README.md, "Updates").
-
-    An update that is not newer than the state (``seq <= state.seq``: a
-    duplicate or an old one) changes nothing: ``state`` itself is returned.
-    One that skips a ``seq`` raises :class:`SeqGap` (take a fresh snapshot).
-    The update must be of the same board.
-    """
-    if update.board_id != state.board_id:
-        raise ValueError(f"update of board {update.board_id!r} applied to {state.board_id!r}")
-    if update.seq <= state.seq:
-        return state
-    if update.seq != state.seq + 1:
-        raise SeqGap(state.board_id, state.seq, update.seq)
-    moves = state.moves
-    white_trace = state.white_trace
-    black_trace = state.black_trace
-    if update.truncate_to is not None:
-        t = update.truncate_to
-        moves = [m for m in moves if m.ply <= t]
-        white_trace = [p for p in white_trace if p.ply <= t]
-        black_trace = [p for p in black_trace if p.ply <= t]
-    if update.ply is not None:
-        n = update.ply.ply
-        moves = sorted([*(m for m in moves if m.ply != n), update.ply], key=lambda m: m.ply)
-    changes = {
-        "moves": moves,
-        "white_trace": _merge_points(white_trace, update.white_points),
-        "black_trace": _merge_points(black_trace, update.black_points),
-        # Every update carries the board's current values (None: not known yet).
-        "eval": update.eval,
-        "white_perceived": update.white_perceived,
-        "black_perceived": update.black_perceived,
-        "white_form": update.white_form,
-        "black_form": update.black_form,
-        "white_algorithm4": update.white_algorithm4,
-        "black_algorithm4": update.black_algorithm4,
-        "white_accuracy": update.white_accuracy,
-        "black_accuracy": update.black_accuracy,
-        "head_to_head": update.head_to_head,
-        "match": update.match,
-        "clocks": update.clocks if update.clocks is not None else Clocks(),
-        "fen": update.fen,
-        "result": update.result,
-        "status": update.status,
-        "seq": update.seq,
-    }
-    return state.model_copy(update=changes)
 
 
 # ------------------------------------------------------------------- hub
@@ -1017,24 +729,3 @@ class Hub(Generic[C]):
         self.stats.closed_slow += 1
         log.warning("client_too_slow", peer=self.peer(client), reason=why)
         return [Close(client, CLOSE_POLICY, why, abort=True)]
-
-
-def describe_validation(exc: ValidationError) -> str:
-    """A short, readable reason why a client message was refused."""
-    errors = exc.errors(include_url=False, include_input=False)
-    if not errors:
-        return "invalid message"
-    first = errors[0]
-    kind = first.get("type", "")
-    if kind == "json_invalid":
-        return f"invalid JSON: {first.get('msg', '')}"
-    if kind == "union_tag_invalid":
-        return (
-            "unknown message type; expected subscribe, unsubscribe, ping, list_boards, "
-            "subscribe_standings or unsubscribe_standings"
-        )
-    if kind in ("union_tag_not_found", "dict_type", "model_attributes_type"):
-        return "a message must be a JSON object with a 'type' field"
-    loc = ".".join(str(p) for p in first.get("loc", ())[:2])
-    msgs = "; ".join(str(e.get("msg", "")) for e in errors[:2])
-    return f"invalid message at {loc or 'top level'}: {msgs}"

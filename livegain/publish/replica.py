@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from livegain.publish.hub import apply_update
+from livegain.publish.fold import apply_update
 from livegain.publish.moments import RecentMoments, payload_lines
 from livegain.publish.mqtt import topic_safe
 from livegain.publish.schema import BoardState, Snapshot, Update

@@ -57,6 +57,8 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 
 from livegain import __version__
+from livegain.publish.actions import Action, BoardsChanged, Close, Send
+from livegain.publish.entry import BoardEntry, StateLike, summary_of
 from livegain.publish.http import (
     CONTENT_TYPES,
     PAGES,
@@ -69,18 +71,8 @@ from livegain.publish.http import (
     response_of,
     safe_join,
 )
-from livegain.publish.hub import (
-    Action,
-    BoardEntry,
-    BoardsChanged,
-    Close,
-    Hub,
-    Send,
-    ServerLimits,
-    ServerStats,
-    StateLike,
-    summary_of,
-)
+from livegain.publish.hub import Hub, ServerStats
+from livegain.publish.limits import ServerLimits
 from livegain.publish.schema import PROTOCOL_VERSION, BoardState, BoardSummary, Update
 
 __all__ = [

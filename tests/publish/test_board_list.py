@@ -11,8 +11,9 @@ from typing import Any
 from pydantic import TypeAdapter
 from websockets.asyncio.client import ClientConnection, connect
 
+from livegain.publish.limits import ServerLimits
 from livegain.publish.schema import ServerMessage
-from livegain.publish.server import LiveServer, ServerLimits
+from livegain.publish.server import LiveServer
 
 from .helpers import board_state, http_get, recv_json, update_for
 

@@ -23,7 +23,7 @@ from livegain.publish.delay import (
     decode_held,
     encode_item,
 )
-from livegain.publish.hub import apply_update
+from livegain.publish.fold import apply_update
 from livegain.publish.schema import BoardState, EvalInfo, Ply, Update
 from livegain.publish.store import Store
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from livegain.publish.server import LiveServer, ServerLimits
+from livegain.publish.limits import ServerLimits
+from livegain.publish.server import LiveServer
 
 from .helpers import (
     board_state,

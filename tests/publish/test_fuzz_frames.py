@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
-from livegain.publish.server import LiveServer, ServerLimits
+from livegain.publish.limits import ServerLimits
+from livegain.publish.server import LiveServer
 
 from .helpers import board_state, recv_json, subscribed, update_for
 

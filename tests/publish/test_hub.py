@@ -17,17 +17,11 @@ from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import BoardUpdate
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.publish import convert, schema
-from livegain.publish.hub import (
-    Action,
-    BoardEntry,
-    BoardsChanged,
-    Close,
-    Hub,
-    Send,
-    SeqGap,
-    ServerLimits,
-    apply_update,
-)
+from livegain.publish.actions import Action, BoardsChanged, Close, Send
+from livegain.publish.entry import BoardEntry
+from livegain.publish.fold import SeqGap, apply_update
+from livegain.publish.hub import Hub
+from livegain.publish.limits import ServerLimits
 
 from .helpers import board_state, moment_bytes, update_for
 from .test_convert import ENGINE, MOVES, ev_of, snap

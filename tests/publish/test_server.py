@@ -13,8 +13,9 @@ from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from livegain.publish.limits import ServerLimits
 from livegain.publish.schema import PROTOCOL_VERSION
-from livegain.publish.server import LiveServer, ServerLimits, safe_join
+from livegain.publish.server import LiveServer, safe_join
 
 from .helpers import (
     board_state,

@@ -12,7 +12,8 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from livegain.publish.server import LiveServer, ServerLimits
+from livegain.publish.limits import ServerLimits
+from livegain.publish.server import LiveServer
 
 from .helpers import board_state, http_get, recv_json
 from .test_board_list import parse_response

@@ -15,7 +15,8 @@ import trustme
 from websockets.asyncio.client import ClientConnection, connect
 
 from livegain.config import ConfigError, load_settings
-from livegain.publish.server import LiveServer, ServerLimits
+from livegain.publish.limits import ServerLimits
+from livegain.publish.server import LiveServer
 
 from .helpers import (
     board_state,
