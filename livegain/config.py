@@ -24,6 +24,7 @@ from pydantic_settings import (
 
 from livegain.core.board.board import DEFAULT_MAX_PLIES
 from livegain.core.board.registry import DEFAULT_MAX_BOARDS
+from livegain.core.errors import LivegainError
 from livegain.feeds.base import FeedConfig
 from livegain.mqtt.address import BrokerAccess
 
@@ -521,7 +522,7 @@ class Settings(BaseSettings):
         return tuple(sources)
 
 
-class ConfigError(ValueError):
+class ConfigError(LivegainError, ValueError):
     """The configuration file or environment is invalid (message names what)."""
 
 

@@ -27,6 +27,7 @@ from livegain.batch.engine_analysis import ProgressBar, analyse_games, game_posi
 from livegain.batch.game_analysis import analyze_game
 from livegain.batch.pgn_evals import annotated_from_pgn_evals
 from livegain.batch.pgnio import PgnError, read_pgn_games
+from livegain.core.errors import LivegainError
 from livegain.core.histogram import GainHistogram
 from livegain.core.rating import PAPER_ENGINE_RATING, difference
 from livegain.core.tournament import EngineStrength, engine_strength
@@ -38,7 +39,7 @@ from livegain.engine.search import SearchLimit
 DEFAULT_SAMPLE = 1000
 
 
-class NoRatedPlayerError(ValueError):
+class NoRatedPlayerError(LivegainError, ValueError):
     """No player of the file has an Elo tag: Algorithm 3 has nothing to average."""
 
 

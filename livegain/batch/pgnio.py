@@ -18,8 +18,10 @@ from typing import BinaryIO, TextIO, cast
 import chess
 import chess.pgn
 
+from livegain.core.errors import LivegainError
 
-class PgnError(ValueError):
+
+class PgnError(LivegainError, ValueError):
     """A PGN problem the user can fix; the message names the file/game/move."""
 
 

@@ -8,12 +8,14 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from livegain.core.errors import LivegainError
+
 if TYPE_CHECKING:  # rich is imported when a table is printed, not at start-up
     from rich.console import Console
     from rich.table import Table
 
 
-class CliError(Exception):
+class CliError(LivegainError):
     """An error the user can fix; printed as one line, exit code 2 by default."""
 
     def __init__(self, message: str, exit_code: int = 2) -> None:

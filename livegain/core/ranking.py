@@ -37,13 +37,15 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import minimize
 
+from livegain.core.errors import LivegainError
+
 Vector = npt.NDArray[np.float64]
 TIE_TOLERANCE = 1e-6
 """Gammas closer than this share a rank."""
 Matrix = npt.NDArray[np.float64]
 
 
-class RankingError(ValueError):
+class RankingError(LivegainError, ValueError):
     """The results cannot be fitted (empty, disconnected, or a maximum at infinity)."""
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from livegain.core.errors import LivegainError
 from livegain.core.evaluation import Evaluation
 
 _SCHEMA = """
@@ -47,7 +48,7 @@ CREATE TABLE IF NOT EXISTS evals (
 """
 
 
-class CacheError(ValueError):
+class CacheError(LivegainError, ValueError):
     """The cache file cannot be opened or read (names the file and what is wrong)."""
 
 

@@ -3,8 +3,10 @@ evaluated within the retry budget, or the pool is closed."""
 
 from __future__ import annotations
 
+from livegain.core.errors import LivegainError
 
-class EngineError(Exception):
+
+class EngineError(LivegainError):
     """Base class of the pool's errors."""
 
 

@@ -58,6 +58,7 @@ from typing import Any, TypeVar
 import chess
 import chess.engine
 
+from livegain.core.errors import LivegainError
 from livegain.engine.launch import spawn
 
 T = TypeVar("T")
@@ -80,7 +81,7 @@ POLL_MIN = 0.001
 POLL_MAX = 0.05
 
 
-class UciError(Exception):
+class UciError(LivegainError):
     """The engine broke the protocol or refused an option."""
 
 

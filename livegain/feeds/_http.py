@@ -24,12 +24,13 @@ import aiohttp
 from aiohttp import web
 
 from livegain import __version__
+from livegain.core.errors import LivegainError
 
 USER_AGENT = f"livegain/{__version__}"
 MAX_BODY = 64 * 1024 * 1024
 
 
-class HttpError(Exception):
+class HttpError(LivegainError):
     """The request failed: network error, timeout, or a malformed response."""
 
 

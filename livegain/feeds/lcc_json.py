@@ -28,6 +28,7 @@ import chess
 
 from livegain.core.board.board import DEFAULT_MAX_PLIES
 from livegain.core.board.results import normalize_result
+from livegain.core.errors import LivegainError
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds.pgn import MAX_TRAILING_ILLEGAL, ply_label
 
@@ -65,7 +66,7 @@ def clip(text: str, n: int = 160) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
-class LccFormatError(ValueError):
+class LccFormatError(LivegainError, ValueError):
     """A JSON document that does not have the LCC shape."""
 
 

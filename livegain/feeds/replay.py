@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 import chess
 
+from livegain.core.errors import LivegainError
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.feeds._http import MiniHttpServer, Reply
 from livegain.feeds.pgn import ParsedGame, game_to_pgn, parse_pgn
@@ -57,7 +58,7 @@ _END = -1
 """Ends the open /stream.pgn responses."""
 
 
-class ReplayError(Exception):
+class ReplayError(LivegainError):
     """The replay cannot start (no games, unreachable broker, port in use)."""
 
 

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import SplitResult, urlsplit
 
+from livegain.core.errors import LivegainError
 from livegain.feeds.base import (
     FeedConfig,
     FileFeedConfig,
@@ -95,7 +96,7 @@ KINDS = (
 )
 
 
-class ResolveError(ValueError):
+class ResolveError(LivegainError, ValueError):
     """A source that cannot be followed: the message names it and says why."""
 
     def __init__(self, source: str, why: str) -> None:
@@ -337,7 +338,7 @@ class Lookup(Protocol):
     async def json(self, url: str) -> Any: ...
 
 
-class LookupFailed(Exception):
+class LookupFailed(LivegainError):
     """A lookup that did not give a JSON document: the message says why."""
 
 

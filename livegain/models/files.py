@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from livegain.core.errors import LivegainError
+
 
 class _Limit(Protocol):
     def describe(self) -> str: ...
@@ -21,7 +23,7 @@ class _Limit(Protocol):
 LimitLike = _Limit | str | int | None
 
 
-class CalibrationError(ValueError):
+class CalibrationError(LivegainError, ValueError):
     """The calibration file is unreadable or malformed (names the file and entry)."""
 
 

@@ -45,6 +45,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from livegain.core.errors import LivegainError
 from livegain.publish.fold import SeqGap, apply_update
 from livegain.publish.schema import BoardState, Update
 
@@ -116,7 +117,7 @@ class Released:
         return self.held.board_id
 
 
-class Unchained(ValueError):
+class Unchained(LivegainError, ValueError):
     """An update that does not follow the board's last held item: hold the
     board's whole state instead (:meth:`DelayLine.expects` says which ``seq``
     would follow)."""

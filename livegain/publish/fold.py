@@ -4,10 +4,11 @@ a mirror in tests), and the gap check its ``seq`` allows."""
 
 from __future__ import annotations
 
+from livegain.core.errors import LivegainError
 from livegain.publish.schema import BoardState, Clocks, TracePoint, Update
 
 
-class SeqGap(ValueError):
+class SeqGap(LivegainError, ValueError):
     """An update does not follow the state: ``update.seq > state.seq + 1``."""
 
     def __init__(self, board_id: str, have: int, got: int) -> None:

@@ -44,6 +44,7 @@ from typing import Any
 
 import structlog
 
+from livegain.core.errors import LivegainError
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 
@@ -89,7 +90,7 @@ CREATE TABLE IF NOT EXISTS delay_released (
 """
 
 
-class StoreError(RuntimeError):
+class StoreError(LivegainError, RuntimeError):
     """The store file is unusable (names the file and the problem)."""
 
 

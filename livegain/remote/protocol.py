@@ -35,6 +35,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from livegain import schemas
+from livegain.core.errors import LivegainError
 from livegain.core.evaluation import Evaluation
 
 VERSION = 2
@@ -201,7 +202,7 @@ Message = Annotated[Job | Result | Presence, Field(discriminator="type")]
 _MESSAGE: TypeAdapter[Job | Result | Presence] = TypeAdapter(Message)
 
 
-class ProtocolError(ValueError):
+class ProtocolError(LivegainError, ValueError):
     """A body that is not a valid message (the text says what is wrong)."""
 
 
