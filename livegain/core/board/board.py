@@ -23,7 +23,8 @@ from livegain.core.board.identity import (
     player_key_pair,
     round_board,
 )
-from livegain.core.board.movelist import NewPly, Ply, parse_moves
+from livegain.core.board.illegal import IllegalMoves
+from livegain.core.board.movelist import Ply, parse_moves
 from livegain.core.board.moves import (
     is_standard_start,
     mover_white,
@@ -135,9 +136,7 @@ class BoardGame:
         self.seq = 0
         self.errors = 0
         self.last_errors: deque[BoardError] = deque(maxlen=max_errors_kept)
-        self._last_illegal: tuple[str, int, str] | None = None
-        self._stopped: IllegalPly | None = None  # the illegal move the board stops at
-        self._stood_seen: set[tuple[int, str, str]] = set()  # stood moves reported
+        self._illegal = IllegalMoves()  # illegal moves that stood, and where it stops
         self._no_eval: set[int] = set()  # plies whose position the engine cannot take
         self._board_result = "*"  # checkmate / stalemate of the current position
         self._tip: chess.Board | None = None  # the current position, once parsed
@@ -406,19 +405,12 @@ class BoardGame:
     def illegal_plies(self) -> tuple[IllegalPly, ...]:
         """The illegal moves that stood over the board (the game went on from the
         position after them), then the one the board stops at, if any."""
-        stood = tuple(
-            IllegalPly(k, p.san, True, p.fen, p.how)
-            for k, p in enumerate(self._plies, start=1)
-            if p.stood
-        )
-        return stood + ((self._stopped,) if self._stopped is not None else ())
+        return self._illegal.plies(self._plies)
 
     @property
     def irregular(self) -> bool:
         """True when an illegal move stood, or the board stops at one with moves past it."""
-        return any(p.stood for p in self._plies) or (
-            self._stopped is not None and self._stopped.after > 0
-        )
+        return self._illegal.irregular(self._plies)
 
     @property
     def last_snapshot(self) -> GameSnapshot | None:
@@ -773,25 +765,9 @@ class BoardGame:
             j += 1
 
         self.signal_result = parsed.signal
-        if parsed.illegal_reason is not None and parsed.illegal_ply is not None:
-            # Counted once per distinct bad move, not once per poll.
-            token = parsed.illegal_token or ""
-            key = (parsed.illegal_fen or "", parsed.illegal_ply, token)
-            after = parsed.illegal_after
-            self._stopped = IllegalPly(parsed.illegal_ply, token, False, after=after)
-            if key != self._last_illegal:
-                self._last_illegal = key
-                reason = parsed.illegal_reason
-                if after:
-                    reason += (
-                        f"; the game went on for {after} more moves: an illegal move that "
-                        f"stood over the board? The board stays at ply {parsed.illegal_ply - 1} "
-                        "until a feed reports the position after it"
-                    )
-                errors.append(self._error(reason, parsed.illegal_ply, token))
-        else:
-            self._last_illegal = None
-            self._stopped = None
+        stop = self._illegal.stop_at(parsed)  # counted once per distinct bad move
+        if stop is not None:
+            errors.append(self._error(stop, parsed.illegal_ply, parsed.illegal_token or ""))
 
         # Result and clocks are settled before updates are built so that every
         # update of this snapshot carries them.
@@ -831,8 +807,9 @@ class BoardGame:
             )
             if not np_.evaluable:
                 self._no_eval.add(ply)
-            if np_.stood:
-                errors.extend(self._stood_error(ply, np_))
+            stood = self._illegal.stood(ply, np_) if np_.stood else None
+            if stood is not None:
+                errors.append(self._error(stood, ply, np_.token))
             self._merge_clock(ply, snap)
             if k == len(new) - 1:
                 self._settle_position(parsed.board)
@@ -870,27 +847,6 @@ class BoardGame:
             elif self.clocks != old_clocks:
                 updates.append(self._update("clock"))
         return updates, errors, info_changed
-
-    def _stood_error(self, ply: int, np_: NewPly) -> list[BoardError]:
-        """The error that marks an illegal move that stood: once per ply, move and position."""
-        key = (ply, np_.token.strip(), np_.fen)
-        if key in self._stood_seen:
-            return []
-        self._stood_seen.add(key)
-        where = "the position the feed reports" if np_.how == "reported" else "the move as played"
-        note = (
-            ""
-            if np_.evaluable
-            else " (no legal position, e.g. a king left in check: not evaluated)"
-        )
-        return [
-            self._error(
-                f"illegal move stood over the board: the game goes on from {where}, "
-                f"{np_.fen}{note}; gains across this move are not counted",
-                ply,
-                np_.token,
-            )
-        ]
 
     def _merge_clock(self, ply: int, snap: GameSnapshot) -> bool:
         return merge_clock(self._plies, ply, snap)
