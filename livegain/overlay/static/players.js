@@ -4,8 +4,8 @@
 // event's `standings` messages (docs/standings.md, "Player table").
 // URL parameters: event=NAME (default: the first event by name), rows=N (the first N
 // only), theme, bg, scale, show/hide (title, note). See docs/obs.md.
-import { DASH, LiveConnection, applyPageParams, applyWidgetParams, byTestId, el, param, rating, signed } from "./lib.js";
-import { perceivedText, pointsText } from "./standings.js";
+import { DASH, byTestId, el, param, rating, signed } from "./lib.js";
+import { followStandings, perceivedText, pointsText } from "./standings.js";
 
 /** A rating change as FIDE lists it, to one decimal: "+12.4", "−3.0"; none: a dash. */
 export function changeText(x) {
@@ -81,56 +81,6 @@ function render(root, msg) {
   root.dataset.event = msg.event;
 }
 
-function start() {
-  applyPageParams({ bg: "transparent" });
-  applyWidgetParams();
-  const root = document.querySelector("main");
-  const wanted = param("event");
-  const tables = new Map();
-  let connState = "connecting";
-  let fresh = false;
-
-  const freshness = () => {
-    root.dataset.fresh = connState === "live" && fresh ? "true" : "false";
-  };
-  const show = () => {
-    const name = wanted ?? [...tables.keys()].sort()[0];
-    const msg = name === undefined ? null : tables.get(name);
-    const waiting = byTestId(root, "waiting");
-    if (!msg) {
-      waiting.hidden = false;
-      waiting.textContent = wanted ? `Waiting for the players of ${wanted}…` : "Waiting for players…";
-      return;
-    }
-    waiting.hidden = true;
-    render(root, msg);
-  };
-
-  const conn = new LiveConnection({
-    onState(s) {
-      connState = s;
-      if (s !== "live") fresh = false;
-      freshness();
-    },
-    onOpen() {
-      fresh = false;
-      freshness();
-      conn.send({ type: "subscribe_standings", events: wanted ? [wanted] : "*" });
-    },
-    standings(msg) {
-      tables.set(msg.event, msg);
-      if (!wanted || msg.event === wanted) {
-        fresh = true;
-        freshness();
-      }
-      show();
-    },
-    error(msg) {
-      console.warn("livegain server error:", msg.message);
-    },
-  });
-  show();
-  conn.start();
+if (typeof document !== "undefined" && document.body?.dataset.widgetPage === "players") {
+  followStandings("players", render);
 }
-
-if (typeof document !== "undefined" && document.body?.dataset.widgetPage === "players") start();

@@ -179,13 +179,18 @@ function render(root, msg) {
   root.dataset.event = msg.event;
 }
 
-function start() {
+/**
+ * Follow the ``standings`` messages of the page's event (``?event=``; without
+ * it, the first event by name) and draw each with ``draw(root, msg)``; the
+ * page's ``main`` says whether what it shows is live and fresh. ``what``
+ * names the table in the waiting line ("standings", "players").
+ */
+export function followStandings(what, draw) {
   applyPageParams({ bg: "transparent" });
   applyWidgetParams();
   const root = document.querySelector("main");
   const wanted = param("event");
   const tables = new Map();
-  let shown = null;
   let connState = "connecting";
   let fresh = false;
 
@@ -198,12 +203,11 @@ function start() {
     const waiting = byTestId(root, "waiting");
     if (!msg) {
       waiting.hidden = false;
-      waiting.textContent = wanted ? `Waiting for the standings of ${wanted}…` : "Waiting for standings…";
+      waiting.textContent = wanted ? `Waiting for the ${what} of ${wanted}…` : `Waiting for ${what}…`;
       return;
     }
     waiting.hidden = true;
-    shown = msg;
-    render(root, shown);
+    draw(root, msg);
   };
 
   const conn = new LiveConnection({
@@ -233,4 +237,6 @@ function start() {
   conn.start();
 }
 
-if (typeof document !== "undefined" && document.body?.dataset.widgetPage === "standings") start();
+if (typeof document !== "undefined" && document.body?.dataset.widgetPage === "standings") {
+  followStandings("standings", render);
+}
