@@ -222,12 +222,7 @@ def metrics_view(service: Service) -> MetricsView:
     feed_errors = {f.name: 0 for f in service.feeds}
     feed_errors.update(service.stats.feed_errors)
     return MetricsView(
-        snapshots=service.stats.snapshots,
-        duplicates=service.stats.duplicates,
-        evaluations=service.stats.evaluations,
-        store_hits=service.stats.store_hits,
-        engine_calls=service.stats.engine_calls,
-        engine_failures=service.stats.engine_failures,
+        stats=service.stats,
         feed_errors=feed_errors,
         boards=len(boards),
         plies=sum(g.plies for g in boards),
@@ -246,6 +241,5 @@ def metrics_view(service: Service) -> MetricsView:
         mqtt_published=0 if mqtt is None else mqtt.published,
         mqtt_dropped=0 if mqtt is None else mqtt.dropped,
         mqtt_pending=0 if service.mqtt is None else service.mqtt.pending,
-        store_failures=service.stats.store_failures,
         degraded=health_report(service).get("status") == "degraded",
     )

@@ -40,6 +40,8 @@ from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from livegain.app.stats import ServiceStats
+
 PREFIX = "livegain"
 
 PUBLISH_BUCKETS = (
@@ -62,15 +64,12 @@ PUBLISH_BUCKETS = (
 
 @dataclass
 class MetricsView:
-    """The service's counters at one moment (what a scrape reports)."""
+    """The service's counters at one moment (what a scrape reports): its own
+    (``stats``, read as they are), the engine's, the viewers' and MQTT's."""
 
-    snapshots: int = 0
-    duplicates: int = 0
-    evaluations: int = 0
-    store_hits: int = 0
-    engine_calls: int = 0
-    engine_failures: int = 0
+    stats: ServiceStats = field(default_factory=ServiceStats)
     feed_errors: Mapping[str, int] = field(default_factory=dict)
+    """Per feed, its errors (every feed named, 0 included)."""
     boards: int = 0
     plies: int = 0
     plies_evaluated: int = 0
@@ -86,7 +85,6 @@ class MetricsView:
     mqtt_published: int = 0
     mqtt_dropped: int = 0
     mqtt_pending: int = 0
-    store_failures: int = 0
     degraded: bool = False
 
 
@@ -110,15 +108,15 @@ class _ViewCollector(Collector):
         for name, n in sorted(v.feed_errors.items()):
             feeds.add_metric([name], n)
         yield feeds
-        yield _counter("snapshots", "Game snapshots received from the feeds", v.snapshots)
-        yield _counter("snapshot_duplicates", "Snapshots that changed nothing", v.duplicates)
+        yield _counter("snapshots", "Game snapshots received from the feeds", v.stats.snapshots)
+        yield _counter("snapshot_duplicates", "Snapshots that changed nothing", v.stats.duplicates)
         yield _gauge("boards", "Boards followed", v.boards)
         yield _gauge("plies", "Plies played on all boards", v.plies)
         yield _gauge("plies_evaluated", "Plies with an evaluation, all boards", v.plies_evaluated)
-        yield _counter("evaluations", "Evaluations recorded", v.evaluations)
-        yield _counter("store_hits", "Evaluations answered from the store", v.store_hits)
-        yield _counter("engine_calls", "Searches asked of the engine", v.engine_calls)
-        yield _counter("engine_failures", "Searches that failed", v.engine_failures)
+        yield _counter("evaluations", "Evaluations recorded", v.stats.evaluations)
+        yield _counter("store_hits", "Evaluations answered from the store", v.stats.store_hits)
+        yield _counter("engine_calls", "Searches asked of the engine", v.stats.engine_calls)
+        yield _counter("engine_failures", "Searches that failed", v.stats.engine_failures)
         if v.engine_search_seconds is not None:
             yield _counter(
                 "engine_search_seconds",
@@ -148,7 +146,9 @@ class _ViewCollector(Collector):
             yield _counter("mqtt_published", "MQTT messages published", v.mqtt_published)
             yield _counter("mqtt_dropped", "MQTT messages dropped", v.mqtt_dropped)
             yield _gauge("mqtt_pending", "MQTT messages waiting to be sent", v.mqtt_pending)
-        yield _counter("store_failures", "Store reads or writes that failed", v.store_failures)
+        yield _counter(
+            "store_failures", "Store reads or writes that failed", v.stats.store_failures
+        )
         yield _gauge("degraded", "1 when /healthz reports status degraded", v.degraded)
 
 
