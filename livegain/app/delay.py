@@ -203,7 +203,7 @@ class BroadcastDelay:
             wait = None if nxt is None else nxt - time.time()
             if wait is None or wait > 0:
                 # asyncio.timeout, not wait_for: on Python 3.11 wait_for loses a
-                # cancellation that comes as the event is set (livegain/mqtt_client.py)
+                # cancellation that comes as the event is set (livegain/mqtt/client.py)
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(wait):
                         await self._wake.wait()

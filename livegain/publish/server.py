@@ -228,7 +228,7 @@ class LiveServer:
         if self._server is not None:
             self._server.close(close_connections=True)
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(5):  # not wait_for: see livegain/mqtt_client.py
+                async with asyncio.timeout(5):  # not wait_for: see livegain/mqtt/client.py
                     await self._server.wait_closed()
             self._server = None
         for task in list(self._tasks):
