@@ -4,5 +4,7 @@
   credentials out of logs;
 - :mod:`.client`: the one client factory (:func:`~.client.connect`), client
   ids, a session taken over;
-- :mod:`.reconnect`: staying connected, with a back-off.
+- :mod:`.reconnect`: staying connected, with a back-off;
+- :mod:`.topics`: the topic layout of the service's output, and one topic level
+  from a name.
 """

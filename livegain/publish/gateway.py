@@ -177,8 +177,8 @@ class Gateway:
             # message, and the broker's in-flight window.
             await client.subscribe([(states, 0), (updates, 0)])
             await client.subscribe(boards, qos=0)
-            await client.subscribe(self.replica.standings_filter, qos=0)
-            await client.subscribe(self.replica.moments_topic, qos=0)
+            await client.subscribe(self.replica.topics.standings_filter, qos=0)
+            await client.subscribe(self.replica.topics.moments, qos=0)
             # Last: its retained message comes after every retained state.
             await client.subscribe(status, qos=0)
             ticker = asyncio.create_task(self._ticker(client), name="gateway-resync")
@@ -197,7 +197,7 @@ class Gateway:
         self.stats.messages += 1
         self.stats.last_message_at = time.monotonic()
         self._act(self.replica.feed(topic, payload))
-        if topic == self.replica.status_topic and self.replica.resyncing_all:
+        if topic == self.replica.topics.status and self.replica.resyncing_all:
             self._end_sync()
 
     def _end_sync(self) -> None:

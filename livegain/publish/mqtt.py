@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,18 +52,13 @@ import structlog
 from livegain.mqtt.address import BrokerAddress, parse_mqtt_url
 from livegain.mqtt.client import connect, unique_client_id
 from livegain.mqtt.reconnect import keep_connected
+from livegain.mqtt.topics import OutputTopics
 from livegain.publish.moments import RecentMoments
 
 if TYPE_CHECKING:
     from livegain.config import MqttPublishConfig
 
 log = structlog.get_logger("livegain.publish.mqtt")
-
-_UNSAFE = re.compile(r"[/+#\x00-\x1f]")
-
-
-def topic_safe(board_id: str) -> str:
-    return _UNSAFE.sub("_", board_id) or "_"
 
 
 @dataclass
@@ -94,6 +88,8 @@ class MqttPublisher:
         """``broker``, when given, wins over ``url`` (credentials and TLS files)."""
         self.broker = broker or parse_mqtt_url(url)
         self.prefix = prefix.rstrip("/")
+        self.topics = OutputTopics(self.prefix)
+        """Where each message goes (:mod:`livegain.mqtt.topics`)."""
         self.client_id = client_id or unique_client_id("pub")
         self.qos = qos
         self.max_queue = max_queue
@@ -118,30 +114,6 @@ class MqttPublisher:
         return cls(cfg.url, cfg.prefix, client_id=cfg.client_id, qos=cfg.qos, broker=cfg.broker())
 
     # ---------------------------------------------------------- producers
-
-    def state_topic(self, board_id: str) -> str:
-        return f"{self.prefix}/{topic_safe(board_id)}/state"
-
-    def update_topic(self, board_id: str) -> str:
-        return f"{self.prefix}/{topic_safe(board_id)}/update"
-
-    def moment_topic(self, board_id: str) -> str:
-        return f"{self.prefix}/{topic_safe(board_id)}/moment"
-
-    @property
-    def moments_topic(self) -> str:
-        return f"{self.prefix}/moments"
-
-    @property
-    def status_topic(self) -> str:
-        return f"{self.prefix}/status"
-
-    @property
-    def boards_topic(self) -> str:
-        return f"{self.prefix}/boards"
-
-    def standings_topic(self, event: str) -> str:
-        return f"{self.prefix}/standings/{topic_safe(event)}"
 
     def publish_state(self, board_id: str, snapshot: bytes | Callable[[], bytes]) -> None:
         """Queue the board's snapshot message (retained; only the latest is kept).
@@ -226,12 +198,12 @@ class MqttPublisher:
         )
 
     async def _session(self) -> None:
-        will = aiomqtt.Will(self.status_topic, b"offline", qos=1, retain=True)
+        will = aiomqtt.Will(self.topics.status, b"offline", qos=1, retain=True)
         async with connect(self.broker, self.client_id, will=will) as client:
             self.stats.connected = True
             self.stats.connects += 1
             log.info("mqtt_publish_connected", broker=str(self.broker))
-            await client.publish(self.status_topic, b"online", qos=1, retain=True)
+            await client.publish(self.topics.status, b"online", qos=1, retain=True)
             # Every retained state again: the broker may have lost them.
             for board_id in self._states:
                 self._dirty_states[board_id] = None
@@ -253,7 +225,7 @@ class MqttPublisher:
                 # A clean stop: the will is not sent, so say it ourselves.
                 with contextlib.suppress(Exception):
                     await client.publish(
-                        self.status_topic, b"offline", qos=1, retain=True, timeout=1.0
+                        self.topics.status, b"offline", qos=1, retain=True, timeout=1.0
                     )
                 raise
             for task in (publisher, watcher):
@@ -281,12 +253,12 @@ class MqttPublisher:
     async def _drain(self, client: aiomqtt.Client) -> None:
         while self.pending:
             if self._boards_dirty and self._boards is not None:
-                await client.publish(self.boards_topic, self._boards, qos=self.qos, retain=True)
+                await client.publish(self.topics.boards, self._boards, qos=self.qos, retain=True)
                 self._boards_dirty = False
                 self.stats.published += 1
             if self._updates:
                 board_id, data = self._updates[0]
-                await client.publish(self.update_topic(board_id), data, qos=self.qos)
+                await client.publish(self.topics.update(board_id), data, qos=self.qos)
                 # Only dequeue once the broker acknowledged it (QoS 1).
                 if self._updates and self._updates[0][1] is data:
                     self._pop_update()
@@ -297,7 +269,7 @@ class MqttPublisher:
                 continue
             if self._moments:
                 board_id, data = self._moments[0]
-                await client.publish(self.moment_topic(board_id), data, qos=self.qos)
+                await client.publish(self.topics.moment(board_id), data, qos=self.qos)
                 if self._moments and self._moments[0][1] is data:
                     self._moments.popleft()
                 self.stats.published += 1
@@ -306,7 +278,7 @@ class MqttPublisher:
                 self._recent_dirty = False
                 payload = self._recent.payload()
                 try:
-                    await client.publish(self.moments_topic, payload, qos=self.qos, retain=True)
+                    await client.publish(self.topics.moments, payload, qos=self.qos, retain=True)
                 except BaseException:
                     self._recent_dirty = True  # sent again on the next connection
                     raise
@@ -319,7 +291,7 @@ class MqttPublisher:
             if self._dirty_standings:
                 event = next(iter(self._dirty_standings))
                 data = self._standings[event]
-                await client.publish(self.standings_topic(event), data, qos=self.qos, retain=True)
+                await client.publish(self.topics.standings(event), data, qos=self.qos, retain=True)
                 if self._standings.get(event) is data:
                     self._dirty_standings.pop(event, None)
                 self.stats.published += 1
@@ -328,7 +300,7 @@ class MqttPublisher:
         entry = self._states[board_id]
         data = entry if isinstance(entry, bytes) else entry()
         self._states[board_id] = data
-        await client.publish(self.state_topic(board_id), data, qos=self.qos, retain=True)
+        await client.publish(self.topics.state(board_id), data, qos=self.qos, retain=True)
         if self._states.get(board_id) is data:
             self._dirty_states.pop(board_id, None)
             if not data:  # a removed board's state is cleared: nothing left to resend

@@ -57,9 +57,9 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from livegain.mqtt.topics import OutputTopics, topic_safe
 from livegain.publish.fold import apply_update
 from livegain.publish.moments import RecentMoments, payload_lines
-from livegain.publish.mqtt import topic_safe
 from livegain.publish.schema import BoardState, Snapshot, Update
 from livegain.publish.schema import Moment as MomentMessage
 
@@ -175,6 +175,7 @@ class Replica:
         self, prefix: str = "livegain/out", *, max_pending: int = 1000, max_unknown: int = 1000
     ) -> None:
         self.prefix = prefix.rstrip("/")
+        self.topics = OutputTopics(self.prefix)
         self.max_pending = max_pending
         """Updates kept aside per board behind a gap (beyond: the oldest are dropped)."""
         self.max_unknown = max_unknown
@@ -193,26 +194,14 @@ class Replica:
     # ------------------------------------------------------------ queries
 
     def state_topic(self, segment: str) -> str:
+        """A board's state topic, from its topic level (what a resync reads again)."""
         return f"{self.prefix}/{segment}/state"
-
-    @property
-    def status_topic(self) -> str:
-        return f"{self.prefix}/status"
-
-    @property
-    def boards_topic(self) -> str:
-        return f"{self.prefix}/boards"
-
-    @property
-    def moments_topic(self) -> str:
-        """The service's latest moments (retained)."""
-        return f"{self.prefix}/moments"
 
     def subscriptions(self) -> list[str]:
         """Topic filters to subscribe to, in this order (the status topic last:
         its retained message marks the end of the retained states)."""
-        p = self.prefix
-        return [f"{p}/+/state", f"{p}/+/update", self.boards_topic, self.status_topic]
+        t = self.topics
+        return [*t.board_filters, t.boards, t.status]
 
     def board_ids(self) -> list[str]:
         return [b.board_id for b in self._boards.values() if b.state is not None]
@@ -273,33 +262,24 @@ class Replica:
     def feed(self, topic: str, payload: bytes) -> list[Action]:
         """One MQTT message: what the WebSocket server must do for it."""
         self.stats.messages += 1
-        head = self.prefix + "/"
-        if not topic.startswith(head):
-            self.stats.junk += 1
-            return []
-        rest = topic[len(head) :]
-        if rest == "status":
+        parsed = self.topics.parse(topic)
+        kind, level = parsed if parsed is not None else (None, "")
+        if kind == "status":
             self._status(payload)
             return []
-        if rest == "boards":
+        if kind == "boards":
             self._listed(payload)
             return []
-        if rest == "moments":
+        if kind == "moments":
             return self._moments(payload)
-        segment, _, kind = rest.partition("/")
-        if segment == "standings" and kind:
+        if kind == "standings":
             return self._standings(payload)
         if kind == "state":
-            return self._state(segment, payload)
+            return self._state(level, payload)
         if kind == "update":
-            return self._update(segment, payload)
+            return self._update(level, payload)
         self.stats.junk += 1
         return []
-
-    @property
-    def standings_filter(self) -> str:
-        """Topic filter of the events' retained ``standings`` messages."""
-        return f"{self.prefix}/standings/+"
 
     def _standings(self, payload: bytes) -> list[Action]:
         if not payload:  # a retained message cleared

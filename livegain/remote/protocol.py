@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -37,17 +36,12 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from livegain import schemas
 from livegain.core.errors import LivegainError
 from livegain.core.evaluation import Evaluation
+from livegain.mqtt.topics import topic_safe
 
 VERSION = 2
 DEFAULT_PREFIX = "livegain/engine"
 MAX_PAYLOAD = 64 * 1024
 """Largest job, result or presence body accepted (bytes)."""
-
-_TOPIC_UNSAFE = re.compile(r"[/+#\x00-\x1f]")
-
-
-def topic_safe(name: str) -> str:
-    return _TOPIC_UNSAFE.sub("_", name) or "_"
 
 
 def engine_id(engine_key: str) -> str:

@@ -44,6 +44,7 @@ from livegain.engine.pool import EnginePool
 from livegain.mqtt.address import BrokerAddress
 from livegain.mqtt.client import connect, instance_name, payload_bytes, unique_client_id
 from livegain.mqtt.reconnect import reconnect_forever
+from livegain.mqtt.topics import topic_safe
 from livegain.remote.protocol import (
     DEFAULT_PREFIX,
     Eval,
@@ -56,7 +57,6 @@ from livegain.remote.protocol import (
     encode,
     jobs_topic,
     presence_topic,
-    topic_safe,
 )
 
 log = structlog.get_logger("livegain.remote.worker")

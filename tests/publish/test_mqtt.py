@@ -11,7 +11,9 @@ import aiomqtt
 import pytest
 from brokers import PrivateBroker
 
-from livegain.publish.mqtt import MqttPublisher, parse_mqtt_url, topic_safe
+from livegain.mqtt.address import parse_mqtt_url
+from livegain.mqtt.topics import topic_safe
+from livegain.publish.mqtt import MqttPublisher
 from livegain.publish.schema import Snapshot
 
 from .helpers import board_state, update_for
@@ -153,7 +155,7 @@ async def test_a_removed_board_leaves_no_retained_state(shared_broker: str, pref
 
 async def test_standings_retained_per_event_latest_only(shared_broker: str, prefix: str) -> None:
     pub = MqttPublisher(shared_broker, prefix)
-    assert pub.standings_topic("Open A/B") == f"{prefix}/standings/Open A_B"
+    assert pub.topics.standings("Open A/B") == f"{prefix}/standings/Open A_B"
     async with running(pub):
         for version in (1, 2, 3):
             pub.publish_standings("Open A/B", json.dumps({"version": version}).encode())

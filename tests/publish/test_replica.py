@@ -18,9 +18,9 @@ from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.mqtt.topics import topic_safe
 from livegain.publish import convert, schema
 from livegain.publish.moments import RecentMoments
-from livegain.publish.mqtt import topic_safe
 from livegain.publish.replica import Moment, Publish, Remove, Replica, Resync, SetBoard
 
 from .helpers import moment_bytes, toy_model
@@ -417,7 +417,7 @@ def test_an_events_standings_are_forwarded_byte_for_byte() -> None:
     r = Replica("livegain/out")
     data = json.dumps({"type": "standings", "event": "Tata Steel / Masters", "rows": []}).encode()
     topic = f"livegain/out/standings/{topic_safe('Tata Steel / Masters')}"
-    assert r.standings_filter == "livegain/out/standings/+"
+    assert r.topics.standings_filter == "livegain/out/standings/+"
     assert r.feed(topic, data) == [Standings("Tata Steel / Masters", data)]
     assert r.feed(topic, b"") == []  # cleared retained message
     junk = r.stats.junk
