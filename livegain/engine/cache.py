@@ -24,28 +24,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from livegain.core.errors import LivegainError
 from livegain.core.evaluation import Evaluation
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS evals (
-    engine  TEXT NOT NULL,
-    fen     TEXT NOT NULL,
-    cp      INTEGER NOT NULL,
-    mate    INTEGER,
-    wdl_w   INTEGER,
-    wdl_d   INTEGER,
-    wdl_l   INTEGER,
-    depth   INTEGER NOT NULL,
-    nodes   INTEGER NOT NULL,
-    best    TEXT,
-    pv      TEXT NOT NULL,
-    created REAL NOT NULL,
-    PRIMARY KEY (engine, fen)
-) WITHOUT ROWID
-"""
+from livegain.engine import eval_table
 
 
 class CacheError(LivegainError, ValueError):
@@ -82,7 +64,7 @@ class EvalCache:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=5000")
-            self._db.execute(_SCHEMA)
+            self._db.execute(eval_table.SCHEMA)
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise CacheError(
@@ -108,16 +90,12 @@ class EvalCache:
         with self._lock:
             self._check_open()
             for fen in fens:
-                row = self._db.execute(
-                    "SELECT cp, mate, wdl_w, wdl_d, wdl_l, depth, nodes, best, pv"
-                    " FROM evals WHERE engine = ? AND fen = ?",
-                    (engine, fen),
-                ).fetchone()
+                row = self._db.execute(eval_table.SELECT, (engine, fen)).fetchone()
                 if row is None:
                     self.misses += 1
                 else:
                     self.hits += 1
-                    found[fen] = _evaluation(row)
+                    found[fen] = eval_table.evaluation_of(row)
         return found
 
     def put(self, engine: str, fen: str, ev: Evaluation) -> None:
@@ -127,31 +105,12 @@ class EvalCache:
     def put_many(self, engine: str, items: Sequence[tuple[str, Evaluation]]) -> None:
         """Store (or replace) evaluations under ``engine``, in one transaction."""
         now = time.time()
-        rows = [
-            (
-                engine,
-                fen,
-                ev.cp,
-                ev.mate,
-                *(ev.wdl or (None, None, None)),
-                ev.depth,
-                ev.nodes,
-                ev.best,
-                " ".join(ev.pv),
-                now,
-            )
-            for fen, ev in items
-        ]
+        rows = [eval_table.row_of(engine, fen, ev, now) for fen, ev in items]
         with self._lock:
             self._check_open()
             self._db.execute("BEGIN")
             try:
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO evals"
-                    " (engine, fen, cp, mate, wdl_w, wdl_d, wdl_l, depth, nodes, best, pv, created)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
+                self._db.executemany(eval_table.INSERT, rows)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -219,17 +178,3 @@ class EvalCache:
     def _check_open(self) -> None:
         if self._closed:
             raise CacheError(f"{self.path}: cache is closed")
-
-
-def _evaluation(row: Sequence[Any]) -> Evaluation:
-    cp, mate, w, d, loss, depth, nodes, best, pv = row
-    wdl = None if w is None else (int(w), int(d), int(loss))
-    return Evaluation(
-        cp=int(cp),
-        mate=None if mate is None else int(mate),
-        wdl=wdl,
-        depth=int(depth),
-        nodes=int(nodes),
-        best=best,
-        pv=tuple(pv.split()) if pv else (),
-    )

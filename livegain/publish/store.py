@@ -47,10 +47,13 @@ import structlog
 from livegain.core.errors import LivegainError
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.engine import eval_table
 
 log = structlog.get_logger("livegain.store")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: the ``evals`` table is :mod:`livegain.engine.eval_table`'s (the cache's);
+a store of schema 1 (W/D/L and PV as JSON text) is brought to it on open."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,19 +62,6 @@ CREATE TABLE IF NOT EXISTS boards (
     ord INTEGER NOT NULL,
     snapshot TEXT NOT NULL,
     updated REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS evals (
-    engine TEXT NOT NULL,
-    fen TEXT NOT NULL,
-    cp INTEGER NOT NULL,
-    mate INTEGER,
-    wdl TEXT,
-    depth INTEGER NOT NULL,
-    nodes INTEGER NOT NULL,
-    best TEXT,
-    pv TEXT NOT NULL,
-    created REAL NOT NULL,
-    PRIMARY KEY (engine, fen)
 );
 CREATE TABLE IF NOT EXISTS delay_held (
     n INTEGER PRIMARY KEY,
@@ -243,9 +233,15 @@ class Store:
                 )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
+            row = self._db.execute(
+                "SELECT value FROM meta WHERE key='schema'" if "meta" in tables else "SELECT NULL"
+            ).fetchone()
+            if row is not None and str(row[0]) == "1":
+                _evals_from_schema_1(self._db)
+                row = (str(SCHEMA_VERSION),)
             self._db.executescript(_SCHEMA)
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if row is None:
+            self._db.execute(eval_table.SCHEMA)
+            if row is None or row[0] is None:
                 self._db.execute(
                     "INSERT INTO meta(key, value) VALUES('schema', ?)", (str(SCHEMA_VERSION),)
                 )
@@ -373,46 +369,15 @@ class Store:
     # --------------------------------------------------------------- evals
 
     def save_eval(self, engine: str, fen: str, ev: Evaluation) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO evals(engine, fen, cp, mate, wdl, depth, nodes, best, pv, "
-            "created) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                engine,
-                fen,
-                ev.cp,
-                ev.mate,
-                json.dumps(list(ev.wdl)) if ev.wdl is not None else None,
-                ev.depth,
-                ev.nodes,
-                ev.best,
-                json.dumps(list(ev.pv)),
-                time.time(),
-            ),
-        )
+        self._db.execute(eval_table.INSERT, eval_table.row_of(engine, fen, ev, time.time()))
 
     def get_eval(self, engine: str, fen: str) -> Evaluation | None:
         self.eval_reads += 1
-        row = self._db.execute(
-            "SELECT cp, mate, wdl, depth, nodes, best, pv FROM evals WHERE engine=? AND fen=?",
-            (engine, fen),
-        ).fetchone()
+        row = self._db.execute(eval_table.SELECT, (engine, fen)).fetchone()
         if row is None:
             return None
-        cp, mate, wdl, depth, nodes, best, pv = row
         try:
-            wdl_t: tuple[int, int, int] | None = None
-            if wdl is not None:
-                w, d, l_ = json.loads(wdl)
-                wdl_t = (int(w), int(d), int(l_))
-            ev = Evaluation(
-                cp=int(cp),
-                mate=None if mate is None else int(mate),
-                wdl=wdl_t,
-                depth=int(depth),
-                nodes=int(nodes),
-                best=best,
-                pv=tuple(json.loads(pv)),
-            )
+            ev = eval_table.evaluation_of(row)
         except (ValueError, TypeError) as exc:  # an unreadable row is a miss: searched again
             self.bad_rows += 1
             log.error("store_bad_row", store=str(self.path), fen=fen, error=repr(exc))
@@ -426,3 +391,44 @@ class Store:
         return int(
             self._db.execute("SELECT COUNT(*) FROM evals WHERE engine=?", (engine,)).fetchone()[0]
         )
+
+
+def _evals_from_schema_1(db: sqlite3.Connection) -> None:
+    """A store of schema 1 kept W/D/L and PV as JSON text: its evaluations are
+    rewritten into :mod:`livegain.engine.eval_table`'s layout, in one
+    transaction, and the store marked schema 2. A row that cannot be read is
+    dropped (its position is searched again)."""
+    rows = db.execute(
+        "SELECT engine, fen, cp, mate, wdl, depth, nodes, best, pv, created FROM evals"
+    ).fetchall()
+    kept = []
+    for engine, fen, cp, mate, wdl, depth, nodes, best, pv, created in rows:
+        try:
+            w = None if wdl is None else tuple(int(x) for x in json.loads(wdl))
+            moves = " ".join(str(m) for m in json.loads(pv))
+            kept.append(
+                (
+                    engine,
+                    fen,
+                    cp,
+                    mate,
+                    *(w or (None, None, None)),
+                    depth,
+                    nodes,
+                    best,
+                    moves,
+                    created,
+                )
+            )
+        except (ValueError, TypeError):
+            continue
+    db.execute("BEGIN")
+    try:
+        db.execute("DROP TABLE evals")
+        db.execute(eval_table.SCHEMA)
+        db.executemany(eval_table.INSERT, kept)
+        db.execute("UPDATE meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION),))
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

@@ -86,3 +86,48 @@ def test_schema_version_mismatch(tmp_path: Path) -> None:
     db.close()
     with pytest.raises(StoreError, match="schema 99"):
         Store(path)
+
+
+def test_a_store_of_schema_1_keeps_its_evaluations(tmp_path: Path) -> None:
+    """A store written before the evaluation table was the cache's (W/D/L and
+    PV as JSON text) opens with every readable evaluation, in the cache's layout."""
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema', '1');
+        CREATE TABLE boards (board_id TEXT PRIMARY KEY, ord INTEGER NOT NULL,
+                             snapshot TEXT NOT NULL, updated REAL NOT NULL);
+        CREATE TABLE evals (engine TEXT NOT NULL, fen TEXT NOT NULL, cp INTEGER NOT NULL,
+                            mate INTEGER, wdl TEXT, depth INTEGER NOT NULL,
+                            nodes INTEGER NOT NULL, best TEXT, pv TEXT NOT NULL,
+                            created REAL NOT NULL, PRIMARY KEY (engine, fen));
+        INSERT INTO evals VALUES ('sf', 'fen-a', 31, NULL, '[412, 500, 88]', 10, 5000,
+                                  'e2e4', '["e2e4", "e7e5"]', 1.0);
+        INSERT INTO evals VALUES ('sf', 'fen-b', 9999, 3, NULL, 10, 7, 'h5f7', '["h5f7"]', 1.0);
+        INSERT INTO evals VALUES ('sf', 'fen-c', 0, NULL, 'not json', 10, 7, NULL, '[]', 1.0);
+        """
+    )
+    db.commit()
+    db.close()
+    store = Store(path)
+    try:
+        assert store.get_eval("sf", "fen-a") == Evaluation(
+            cp=31, wdl=(412, 500, 88), depth=10, nodes=5000, best="e2e4", pv=("e2e4", "e7e5")
+        )
+        assert store.get_eval("sf", "fen-b") == Evaluation(
+            cp=9999, mate=3, depth=10, nodes=7, best="h5f7", pv=("h5f7",)
+        )
+        assert store.get_eval("sf", "fen-c") is None  # unreadable: searched again
+        assert store.count_evals() == 2
+    finally:
+        store.close()
+    again = Store(path)  # now schema 2: opens as it is
+    try:
+        assert again.count_evals("sf") == 2
+    finally:
+        again.close()
+    check = sqlite3.connect(path)
+    assert check.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == ("2",)
+    check.close()
