@@ -116,11 +116,11 @@ class MatchTracker:
             b_color: Color = "black" if a_side == "white" else "white"
             if game.model is not None:
                 # The calibrated estimate, once neither is "too early".
-                ca, cb = game.calibrated(a_color), game.calibrated(b_color)
+                ca, cb = game.scoring.calibrated(a_color), game.scoring.calibrated(b_color)
                 if ca is not None and cb is not None and not (ca.early or cb.early):
                     ra, rb = ca.rating, cb.rating
             else:
-                pa, pb = game.perceived(a_color), game.perceived(b_color)
+                pa, pb = game.scoring.perceived(a_color), game.scoring.perceived(b_color)
                 if pa is not None and pb is not None:
                     ra, rb = pa.rating, pb.rating
         return (

@@ -128,11 +128,15 @@ def perceived(
 
 
 def _perceived_of(game: BoardGame, color: Color) -> schema.Perceived | None:
-    return perceived(game.calibrated(color), game.rating_range, game.scale, game.label(color))
+    sc = game.scoring
+    label = sc.label(color, game.official_rating(color))
+    return perceived(sc.calibrated(color), sc.rating_range, sc.scale, label)
 
 
 def _form_of(game: BoardGame, color: Color) -> schema.Perceived | None:
-    return perceived(game.form(color), game.rating_range, game.scale, game.label(color))
+    sc = game.scoring
+    label = sc.label(color, game.official_rating(color))
+    return perceived(sc.form(color), sc.rating_range, sc.scale, label)
 
 
 def algorithm4(pr: PerceivedRating | None) -> schema.Algorithm4 | None:
@@ -312,12 +316,12 @@ def board_state(
         black_perceived=_perceived_of(game, "black"),
         white_form=_form_of(game, "white"),
         black_form=_form_of(game, "black"),
-        white_algorithm4=algorithm4(game.perceived("white")),
-        black_algorithm4=algorithm4(game.perceived("black")),
+        white_algorithm4=algorithm4(game.scoring.perceived("white")),
+        black_algorithm4=algorithm4(game.scoring.perceived("black")),
         **_accuracies(game.accuracy()),
-        white_trace=[trace_point(tp) for tp in game.trace("white")],
-        black_trace=[trace_point(tp) for tp in game.trace("black")],
-        head_to_head=head_to_head(game.head_to_head()),
+        white_trace=[trace_point(tp) for tp in game.scoring.trace("white")],
+        black_trace=[trace_point(tp) for tp in game.scoring.trace("black")],
+        head_to_head=head_to_head(game.scoring.head_to_head()),
         clocks=clocks(game.clocks),
         match=match,
         engine=engine,
@@ -352,8 +356,8 @@ def board_summary(game: BoardGame) -> schema.BoardSummary:
         black_perceived=_perceived_of(game, "black"),
         white_form=_form_of(game, "white"),
         black_form=_form_of(game, "black"),
-        white_algorithm4=algorithm4(game.perceived("white")),
-        black_algorithm4=algorithm4(game.perceived("black")),
+        white_algorithm4=algorithm4(game.scoring.perceived("white")),
+        black_algorithm4=algorithm4(game.scoring.perceived("black")),
     )
 
 

@@ -78,7 +78,7 @@ def test_perceived_ratings_replace_official_ones_once_known() -> None:
     o = official.odds(g, [g])
     p = perceived.odds(g, [g])
     assert o is not None and p is not None
-    pw, pb = g.perceived("white"), g.perceived("black")
+    pw, pb = g.scoring.perceived("white"), g.scoring.perceived("black")
     assert pw is not None and pb is not None and pw.rating < pb.rating
     # Officially A is 100 points stronger; perceived, A played worse than B.
     assert o.a_wins > p.a_wins
@@ -98,13 +98,13 @@ def test_perceived_odds_use_the_calibrated_estimate_once_not_early() -> None:
     perceived = MatchTracker(
         MatchConfig(a="Alpha", b="Beta", games=2, draw_rate=0.5, rating_source="perceived")
     )
-    cw = g.calibrated("white")
+    cw = g.scoring.calibrated("white")
     assert cw is not None and cw.early  # four moves each: too early, official ratings still
     assert perceived.odds(g, [g]) == official.odds(g, [g])
     t.apply(snap(1, "Alpha, Ann", "Beta, Bob", moves, "*"))
     for ply in range(9, 13):
         t.record_eval(bid, ply, g.fen_at(ply), Evaluation(cp=cps[ply], wdl=(300, 400, 300)))
-    cw, cb = g.calibrated("white"), g.calibrated("black")
+    cw, cb = g.scoring.calibrated("white"), g.scoring.calibrated("black")
     assert cw is not None and cb is not None and not (cw.early or cb.early)
     assert cw.rating < cb.rating
     o, p = official.odds(g, [g]), perceived.odds(g, [g])

@@ -269,7 +269,7 @@ def test_wire_json_of_both_ratings() -> None:
     point = state["white_trace"][-1]
     assert set(point) == {"ply", "rating", "low", "high", "early", "form", "algorithm4"}
     assert set(point["algorithm4"]) == {"rating", "low", "high", "difference", "bounded"}
-    a4 = game.perceived("white")
+    a4 = game.scoring.perceived("white")
     assert a4 is not None and point["algorithm4"]["rating"] == a4.rating
     assert state["white_perceived"]["rating"] == point["rating"]
     upd = convert.update(core[-1]).model_dump(mode="json")
@@ -327,7 +327,7 @@ def test_label_beside_every_number(
         assert (p.range_low, p.range_high) == (2000.0, 2800.0)
         assert getattr(summary, f"{color}_perceived") == p
         assert getattr(upd, f"{color}_perceived") == p
-        c = game.calibrated(color)
+        c = game.scoring.calibrated(color)
         assert c is not None and p.rating == c.rating and not p.early
         form = getattr(state, f"{color}_form")
         if getattr(game, color).rating is None:
@@ -353,7 +353,7 @@ def test_form_on_the_wire_follows_the_moves() -> None:
         ups.extend(convert.update(u) for u in t.record_eval(r.board_id, r.ply, r.fen, ev_of(r.fen)))
     game = t.board(bid)
     state = convert.board_state(game, engine=ENGINE)
-    form = game.form("white")
+    form = game.scoring.form("white")
     assert form is not None and state.white_form is not None
     assert state.white_form.rating == form.rating != 2500.0
     assert state.white_form.low < form.rating < state.white_form.high

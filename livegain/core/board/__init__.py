@@ -6,6 +6,13 @@ One concept per module:
 - :mod:`~livegain.core.board.identity`: players, rounds, board numbers, board slugs;
 - :mod:`~livegain.core.board.moves`: moves as feeds write them, reported positions;
 - :mod:`~livegain.core.board.updates`: the typed values a board hands out;
+- :mod:`~livegain.core.board.movelist`, :mod:`~livegain.core.board.illegal`:
+  a feed's move list read against a board, and its illegal moves;
+- :mod:`~livegain.core.board.clocks`, :mod:`~livegain.core.board.sources`:
+  a board's clocks, and which of its feeds it follows;
+- :mod:`~livegain.core.board.scoring`, :mod:`~livegain.core.board.shown_wdl`,
+  :mod:`~livegain.core.board.requests`: its running score and the players'
+  numbers, the W/D/L it shows, the positions waiting for the engine;
 - :mod:`~livegain.core.board.board`: one board (:class:`BoardGame`);
 - :mod:`~livegain.core.board.matching`: the keys a snapshot finds its board by;
 - :mod:`~livegain.core.board.registry`: every board (:class:`BoardRegistry`).
@@ -45,9 +52,11 @@ The whole API::
     g.current_eval, g.current_wdl, g.start_eval, g.evaluated_plies
     g.wdl_at(ply), g.engine_wdl_at(ply)         # shown W/D/L (human model), the engine's own
     g.wdl_model, g.wdl_fallback, g.models       # the models the board uses (BoardModels)
-    g.perceived("white"), g.calibrated("white"), g.form("white"), g.trace("black")
-    g.head_to_head(), g.profile_sum("white")    # Algorithm 1; (moves, centi_sum) of a player
-    g.rating_range, g.label("white"), g.scale   # the model's validated ratings, a player's label
+    sc = g.scoring                              # the players' numbers (core/board/scoring.py)
+    sc.perceived("white"), sc.calibrated("white"), sc.form("white"), sc.trace("black")
+    sc.head_to_head(), sc.profile_sum("white")  # Algorithm 1; (moves, centi_sum) of a player
+    sc.rating_range, sc.scale                   # the model's validated ratings and scale
+    sc.label("white", g.official_rating("white"))   # what to show beside a player's numbers
     g.seq, g.errors, g.last_errors
     g.source_active, g.source_status(), g.takeovers, g.conflicts   # sources (below)
     g.illegal_plies, g.irregular                # illegal moves that stood / stop the board

@@ -34,7 +34,7 @@ from livegain.core.board.moves import (
 )
 from livegain.core.board.requests import eval_requests, missing_plies
 from livegain.core.board.results import normalize_result
-from livegain.core.board.scoring import BoardScoring, Ratings
+from livegain.core.board.scoring import BoardScoring
 from livegain.core.board.shown_wdl import ShownWdl
 from livegain.core.board.sources import (
     Relation,
@@ -69,8 +69,7 @@ from livegain.core.events import (
 from livegain.core.histogram import GainHistogram
 from livegain.core.human_wdl import HumanWdlModel
 from livegain.core.ledger import GameLedger, TracePoint, official_rating
-from livegain.core.perceived import CalibratedRating, PerceivedModel
-from livegain.core.rating import HeadToHead, PerceivedRating
+from livegain.core.perceived import PerceivedModel
 from livegain.core.timeuse import (
     TimeControl,
 )
@@ -300,68 +299,16 @@ class BoardGame:
         gains = self._scoring.gains
         return [self.ply_info(k, gains) for k in range(1, len(self._plies) + 1)]
 
-    def perceived(self, color: Color) -> PerceivedRating | None:
-        """Algorithm 4 over the contiguous evaluated prefix; None before the player's first move."""
-        r = self._ratings()
-        return r.white if color == "white" else r.black
-
-    def calibrated(self, color: Color) -> CalibratedRating | None:
-        """The calibrated estimate over the contiguous evaluated prefix; None
-        without a model or before the player's first move."""
-        r = self._ratings()
-        return r.white_calibrated if color == "white" else r.black_calibrated
-
     @property
-    def rating_range(self) -> tuple[float, float] | None:
-        """The ratings the calibrated model was fitted to and validated on
-        (its ``rating_low``, ``rating_high``); None without a model or a range."""
-        m = self.model
-        if m is None or m.rating_low is None or m.rating_high is None:
-            return None
-        return (m.rating_low, m.rating_high)
-
-    def form(self, color: Color) -> CalibratedRating | None:
-        """The player's official rating updated by his moves over the
-        contiguous evaluated prefix; None without a rating, without a model
-        with forward curves, or before his first move."""
-        r = self._ratings()
-        return r.white_form if color == "white" else r.black_form
-
-    def profile_sum(self, color: Color) -> tuple[int, int]:
-        """(moves, sum of move scores in hundredths) of the player's calibrated
-        profile in this game: what a model combines over several games."""
-        return self._scoring.ledger.profile_sum(color)
-
-    @property
-    def scale(self) -> str | None:
-        """The calibrated model's rating scale ("fide", "lichess"); None without one."""
-        return self.model.scale if self.model is not None else None
-
-    def label(self, color: Color) -> str | None:
-        """What to show beside the player's calibrated numbers: the model's
-        :meth:`~livegain.core.perceived.PerceivedModel.range_label` of his
-        official rating (of his estimate when he has none): None inside the
-        fitted range, ``extrapolated`` above it, the model's below-label under it."""
-        m = self.model
-        if m is None:
-            return None
-        rating = self.official_rating(color)
-        if rating is None:
-            c = self.calibrated(color)
-            rating = None if c is None else c.rating
-        return m.range_label(rating)
-
-    def trace(self, color: Color) -> list[TracePoint]:
-        return self._scoring.ledger.trace(color)
+    def scoring(self) -> BoardScoring:
+        """The game's running score: the players' numbers now (perceived,
+        calibrated, form, head-to-head, traces, labels)."""
+        return self._scoring
 
     def accuracy(self) -> GameAccuracy:
         """Both players' accuracies over the contiguous evaluated prefix, overall
         and by phase (:meth:`.scoring.BoardScoring.accuracy`)."""
         return self._scoring.accuracy(self.fen_at)
-
-    def head_to_head(self) -> HeadToHead | None:
-        """Algorithm 1, White against Black; None until both have moved."""
-        return self._ratings().head_to_head
 
     def missing(self) -> list[int]:
         """Plies (0 = start) whose position has no evaluation yet."""
@@ -479,6 +426,7 @@ class BoardGame:
         white_points: tuple[TracePoint, ...] = (),
         black_points: tuple[TracePoint, ...] = (),
     ) -> BoardUpdate:
+        sc = self._scoring
         return BoardUpdate(
             board_id=self.board_id,
             seq=self._next_seq(),
@@ -491,23 +439,23 @@ class BoardGame:
             ply=ply,
             eval=self.current_eval,
             wdl=self.current_wdl,
-            white_perceived=self.perceived("white"),
-            black_perceived=self.perceived("black"),
-            white_calibrated=self.calibrated("white"),
-            black_calibrated=self.calibrated("black"),
-            rating_range=self.rating_range,
-            white_label=self.label("white"),
-            black_label=self.label("black"),
+            white_perceived=sc.perceived("white"),
+            black_perceived=sc.perceived("black"),
+            white_calibrated=sc.calibrated("white"),
+            black_calibrated=sc.calibrated("black"),
+            rating_range=sc.rating_range,
+            white_label=sc.label("white", self.official_rating("white")),
+            black_label=sc.label("black", self.official_rating("black")),
             white_points=white_points,
             black_points=black_points,
-            head_to_head=self.head_to_head(),
+            head_to_head=sc.head_to_head(),
             chess960=self.chess960,
             engine_wdl=self.engine_wdl_at(len(self._plies)),
             wdl_model=None if self.models.wdl is None else self.models.wdl.name,
             wdl_fallback=self.wdl_fallback,
-            white_form=self.form("white"),
-            black_form=self.form("black"),
-            scale=self.scale,
+            white_form=sc.form("white"),
+            black_form=sc.form("black"),
+            scale=sc.scale,
             accuracy=self.accuracy(),
         )
 
@@ -534,9 +482,6 @@ class BoardGame:
             self._board_result = "1/2-1/2"
         else:
             self._board_result = "*"
-
-    def _ratings(self) -> Ratings:
-        return self._scoring.ratings()
 
     def _truncate(self, plies: int) -> None:
         del self._plies[plies:]

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from livegain.core.accuracy import NO_ACCURACY, GameAccuracy, game_accuracy, phases_from_fens
+from livegain.core.board.updates import Color
 from livegain.core.histogram import GainHistogram
-from livegain.core.ledger import GameLedger, LedgerPly
+from livegain.core.ledger import GameLedger, LedgerPly, TracePoint
 from livegain.core.perceived import CalibratedRating, PerceivedModel
 from livegain.core.rating import HeadToHead, PerceivedRating
 
@@ -51,6 +52,7 @@ class BoardScoring:
             white_rating=white_rating,
             black_rating=black_rating,
         )
+        self.model = model
         self.plies = -1  # the evaluated prefix in the ledger; -1: start score not set
         self.version = 0  # bumped on every change of the ledger
         self.gains: list[int] = []  # the ledger's, mirrored (reading them copies them)
@@ -123,3 +125,62 @@ class BoardScoring:
                 )
             self._accuracy = (self.version, value)
         return self._accuracy[1]
+
+    # -- what the players' numbers are now -----------------------------------
+
+    def perceived(self, color: Color) -> PerceivedRating | None:
+        """Algorithm 4 over the prefix; None before the player's first move."""
+        r = self.ratings()
+        return r.white if color == "white" else r.black
+
+    def calibrated(self, color: Color) -> CalibratedRating | None:
+        """The calibrated estimate over the prefix; None without a model or
+        before the player's first move."""
+        r = self.ratings()
+        return r.white_calibrated if color == "white" else r.black_calibrated
+
+    def form(self, color: Color) -> CalibratedRating | None:
+        """The player's official rating updated by his moves over the prefix;
+        None without a rating, without a model with forward curves, or before
+        his first move."""
+        r = self.ratings()
+        return r.white_form if color == "white" else r.black_form
+
+    def head_to_head(self) -> HeadToHead | None:
+        """Algorithm 1, White against Black; None until both have moved."""
+        return self.ratings().head_to_head
+
+    def trace(self, color: Color) -> list[TracePoint]:
+        return self.ledger.trace(color)
+
+    def profile_sum(self, color: Color) -> tuple[int, int]:
+        """(moves, sum of move scores in hundredths) of the player's calibrated
+        profile in this game: what a model combines over several games."""
+        return self.ledger.profile_sum(color)
+
+    @property
+    def rating_range(self) -> tuple[float, float] | None:
+        """The ratings the calibrated model was fitted to and validated on
+        (its ``rating_low``, ``rating_high``); None without a model or a range."""
+        m = self.model
+        if m is None or m.rating_low is None or m.rating_high is None:
+            return None
+        return (m.rating_low, m.rating_high)
+
+    @property
+    def scale(self) -> str | None:
+        """The calibrated model's rating scale ("fide", "lichess"); None without one."""
+        return self.model.scale if self.model is not None else None
+
+    def label(self, color: Color, official: float | None) -> str | None:
+        """What to show beside the player's calibrated numbers: the model's
+        :meth:`~livegain.core.perceived.PerceivedModel.range_label` of his
+        ``official`` rating (of his estimate when he has none): None inside the
+        fitted range, ``extrapolated`` above it, the model's below-label under it."""
+        m = self.model
+        if m is None:
+            return None
+        if official is None:
+            c = self.calibrated(color)
+            official = None if c is None else c.rating
+        return m.range_label(official)

@@ -90,7 +90,7 @@ def test_gains_around_a_repetition_are_measured_from_the_draw() -> None:
         [AnnotatedGame(headers={}, sans=moves, ucis=g.ucis, scores=scores)], PAPER_ENGINE_RATING
     )
     pg = report.games[0]
-    white, black = g.perceived("white"), g.perceived("black")
+    white, black = g.scoring.perceived("white"), g.scoring.perceived("black")
     assert white is not None and black is not None
     assert (white.rating, black.rating) == (pg.white.perceived.rating, pg.black.perceived.rating)
 

@@ -157,10 +157,10 @@ def test_gains_and_perceived_follow_the_ledger() -> None:
     ledger.set_start(scores[0])
     for s in scores[1:]:
         ledger.push(s)
-    assert g.perceived("white") == ledger.perceived("white")
-    assert g.perceived("black") == ledger.perceived("black")
-    assert g.trace("black") == ledger.black_trace
-    assert g.head_to_head() == ledger.head_to_head()
+    assert g.scoring.perceived("white") == ledger.perceived("white")
+    assert g.scoring.perceived("black") == ledger.perceived("black")
+    assert g.scoring.trace("black") == ledger.black_trace
+    assert g.scoring.head_to_head() == ledger.head_to_head()
 
 
 def test_calibrated_beside_algorithm4_follows_the_ledger() -> None:
@@ -175,27 +175,27 @@ def test_calibrated_beside_algorithm4_follows_the_ledger() -> None:
     for sc in scores[1:]:
         ledger.push(sc)
     for color in COLORS:
-        assert g.perceived(color) == ledger.perceived(color)  # Algorithm 4, unchanged
-        assert g.calibrated(color) == ledger.calibrated(color)
-        assert g.trace(color) == ledger.trace(color)
+        assert g.scoring.perceived(color) == ledger.perceived(color)  # Algorithm 4, unchanged
+        assert g.scoring.calibrated(color) == ledger.calibrated(color)
+        assert g.scoring.trace(color) == ledger.trace(color)
     # The calibrated estimate by hand: each move's class, from the mover's side.
     classes: dict[str, list[int]] = {"white": [], "black": []}
     for ply in range(1, 21):
         sign = 1 if ply % 2 else -1
         c = MODEL.classes.of(ply, sign * scores[ply - 1], sign * scores[ply])
         classes["white" if ply % 2 else "black"].append(c)
-    assert g.calibrated("white") == MODEL.estimate_moves(classes["white"])
-    assert g.calibrated("black") == MODEL.estimate_moves(classes["black"])
+    assert g.scoring.calibrated("white") == MODEL.estimate_moves(classes["white"])
+    assert g.scoring.calibrated("black") == MODEL.estimate_moves(classes["black"])
     # "Too early" for each player's first four moves, a measurement from the fifth.
     for color in COLORS:
-        early = [tp.calibrated.early for tp in g.trace(color) if tp.calibrated is not None]
+        early = [tp.calibrated.early for tp in g.scoring.trace(color) if tp.calibrated is not None]
         assert early == [True] * 4 + [False] * 6
     # Every ply update carries both ratings of both players, as they stood then.
     plies = [u for u in ups if u.kind == "ply"]
     assert len(plies) == 20
     last = plies[-1]
-    assert last.white_calibrated == g.calibrated("white")
-    assert last.black_perceived == g.perceived("black")
+    assert last.white_calibrated == g.scoring.calibrated("white")
+    assert last.black_perceived == g.scoring.perceived("black")
     first_black = next(u for u in plies if u.black_points)
     assert first_black.black_points[0].calibrated == MODEL.estimate_moves(classes["black"][:1])
     # On the wire: the calibrated estimate is `perceived`, Algorithm 4 `algorithm4`.
@@ -246,7 +246,7 @@ def test_without_a_model_only_algorithm4() -> None:
     assert bid is not None
     evaluate_all(t)
     g = t.board(bid)
-    assert g.calibrated("white") is None and g.perceived("white") is not None
+    assert g.scoring.calibrated("white") is None and g.scoring.perceived("white") is not None
     state = convert.board_state(g, engine=ENGINE)
     assert state.white_perceived is None and state.white_algorithm4 is not None
     point = state.white_trace[-1]
@@ -332,18 +332,20 @@ def test_calibrated_ratings_roll_back_exactly() -> None:
     assert bid is not None
     evaluate_all(t)
     g = t.board(bid)
-    before = g.calibrated("white")
+    before = g.scoring.calibrated("white")
     # Take back to ply 9 (White has played five moves, Black four).
     a = t.apply(snap(OPERA[:9]))
     assert [(u.kind, u.truncate_to) for u in a.updates] == [("truncate", 9)]
     truncate = a.updates[0]
     ref, _ = clean_replay(snap(OPERA[:9]), MODEL)
     r = ref.board(bid)
-    assert truncate.white_calibrated == r.calibrated("white") != before
-    assert truncate.black_calibrated == r.calibrated("black")
-    black = g.calibrated("black")
+    assert truncate.white_calibrated == r.scoring.calibrated("white") != before
+    assert truncate.black_calibrated == r.scoring.calibrated("black")
+    black = g.scoring.calibrated("black")
     assert black is not None and black.early and black.moves == 4
-    assert g.trace("white") == r.trace("white") and g.trace("black") == r.trace("black")
+    assert g.scoring.trace("white") == r.scoring.trace("white") and g.scoring.trace(
+        "black"
+    ) == r.scoring.trace("black")
     assert state_json(t, bid) == state_json(ref, bid)
     assert g.state() == r.state()
     # Other moves from there on (a correction), then back to the real game.
@@ -356,7 +358,7 @@ def test_calibrated_ratings_roll_back_exactly() -> None:
     assert g.state() == ref.board(bid).state()
     # Back to the start: no rating at all.
     t.apply(snap([]))
-    assert g.calibrated("white") is None and g.calibrated("black") is None
+    assert g.scoring.calibrated("white") is None and g.scoring.calibrated("black") is None
     assert convert.board_state(g, engine=ENGINE).white_trace == []
 
 
@@ -397,7 +399,7 @@ def test_reset_board_to_empty() -> None:
     assert [(u.kind, u.truncate_to) for u in a.updates] == [("truncate", 0)]
     g = t.board(bid)
     assert g.plies == 0 and g.fen == chess.STARTING_FEN
-    assert g.perceived("white") is None and g.trace("white") == []
+    assert g.scoring.perceived("white") is None and g.scoring.trace("white") == []
     assert g.ledger.plies == 0
     # The start position is still the same: its evaluation is kept.
     assert g.start_eval is not None and t.pending() == []

@@ -80,13 +80,15 @@ def test_live_game_of_the_century_matches_batch_analysis(gotc: AnnotatedGame) ->
     g = t.board(bid)
     assert g.result == "0-1" and g.evaluated_plies == n
     assert [p.gain for p in g.moves()] == [row.gain for row in report.plies]
-    assert g.perceived("white") == report.white.perceived
-    assert g.perceived("black") == report.black.perceived
-    assert [tp.perceived for tp in g.trace("black")] == [e.perceived for e in report.black.trace]
-    assert [tp.ply for tp in g.trace("white")] == [e.ply for e in report.white.trace]
-    assert g.head_to_head() == report.head_to_head
+    assert g.scoring.perceived("white") == report.white.perceived
+    assert g.scoring.perceived("black") == report.black.perceived
+    assert [tp.perceived for tp in g.scoring.trace("black")] == [
+        e.perceived for e in report.black.trace
+    ]
+    assert [tp.ply for tp in g.scoring.trace("white")] == [e.ply for e in report.white.trace]
+    assert g.scoring.head_to_head() == report.head_to_head
     # The paper's Figure 6 end points: -185 (Byrne) and -43 (Fischer).
-    white, black = g.perceived("white"), g.perceived("black")
+    white, black = g.scoring.perceived("white"), g.scoring.perceived("black")
     assert white is not None and black is not None
     assert white.difference == pytest.approx(-185, abs=1)
     assert black.difference == pytest.approx(-43, abs=1)

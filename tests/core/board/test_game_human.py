@@ -59,33 +59,35 @@ def board(moves: list[str], **kw: object) -> tuple[BoardRegistry, str]:
 def test_form_is_null_without_a_rating_and_moves_with_the_moves() -> None:
     t, bid = board(MOVES[:6], black=PlayerInfo("Isouard, Count"))
     g = t.board(bid)
-    assert g.form("black") is None  # no official rating: no form
-    assert g.calibrated("black") is not None  # but a perceived rating
-    early = g.form("white")
+    assert g.scoring.form("black") is None  # no official rating: no form
+    assert g.scoring.calibrated("black") is not None  # but a perceived rating
+    early = g.scoring.form("white")
     assert early is not None and early.moves == 3
     t.apply(snap(MOVES[:20], black=PlayerInfo("Isouard, Count")))
     evaluate_all(t)
-    later = g.form("white")
+    later = g.scoring.form("white")
     assert later is not None and later.moves == 10
     assert later.rating != early.rating
     assert later.high - later.low < early.high - early.low  # more moves, narrower
     # O(1): form is the profile's running sum through the model
-    moves, centi = g.profile_sum("white")
+    moves, centi = g.scoring.profile_sum("white")
     assert FMODEL.form([(moves, centi)], 2450.0) == later
-    assert g.trace("white")[-1].form == later
+    assert g.scoring.trace("white")[-1].form == later
 
 
 def test_rollback_restores_form_exactly() -> None:
     t, bid = board(MOVES[:20])
     g = t.board(bid)
-    before = g.form("white")
+    before = g.scoring.form("white")
     a = t.apply(snap(MOVES[:9]))
     assert [(u.kind, u.truncate_to) for u in a.updates] == [("truncate", 9)]
     ref, _ = board(MOVES[:9])
     r = ref.board(bid)
-    assert a.updates[0].white_form == r.form("white") != before
-    assert a.updates[0].black_form == r.form("black")
-    assert g.trace("white") == r.trace("white") and g.trace("black") == r.trace("black")
+    assert a.updates[0].white_form == r.scoring.form("white") != before
+    assert a.updates[0].black_form == r.scoring.form("black")
+    assert g.scoring.trace("white") == r.scoring.trace("white") and g.scoring.trace(
+        "black"
+    ) == r.scoring.trace("black")
     assert g.state() == r.state()
     # a correction, then the real game again: as a clean replay
     t.apply(snap([*MOVES[:9], "Nc6", "Bb5", "a6"]))
@@ -94,7 +96,7 @@ def test_rollback_restores_form_exactly() -> None:
     evaluate_all(t)
     ref, _ = board(MOVES[:20])
     assert g.state() == ref.board(bid).state()
-    assert g.form("white") == before
+    assert g.scoring.form("white") == before
     mine = convert.board_state(g, engine="e").model_dump(exclude={"seq"})
     assert mine == convert.board_state(ref.board(bid), engine="e").model_dump(exclude={"seq"})
 
@@ -102,12 +104,12 @@ def test_rollback_restores_form_exactly() -> None:
 def test_a_rating_that_arrives_late_gives_the_trace_its_forms() -> None:
     t, bid = board(MOVES[:12], white=PlayerInfo("Morphy, Paul"))
     g = t.board(bid)
-    assert g.form("white") is None and all(p.form is None for p in g.trace("white"))
+    assert g.scoring.form("white") is None and all(p.form is None for p in g.scoring.trace("white"))
     a = t.apply(snap(MOVES[:12]))
     assert a.info_changed
     ref, _ = board(MOVES[:12])
-    assert g.trace("white") == ref.board(bid).trace("white")
-    assert g.form("white") == ref.board(bid).form("white") is not None
+    assert g.scoring.trace("white") == ref.board(bid).scoring.trace("white")
+    assert g.scoring.form("white") == ref.board(bid).scoring.form("white") is not None
 
 
 def test_shown_wdl_is_the_human_model_s_and_the_engine_s_stays_beside() -> None:
@@ -155,11 +157,11 @@ def test_models_chosen_per_board_from_the_snapshot() -> None:
     evaluate_all(t)
     g = t.board(bid)
     assert g.wdl_model is HUMAN and g.wdl_fallback and g.model is FMODEL
-    assert g.calibrated("white") is not None
+    assert g.scoring.calibrated("white") is not None
     a = t.apply(snap(MOVES[:8], tags=(("TimeControl", "600+5"),)))
     assert a.info_changed
     assert g.wdl_model is rapid and not g.wdl_fallback and g.model is None
-    assert g.calibrated("white") is None and g.perceived("white") is not None
+    assert g.scoring.calibrated("white") is None and g.scoring.perceived("white") is not None
     ev = g.eval_at(8)
     assert ev is not None and g.current_wdl == rapid.wdl(ev, 8, 2450.0, 2100.0, True)
     t.apply(snap(MOVES[:8], tags=(("TimeControl", "5400+30"),)))

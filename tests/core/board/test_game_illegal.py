@@ -69,8 +69,8 @@ def test_the_reported_position_after_an_illegal_move_is_where_the_game_goes_on()
     want = [(s[k] - s[k - 1]) * (1 if k % 2 else -1) for k in range(1, 8)]
     assert [x for i, x in enumerate(gains) if i != 4] == [w for i, w in enumerate(want) if i != 4]
     # The illegal ply gives no trace point; the others do.
-    assert [p.ply for p in g.trace("white")] == [1, 3, 7]
-    assert [p.ply for p in g.trace("black")] == [2, 4, 6]
+    assert [p.ply for p in g.scoring.trace("white")] == [1, 3, 7]
+    assert [p.ply for p in g.scoring.trace("black")] == [2, 4, 6]
     assert any(u.kind == "ply" and u.ply is not None and u.ply.ply == 5 for u in updates)
 
 
@@ -117,7 +117,7 @@ def test_a_king_left_in_check_goes_on_as_played_without_its_position_evaluated()
     assert all(x is not None for i, x in enumerate(gains) if i not in (4, 5))
     assert g.evaluated_plies == len(moves)
     assert g.ledger.white.n == 4 and g.ledger.black.n == 4  # 5 plies each, one not counted
-    white = g.perceived("white")
+    white = g.scoring.perceived("white")
     assert white is not None and white.moves == 4
 
 

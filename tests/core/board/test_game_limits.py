@@ -26,7 +26,7 @@ def test_correcting_the_last_evaluated_ply() -> None:
     old_fen = g.fen
     old_eval = g.current_eval
     assert old_eval is not None
-    before = g.calibrated("black")
+    before = g.scoring.calibrated("black")
 
     corrected = [*OPERA[:11], "Nc6"]  # ply 12 was 6...Nf6
     a = t.apply(snap(corrected))
@@ -39,9 +39,9 @@ def test_correcting_the_last_evaluated_ply() -> None:
     # The stale evaluation is gone; the ledger holds the 11 plies that stay.
     assert g.eval_at(12) is None and g.current_eval is None
     assert g.evaluated_plies == 11 and g.ledger.plies == 11 and len(g.ledger.gains) == 11
-    assert len(g.trace("black")) == 5
+    assert len(g.scoring.trace("black")) == 5
     ref11, _ = clean_replay(snap(OPERA[:11]), MODEL)
-    assert g.calibrated("black") == ref11.board(bid).calibrated("black") != before
+    assert g.scoring.calibrated("black") == ref11.board(bid).scoring.calibrated("black") != before
     # The new position is asked for, first; the old one is not.
     reqs = t.pending()
     assert [(r.board_id, r.ply, r.fen, r.priority) for r in reqs] == [(bid, 12, new_fen, 0)]
