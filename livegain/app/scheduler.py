@@ -128,7 +128,7 @@ class Scheduler:
             return
         if self.store() is not None:
             for bid in t.take_changed():
-                for req in t.board(bid).requests():
+                for req in t.board(bid).iter_requests():
                     if req.key not in self.inflight:
                         self._from_store(req)
         if len(self.inflight) >= self.max_inflight:

@@ -33,13 +33,14 @@ from livegain.core.board.moves import (
     start_position,
 )
 from livegain.core.board.requests import eval_requests, missing_plies
-from livegain.core.board.results import normalize_result
+from livegain.core.board.results import normalize_result, position_result
 from livegain.core.board.scoring import BoardScoring
 from livegain.core.board.shown_wdl import ShownWdl
 from livegain.core.board.sources import (
     Relation,
     Sources,
     compare_move_lists,
+    conflict_message,
     stalled,
     takes_over_at_once,
 )
@@ -310,12 +311,9 @@ class BoardGame:
         and by phase (:meth:`.scoring.BoardScoring.accuracy`)."""
         return self._scoring.accuracy(self.fen_at)
 
-    def missing(self) -> list[int]:
-        """Plies (0 = start) whose position has no evaluation yet."""
-        return list(self._missing())
-
     def _missing(self) -> list[int]:
-        """:meth:`missing`, worked out once per :attr:`version` (do not modify)."""
+        """Plies (0 = start) with no evaluation yet, worked out once per
+        :attr:`version` (do not modify)."""
         cached = self._missing_cache
         if cached is None or cached[0] != self.version:
             out = missing_plies(len(self._plies), self._evals, self._no_eval)
@@ -327,17 +325,9 @@ class BoardGame:
         """How many positions of this board wait for an evaluation."""
         return len(self._missing())
 
-    def requests(self) -> list[EvalRequest]:
-        """This board's evaluation requests: latest position first, then oldest missing."""
-        return list(self.iter_requests())
-
-    def latest_request(self) -> EvalRequest | None:
-        """The current position's request (priority 0), or None when it is evaluated."""
-        return next(self.iter_requests(backfill=False), None)
-
     def iter_requests(self, latest: bool = True, backfill: bool = True) -> Iterator[EvalRequest]:
-        """:meth:`requests` one at a time, built only as they are read (``latest``:
-        include the current position's request; ``backfill``: the others)."""
+        """This board's evaluation requests, built as they are read: the current
+        position's first (``latest``), then the oldest missing (``backfill``)."""
         return eval_requests(
             self.board_id,
             self.fen_at,
@@ -426,37 +416,14 @@ class BoardGame:
         white_points: tuple[TracePoint, ...] = (),
         black_points: tuple[TracePoint, ...] = (),
     ) -> BoardUpdate:
-        sc = self._scoring
-        return BoardUpdate(
-            board_id=self.board_id,
-            seq=self._next_seq(),
-            kind=kind,
-            fen=self.fen,
-            result=self.result,
-            status=self.status,
-            clocks=self.clocks,
-            truncate_to=truncate_to,
+        return BoardUpdate.of(
+            self,
+            self._next_seq(),
+            kind,
             ply=ply,
-            eval=self.current_eval,
-            wdl=self.current_wdl,
-            white_perceived=sc.perceived("white"),
-            black_perceived=sc.perceived("black"),
-            white_calibrated=sc.calibrated("white"),
-            black_calibrated=sc.calibrated("black"),
-            rating_range=sc.rating_range,
-            white_label=sc.label("white", self.official_rating("white")),
-            black_label=sc.label("black", self.official_rating("black")),
+            truncate_to=truncate_to,
             white_points=white_points,
             black_points=black_points,
-            head_to_head=sc.head_to_head(),
-            chess960=self.chess960,
-            engine_wdl=self.engine_wdl_at(len(self._plies)),
-            wdl_model=None if self.models.wdl is None else self.models.wdl.name,
-            wdl_fallback=self.wdl_fallback,
-            white_form=sc.form("white"),
-            black_form=sc.form("black"),
-            scale=sc.scale,
-            accuracy=self.accuracy(),
         )
 
     def _settle_position(self, board: chess.Board | None = None) -> None:
@@ -476,12 +443,7 @@ class BoardGame:
             if ev is not None:
                 self._evals[n] = ev
                 self.version += 1
-        if b.is_checkmate():
-            self._board_result = "0-1" if b.turn == chess.WHITE else "1-0"
-        elif b.is_stalemate():
-            self._board_result = "1/2-1/2"
-        else:
-            self._board_result = "*"
+        self._board_result = position_result(b)
 
     def _truncate(self, plies: int) -> None:
         del self._plies[plies:]
@@ -590,17 +552,8 @@ class BoardGame:
         if rel == "conflict":
             token = snap.tokens[at - 1] if at <= len(snap.tokens) else ""
             if self.sources.new_conflict(st, at, token):
-                active = self.sources.active
-                conflict.append(
-                    self._error(
-                        f"move list from {snap.source} conflicts with the board's (from "
-                        f"{active}) at this ply; the board keeps its own "
-                        f"unless {active} stops for {st.takeover_after:g} s",
-                        at,
-                        token,
-                        source=snap.source,
-                    )
-                )
+                why = conflict_message(snap.source, self.sources.active, st.takeover_after)
+                conflict.append(self._error(why, at, token, source=snap.source))
         else:
             st.conflict_key = None
         return [], conflict, False, None
@@ -804,15 +757,7 @@ class BoardGame:
     def _apply_info(self, snap: GameSnapshot) -> bool:
         rnd, board = round_board(snap)
         tags = dict(snap.tags)
-        before = (
-            self.white,
-            self.black,
-            self.game_id,
-            self.event,
-            self.round,
-            self.board,
-            self.tags,
-        )
+        before = self._info()
         if (self.white, self.black) != (snap.white, snap.black):
             self.white, self.black = snap.white, snap.black
             self.white_key, self.black_key = (
@@ -826,15 +771,11 @@ class BoardGame:
         self.round = rnd or self.round
         self.board = board if board is not None else self.board
         self.tags = tags
-        return before != (
-            self.white,
-            self.black,
-            self.game_id,
-            self.event,
-            self.round,
-            self.board,
-            self.tags,
-        )
+        return before != self._info()
+
+    def _info(self) -> tuple[object, ...]:
+        """What names the game: players, GameId, event, round, board number, tags."""
+        return (self.white, self.black, self.game_id, self.event, self.round, self.board, self.tags)
 
     # -- evaluations ----------------------------------------------------------
     def record_eval(self, ply: int, fen: str, ev: Evaluation) -> list[BoardUpdate]:

@@ -379,7 +379,7 @@ class BoardRegistry:
     def iter_latest(self) -> Iterator[EvalRequest]:
         """Each board's current position when it needs an evaluation (priority 0)."""
         for g in list(self.boards.values()):
-            r = g.latest_request()
+            r = next(g.iter_requests(backfill=False), None)
             if r is not None:
                 yield r
 

@@ -85,3 +85,13 @@ def dgt_signal_result(board: chess.Board, tokens: Iterable[str]) -> str | None:
     if wk not in light and bk not in light:
         return "0-1"
     return "1/2-1/2"
+
+
+def position_result(board: chess.Board) -> str:
+    """The result a position decides by itself: checkmate (the side to move
+    lost), stalemate (a draw), else ``*``."""
+    if board.is_checkmate():
+        return "0-1" if board.turn == chess.WHITE else "1-0"
+    if board.is_stalemate():
+        return "1/2-1/2"
+    return "*"

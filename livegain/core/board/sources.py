@@ -70,6 +70,14 @@ def compare_move_lists(
     return "same", n
 
 
+def conflict_message(source: str, active: str, takeover_after: float) -> str:
+    """The error that reports a source whose move list conflicts with the board's."""
+    return (
+        f"move list from {source} conflicts with the board's (from {active}) at this "
+        f"ply; the board keeps its own unless {active} stops for {takeover_after:g} s"
+    )
+
+
 def stalled(st: Source, now: float | None) -> bool:
     """The source has shown more than the board (or a conflict) for its whole wait."""
     return (

@@ -4,7 +4,7 @@ evaluation requests and source status (typed, immutable values)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import chess
 
@@ -17,6 +17,9 @@ from livegain.core.ledger import TracePoint
 from livegain.core.perceived import CalibratedRating, PerceivedModel
 from livegain.core.rating import HeadToHead, PerceivedRating
 from livegain.core.wdl import Wdl
+
+if TYPE_CHECKING:
+    from livegain.core.board.board import BoardGame
 
 Color = Literal["white", "black"]
 Status = Literal["live", "finished"]
@@ -123,6 +126,53 @@ class BoardUpdate:
     black_form: CalibratedRating | None = None
     scale: str | None = None
     accuracy: GameAccuracy | None = None
+
+    @classmethod
+    def of(
+        cls,
+        game: BoardGame,
+        seq: int,
+        kind: UpdateKind,
+        *,
+        ply: PlyInfo | None = None,
+        truncate_to: int | None = None,
+        white_points: tuple[TracePoint, ...] = (),
+        black_points: tuple[TracePoint, ...] = (),
+    ) -> BoardUpdate:
+        """Update ``seq`` of ``game``, with the board's values as they are now."""
+        sc = game.scoring
+        wdl = game.models.wdl
+        return cls(
+            board_id=game.board_id,
+            seq=seq,
+            kind=kind,
+            fen=game.fen,
+            result=game.result,
+            status=game.status,
+            clocks=game.clocks,
+            truncate_to=truncate_to,
+            ply=ply,
+            eval=game.current_eval,
+            wdl=game.current_wdl,
+            white_perceived=sc.perceived("white"),
+            black_perceived=sc.perceived("black"),
+            white_calibrated=sc.calibrated("white"),
+            black_calibrated=sc.calibrated("black"),
+            rating_range=sc.rating_range,
+            white_label=sc.label("white", game.official_rating("white")),
+            black_label=sc.label("black", game.official_rating("black")),
+            white_points=white_points,
+            black_points=black_points,
+            head_to_head=sc.head_to_head(),
+            chess960=game.chess960,
+            engine_wdl=game.engine_wdl_at(game.plies),
+            wdl_model=None if wdl is None else wdl.name,
+            wdl_fallback=game.wdl_fallback,
+            white_form=sc.form("white"),
+            black_form=sc.form("black"),
+            scale=sc.scale,
+            accuracy=game.accuracy(),
+        )
 
 
 @dataclass(frozen=True)
