@@ -1,3 +1,5 @@
+"""``python -m livegain.cli``: the ``livegain`` command."""
+
 from livegain.cli import console
 
 console()
