@@ -1,6 +1,6 @@
 """Where what viewers see goes: the WebSocket/HTTP server, always, and the
 MQTT publisher when it is enabled. Both get the same bytes: a board's
-snapshot is serialised once (:class:`~livegain.publish.hub.BoardEntry`) and
+snapshot is serialised once (:class:`~livegain.publish.entry.BoardEntry`) and
 an update once, by the server, whose bytes the publisher sends on."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ engine runs ahead) and publishes each board through a :class:`DelayLine`:
   No viewer sees anything of a board before its time.
 - :meth:`DelayLine.due` releases, in order, each board's items whose time
   has come, and folds them into the board's *released* state
-  (:func:`~livegain.publish.hub.apply_update`): the adapter gets each update
+  (:func:`~livegain.publish.fold.apply_update`): the adapter gets each update
   with the state after it, just what undelayed publishing hands to the
   WebSocket hub and the MQTT publisher. :meth:`DelayLine.next_due` says when
   to call again.

@@ -22,7 +22,7 @@ by replacing ``/``, ``+``, ``#`` and control characters with ``_``):
 Bodies are byte-for-byte the WebSocket messages: the service hands this
 publisher and its WebSocket server the same bytes side by side (each update
 serialised once; a board's state as the shared
-:class:`~livegain.publish.hub.BoardEntry`'s ``snapshot`` bytes, built when
+:class:`~livegain.publish.entry.BoardEntry`'s ``snapshot`` bytes, built when
 first needed), and gateways serve viewers from these topics. Publishing
 never blocks the caller: messages go to a bounded queue drained by
 :meth:`MqttPublisher.run`, which reconnects with exponential back-off (0.5 s

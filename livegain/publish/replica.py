@@ -29,7 +29,7 @@ gateway's own WebSocket server must do, as a list of actions:
 Rules, per board:
 
 - an update with ``seq`` = the board's ``seq`` + 1 is applied
-  (:func:`livegain.publish.hub.apply_update`); one with ``seq`` at or below
+  (:func:`livegain.publish.fold.apply_update`); one with ``seq`` at or below
   it is a duplicate and ignored; one beyond it is kept aside (at most
   ``max_pending`` per board) and asks for a :class:`Resync`; the updates kept
   aside are applied as soon as the gap closes (the missing update arrives,
