@@ -22,6 +22,7 @@ import structlog
 
 from livegain.app.stats import ServiceStats
 from livegain.app.store_writes import StoreWrites
+from livegain.core.board.board import BoardGame
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import EvalRequest
 from livegain.core.evaluation import Evaluation
@@ -43,6 +44,32 @@ class Evaluator(Protocol):
 
     @property
     def engine_key(self) -> str: ...
+
+
+def _latest(boards: Iterable[BoardGame]) -> Iterator[EvalRequest]:
+    """Each board's current position when it needs an evaluation (priority 0):
+    :meth:`BoardRegistry.iter_latest` over ``boards``."""
+    for g in boards:
+        r = next(g.iter_requests(backfill=False), None)
+        if r is not None:
+            yield r
+
+
+def _backfill(boards: list[BoardGame]) -> Iterator[EvalRequest]:
+    """Every other missing position of ``boards``, boards interleaved:
+    :meth:`BoardRegistry.iter_backfill` over ``boards`` (each board's missing
+    positions taken when the scan first reaches it, those evaluated since
+    skipped)."""
+    scans = [(g, g.iter_requests(latest=False)) for g in boards]
+    while scans:
+        left: list[tuple[BoardGame, Iterator[EvalRequest]]] = []
+        for g, reqs in scans:
+            for r in reqs:
+                if g.eval_at(r.ply) is None:
+                    left.append((g, reqs))
+                    yield r
+                    break
+        scans = left
 
 
 def _interleave(
@@ -97,6 +124,9 @@ class Scheduler:
         """When searches failed (monotonic), for ``/healthz``'s recent failures."""
         self.last_error: str | None = None
         self._store_missed: set[str] = set()
+        self._waiting: dict[str, None] = {}
+        """Boards that may have positions waiting: those that gained some
+        (:meth:`BoardRegistry.take_changed`) and still have some left."""
         self._wake = asyncio.Event()
 
     def wake(self) -> None:
@@ -126,14 +156,28 @@ class Scheduler:
         t = self.registry()
         if t is None or self.max_inflight is None:
             return
+        changed = t.take_changed()
         if self.store() is not None:
-            for bid in t.take_changed():
+            for bid in changed:
                 for req in t.board(bid).iter_requests():
                     if req.key not in self.inflight:
                         self._from_store(req)
+        waiting = self._waiting
+        waiting.update(dict.fromkeys(changed))
         if len(self.inflight) >= self.max_inflight:
             return
-        for req in _interleave(t.iter_latest(), t.iter_backfill()):
+        # Only the boards with positions waiting are read (a board gains some
+        # only through take_changed): with 2,000 boards nearly all evaluated,
+        # reading every board on every wake-up held the event loop.
+        for bid in list(waiting):
+            g = t.boards.get(bid)
+            if g is None or g.pending_count == 0:
+                del waiting[bid]
+        if not waiting:
+            return
+        # in the registry's order (board creation order), as its own iter_pending
+        boards = [g for bid, g in t.boards.items() if bid in waiting]
+        for req in _interleave(_latest(boards), _backfill(boards)):
             key = req.key
             if key in self.inflight or key in self.given_up:
                 continue
