@@ -438,7 +438,10 @@ def orchestrate(args: argparse.Namespace) -> None:
             cmd = [sys.executable, "-m", "cProfile", "-o", args.profile, "-m", "livegain.cli"]
             cmd += ["serve", "--config", str(cfg)]
         t_start = time.time()
-        service = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        env = dict(os.environ)
+        if args.asyncio_debug:  # callbacks holding the loop > 100 ms logged, with what they were
+            env["PYTHONASYNCIODEBUG"] = "1"
+        service = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
         procs.append(service)
         probe = Probe(port)
         while True:
@@ -600,7 +603,12 @@ def orchestrate(args: argparse.Namespace) -> None:
         f"{100 * (feed1 - feed0) / wall:.0f}%; viewers {100 * (view1 - view0) / wall:.0f}%"
     )
     print(f"viewers: {vdata['counts']}")
-    print(f"work dir (service log, config): {work}")
+    slow = [(round(ts - t0, 1), round(lat * 1000)) for ts, lat, _ in probe.samples if lat > 0.2]
+    (work / "samples.json").write_text(
+        json.dumps({"t0": t0, "healthz": probe.samples, "rtts": vdata["rtts"]})
+    )
+    print(f"/healthz over 200 ms (s into play, ms): {slow[:20]}")
+    print(f"work dir (service log, config, samples.json): {work}")
 
 
 def main() -> None:
@@ -618,6 +626,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument(
         "--profile", metavar="PATH", help="run the service under cProfile, stats to PATH"
+    )
+    ap.add_argument(
+        "--asyncio-debug",
+        action="store_true",
+        help="asyncio debug mode in the service: loop stalls over 100 ms in its log",
     )
     ap.add_argument("--role", choices=("bench", "feeds", "viewers"), default="bench")
     ap.add_argument("--work", help=argparse.SUPPRESS)
