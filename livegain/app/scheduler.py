@@ -22,7 +22,6 @@ import structlog
 
 from livegain.app.stats import ServiceStats
 from livegain.app.store_writes import StoreWrites
-from livegain.core.board.board import BoardGame
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import EvalRequest
 from livegain.core.evaluation import Evaluation
@@ -44,32 +43,6 @@ class Evaluator(Protocol):
 
     @property
     def engine_key(self) -> str: ...
-
-
-def _latest(boards: Iterable[BoardGame]) -> Iterator[EvalRequest]:
-    """Each board's current position when it needs an evaluation (priority 0):
-    :meth:`BoardRegistry.iter_latest` over ``boards``."""
-    for g in boards:
-        r = next(g.iter_requests(backfill=False), None)
-        if r is not None:
-            yield r
-
-
-def _backfill(boards: list[BoardGame]) -> Iterator[EvalRequest]:
-    """Every other missing position of ``boards``, boards interleaved:
-    :meth:`BoardRegistry.iter_backfill` over ``boards`` (each board's missing
-    positions taken when the scan first reaches it, those evaluated since
-    skipped)."""
-    scans = [(g, g.iter_requests(latest=False)) for g in boards]
-    while scans:
-        left: list[tuple[BoardGame, Iterator[EvalRequest]]] = []
-        for g, reqs in scans:
-            for r in reqs:
-                if g.eval_at(r.ply) is None:
-                    left.append((g, reqs))
-                    yield r
-                    break
-        scans = left
 
 
 def _interleave(
@@ -175,9 +148,7 @@ class Scheduler:
                 del waiting[bid]
         if not waiting:
             return
-        # in the registry's order (board creation order), as its own iter_pending
-        boards = [g for bid, g in t.boards.items() if bid in waiting]
-        for req in _interleave(_latest(boards), _backfill(boards)):
+        for req in _interleave(t.iter_latest(waiting), t.iter_backfill(waiting)):
             key = req.key
             if key in self.inflight or key in self.given_up:
                 continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 
 from livegain.core.board.board import DEFAULT_MAX_PLIES, BoardGame
 from livegain.core.board.identity import (
@@ -376,15 +376,17 @@ class BoardRegistry:
         needs the first few pays for those (and one look at each board)."""
         return itertools.chain(self.iter_latest(), self.iter_backfill())
 
-    def iter_latest(self) -> Iterator[EvalRequest]:
-        """Each board's current position when it needs an evaluation (priority 0)."""
-        for g in list(self.boards.values()):
+    def iter_latest(self, only: Collection[str] | None = None) -> Iterator[EvalRequest]:
+        """Each board's current position when it needs an evaluation (priority 0);
+        ``only``: of those boards only (in the registry's order all the same)."""
+        for g in self._boards_of(only):
             r = next(g.iter_requests(backfill=False), None)
             if r is not None:
                 yield r
 
-    def iter_backfill(self) -> Iterator[EvalRequest]:
-        """Every other missing position (priority 1, 2, ...), boards interleaved:
+    def iter_backfill(self, only: Collection[str] | None = None) -> Iterator[EvalRequest]:
+        """Every other missing position (priority 1, 2, ...), boards interleaved
+        (``only``: of those boards only):
         each board's oldest missing position, then each board's next one, ...
         Read as far as needed, so the first few cost a look at the first boards only.
 
@@ -394,7 +396,7 @@ class BoardRegistry:
         skipped, so none is passed over. (Ranks counted afresh on every turn
         would shift under such a recording and skip a position.)
         """
-        scans = [(g, g.iter_requests(latest=False)) for g in self.boards.values()]
+        scans = [(g, g.iter_requests(latest=False)) for g in self._boards_of(only)]
         while scans:
             left: list[tuple[BoardGame, Iterator[EvalRequest]]] = []
             for g, reqs in scans:
@@ -404,6 +406,12 @@ class BoardRegistry:
                         yield r
                         break
             scans = left
+
+    def _boards_of(self, only: Collection[str] | None) -> list[BoardGame]:
+        """The boards, or those of ``only``, in the registry's order (a copy)."""
+        if only is None:
+            return list(self.boards.values())
+        return [g for bid, g in self.boards.items() if bid in only]
 
     def pending_count(self) -> int:
         """``len(pending())`` without building the list."""
