@@ -15,7 +15,7 @@ from typing import Literal
 import chess
 
 from livegain.batch.annotated import AnnotatedGame
-from livegain.core.accuracy import Phase, PlayerAccuracy, game_accuracy, phases_from_fens
+from livegain.core.accuracy import Phase, PlayerAccuracy, game_accuracy, phase_of
 from livegain.core.evaluation import CLIP_CP, Evaluation
 from livegain.core.histogram import GainHistogram
 from livegain.core.human_wdl import CLASSICAL_OTB, HumanWdlModel
@@ -121,20 +121,22 @@ def _pgn_evaluation(score: int) -> Evaluation:
 
 def game_phases(game: AnnotatedGame) -> list[Phase] | None:
     """The phase of each move (:func:`~livegain.core.accuracy.phase_of`),
-    from the positions the game's moves reach; None when a move cannot be read."""
+    from the positions the game's moves reach; None when a move cannot be read.
+    The pieces are counted on the board itself (no FEN is written)."""
     variant = game.headers.get("Variant", "").lower()
     try:
         board = chess.Board(
             game.start_fen or chess.STARTING_FEN,
             chess960="960" in variant or "fischer" in variant,
         )
-        fens = []
-        for uci in game.ucis:
-            fens.append(board.fen())
+        phases = []
+        for ply, uci in enumerate(game.ucis, start=1):
+            pieces = chess.popcount(board.occupied & ~board.pawns & ~board.kings)
+            phases.append(phase_of(ply, pieces))
             board.push(chess.Move.from_uci(uci))
     except (ValueError, IndexError, AssertionError):
         return None
-    return phases_from_fens(fens) if len(fens) == len(game.sans) else None
+    return phases if len(phases) == len(game.sans) else None
 
 
 def analyze_game(
