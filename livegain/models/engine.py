@@ -15,9 +15,7 @@ Algorithm 4 against a measured engine instead of the single peak at 0.
 
 from __future__ import annotations
 
-import importlib.resources
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +27,7 @@ from livegain.models.files import (
     CalibrationError,
     LimitLike,
     limit_text,
+    model_file,
     read_toml,
     toml_value,
 )
@@ -63,11 +62,7 @@ class EngineCalibration:
 
 def shipped_path() -> Path:
     """The calibration file in use: ``$LIVEGAIN_CALIBRATION`` or the packaged one."""
-    env = os.environ.get(ENV_PATH)
-    if env:
-        return Path(env)
-    resource = importlib.resources.files("livegain") / "data" / "calibration.toml"
-    return Path(str(resource))
+    return model_file(ENV_PATH, "calibration.toml")
 
 
 def config_path() -> Path:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as _dt
+import importlib.resources
+import os
 import tomllib
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -206,3 +208,13 @@ def choose_for_source(
         f"model {label(fallback)} (no model for {engine_name or 'this engine'} at {wanted}; "
         "not validated for it)"
     )
+
+
+def model_file(env_var: str, name: str) -> Path:
+    """A model file in use: the one ``$env_var`` names, else the packaged
+    ``livegain/data/{name}`` (a copy of ``config/{name}`` in a wheel, a link
+    to it in a checkout)."""
+    env = os.environ.get(env_var)
+    if env:
+        return Path(env)
+    return Path(str(importlib.resources.files("livegain") / "data" / name))

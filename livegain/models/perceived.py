@@ -4,8 +4,6 @@ one ``[[model]]`` per evaluation source in ``config/perceived.toml``
 
 from __future__ import annotations
 
-import importlib.resources
-import os
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from livegain.models.files import (
     CalibrationError,
     LimitLike,
     choose_for_source,
+    model_file,
     numbers_from_table,
     numbers_to_table,
     read_toml,
@@ -42,11 +41,7 @@ _PERCEIVED_HEADER = """\
 
 def perceived_path() -> Path:
     """The model file in use: ``$LIVEGAIN_PERCEIVED_MODELS`` or the packaged one."""
-    env = os.environ.get(PERCEIVED_ENV_PATH)
-    if env:
-        return Path(env)
-    resource = importlib.resources.files("livegain") / "data" / "perceived.toml"
-    return Path(str(resource))
+    return model_file(PERCEIVED_ENV_PATH, "perceived.toml")
 
 
 def load_perceived_models(path: str | Path | None = None) -> list[PerceivedModel]:

@@ -12,8 +12,6 @@ with its provenance (command, data, part, date, evaluation source).
 
 from __future__ import annotations
 
-import importlib.resources
-import os
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from livegain.models.files import (
     CalibrationError,
     LimitLike,
     choose_for_source,
+    model_file,
     numbers_from_table,
     numbers_to_table,
     read_toml,
@@ -46,10 +45,7 @@ _KNOT_FIELDS = ("a", "b", "c", "e", "f", "g", "h", "m")
 
 def wdl_path() -> Path:
     """The model file in use: ``$LIVEGAIN_WDL_MODELS`` or the packaged one."""
-    env = os.environ.get(ENV_PATH)
-    if env:
-        return Path(env)
-    return Path(str(importlib.resources.files("livegain") / "data" / "wdl.toml"))
+    return model_file(ENV_PATH, "wdl.toml")
 
 
 def _prior(path: Path, number: int, raw: Any) -> RatingsPrior:
