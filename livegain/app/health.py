@@ -5,6 +5,7 @@ renders."""
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -99,7 +100,7 @@ def health_report(service: Service) -> dict[str, Any]:
             "restored_evals": service.stats.restored_evals,
             "pending": t.pending_count() if t is not None else 0,
         },
-        "feeds": {},
+        "feeds": {},  # each feed's (filled below, in this place)
         "feed_errors": dict(service.stats.feed_errors),
         "standings": service.standings.status(),
         "board_status": boards,
@@ -110,23 +111,13 @@ def health_report(service: Service) -> dict[str, Any]:
             "last_error": service.store_writes.error,
         },
     }
-    problems = []
-    if service.store_writes.error is not None:
-        problems.append(f"store: writes failing ({service.store_writes.error})")
-    for feed in service.feeds:
-        info, problem = _feed_status(service, feed)
-        out["feeds"][feed.name] = info
-        if problem is not None:
-            problems.append(f"feed {feed.name}: {problem}")
-    problems.extend(f"engine: {p}" for p in _engine_problems(service))
-    if service._own_remote is not None:  # engine workers through the broker
-        remote = service._own_remote.workers_status()
+    feeds = {feed.name: _feed_status(service, feed) for feed in service.feeds}
+    out["feeds"] = {name: info for name, (info, _) in feeds.items()}
+    remote = service._own_remote.workers_status() if service._own_remote is not None else None
+    problems = _problems(service, feeds, remote)
+    if remote is not None:  # engine workers through the broker
         out["workers"] = remote.pop("workers")
         out["remote_engine"] = remote
-        if remote.get("problem"):
-            problems.append(f"engine workers: {remote['problem']}")
-    if service.mqtt is not None and not service.mqtt.stats.connected:
-        problems.append("mqtt publisher not connected")
     if problems:
         out["status"] = "degraded"
         out["problems"] = problems
@@ -157,6 +148,31 @@ def health_report(service: Service) -> dict[str, Any]:
             "restarts": ps.restarts,
             "search_seconds": round(ps.search_seconds, 3),
         }
+    return out
+
+
+def problems(service: Service) -> list[str]:
+    """Why the service counts as degraded now (empty: it does not), as
+    ``/healthz`` lists them, without building the rest of the document."""
+    feeds = {feed.name: _feed_status(service, feed) for feed in service.feeds}
+    remote = service._own_remote.workers_status() if service._own_remote is not None else None
+    return _problems(service, feeds, remote)
+
+
+def _problems(
+    service: Service,
+    feeds: Mapping[str, tuple[dict[str, Any], str | None]],
+    remote: Mapping[str, Any] | None,
+) -> list[str]:
+    out = []
+    if service.store_writes.error is not None:
+        out.append(f"store: writes failing ({service.store_writes.error})")
+    out.extend(f"feed {name}: {problem}" for name, (_, problem) in feeds.items() if problem)
+    out.extend(f"engine: {p}" for p in _engine_problems(service))
+    if remote is not None and remote.get("problem"):
+        out.append(f"engine workers: {remote['problem']}")
+    if service.mqtt is not None and not service.mqtt.stats.connected:
+        out.append("mqtt publisher not connected")
     return out
 
 
@@ -241,5 +257,5 @@ def metrics_view(service: Service) -> MetricsView:
         mqtt_published=0 if mqtt is None else mqtt.published,
         mqtt_dropped=0 if mqtt is None else mqtt.dropped,
         mqtt_pending=0 if service.mqtt is None else service.mqtt.pending,
-        degraded=health_report(service).get("status") == "degraded",
+        degraded=bool(problems(service)),
     )
