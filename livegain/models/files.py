@@ -11,7 +11,7 @@ import importlib.resources
 import os
 import tomllib
 import typing
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -150,13 +150,21 @@ def limit_depth(limit: str | None) -> int | None:
     return None
 
 
-M = TypeVar("M")
+class FittedModel(Protocol):
+    """What :func:`choose_for_source` reads of a model: its name and provenance."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def provenance(self) -> Mapping[str, str]: ...
+
+
+M = TypeVar("M", bound=FittedModel)
 
 
 def choose_for_source(
     models: Sequence[M],
-    provenance: Callable[[M], Mapping[str, str]],
-    label: Callable[[M], str],
     evals: str,
     engine_name: str | None = None,
     limit: LimitLike = None,
@@ -172,40 +180,40 @@ def choose_for_source(
     """
     if not models:
         return None, "no calibrated model shipped"
-    pgn = [m for m in models if provenance(m).get("evals") == "pgn"]
-    engines = [m for m in models if provenance(m).get("evals") == "engine"]
+    pgn = [m for m in models if m.provenance.get("evals") == "pgn"]
+    engines = [m for m in models if m.provenance.get("evals") == "engine"]
     if evals == "pgn":
         if pgn:
-            return pgn[0], f"model {label(pgn[0])}"
-        return models[0], f"model {label(models[0])} (no model for PGN evaluations)"
+            return pgn[0], f"model {pgn[0].name}"
+        return models[0], f"model {models[0].name} (no model for PGN evaluations)"
     wanted = limit_text(limit)
     name = engine_name.strip().casefold() if engine_name else None
 
     def same_engine(m: M) -> bool:
-        return name is None or provenance(m).get("engine", "").casefold() == name
+        return name is None or m.provenance.get("engine", "").casefold() == name
 
     for m in engines:
-        if same_engine(m) and provenance(m).get("limit") == wanted:
-            return m, f"model {label(m)}"
+        if same_engine(m) and m.provenance.get("limit") == wanted:
+            return m, f"model {m.name}"
     for m in engines:
-        also = [x.strip() for x in provenance(m).get("validated_also", "").split(",")]
+        also = [x.strip() for x in m.provenance.get("validated_also", "").split(",")]
         if same_engine(m) and wanted in also:
-            fitted = provenance(m).get("limit")
-            return m, f"model {label(m)} (fitted at {fitted}, validated at {wanted})"
+            fitted = m.provenance.get("limit")
+            return m, f"model {m.name} (fitted at {fitted}, validated at {wanted})"
     depth = limit_depth(wanted)
     for pool in ([m for m in engines if same_engine(m)], engines):
-        near = [m for m in pool if limit_depth(provenance(m).get("limit")) is not None]
+        near = [m for m in pool if limit_depth(m.provenance.get("limit")) is not None]
         if near and depth is not None:
             best = min(
-                near, key=lambda m: abs((limit_depth(provenance(m).get("limit")) or 0) - depth)
+                near, key=lambda m: abs((limit_depth(m.provenance.get("limit")) or 0) - depth)
             )
             return best, (
-                f"model {label(best)} (nearest to {engine_name or 'this engine'} at {wanted}; "
+                f"model {best.name} (nearest to {engine_name or 'this engine'} at {wanted}; "
                 "not validated at this limit)"
             )
     fallback = pgn[0] if pgn else models[0]
     return fallback, (
-        f"model {label(fallback)} (no model for {engine_name or 'this engine'} at {wanted}; "
+        f"model {fallback.name} (no model for {engine_name or 'this engine'} at {wanted}; "
         "not validated for it)"
     )
 

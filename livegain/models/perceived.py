@@ -101,25 +101,17 @@ def find_perceived_model(
     models = load_perceived_models(path)
     if scale is not None:
         same = [m for m in models if m.scale == scale]
-        found = choose_for_source(same, _provenance, _name, evals, engine_name, limit)
+        found = choose_for_source(same, evals, engine_name, limit)
         if found[0] is not None and "no model for" not in found[1]:
             return found
-        anywhere = choose_for_source(models, _provenance, _name, evals, engine_name, limit)
+        anywhere = choose_for_source(models, evals, engine_name, limit)
         other, why = anywhere
         if other is not None and other.scale != scale:
             return other, f"{why}; on the {other.scale} scale, no {scale}-scale model for it"
         if other is not None:
             return other, why
         return found
-    return choose_for_source(models, _provenance, _name, evals, engine_name, limit)
-
-
-def _provenance(m: PerceivedModel) -> dict[str, str]:
-    return m.provenance
-
-
-def _name(m: PerceivedModel) -> str:
-    return m.name
+    return choose_for_source(models, evals, engine_name, limit)
 
 
 def pick_perceived_model(

@@ -101,14 +101,6 @@ def load_wdl_file(path: str | Path | None = None) -> tuple[list[RatingsPrior], l
     return priors, models
 
 
-def _provenance(m: HumanWdlModel) -> dict[str, str]:
-    return m.provenance
-
-
-def _name(m: HumanWdlModel) -> str:
-    return m.name
-
-
 def find_wdl_model(
     evals: str,
     kind: str | None,
@@ -123,10 +115,10 @@ def find_wdl_model(
     _priors, models = load_wdl_file(path)
     wanted = kind or CLASSICAL_OTB
     same = [m for m in models if m.kind == wanted]
-    found = choose_for_source(same, _provenance, _name, evals, engine_name, limit)
+    found = choose_for_source(same, evals, engine_name, limit)
     if found[0] is not None and "not validated" not in found[1] and "no model" not in found[1]:
         return found
-    other_found = choose_for_source(models, _provenance, _name, evals, engine_name, limit)
+    other_found = choose_for_source(models, evals, engine_name, limit)
     other, why_other = other_found
     if other is None:
         return found
