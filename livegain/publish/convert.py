@@ -129,14 +129,12 @@ def perceived(
 
 def _perceived_of(game: BoardGame, color: Color) -> schema.Perceived | None:
     sc = game.scoring
-    label = sc.label(color, game.official_rating(color))
-    return perceived(sc.calibrated(color), sc.rating_range, sc.scale, label)
+    return perceived(sc.calibrated(color), sc.rating_range, sc.scale, sc.label(color))
 
 
 def _form_of(game: BoardGame, color: Color) -> schema.Perceived | None:
     sc = game.scoring
-    label = sc.label(color, game.official_rating(color))
-    return perceived(sc.form(color), sc.rating_range, sc.scale, label)
+    return perceived(sc.form(color), sc.rating_range, sc.scale, sc.label(color))
 
 
 def algorithm4(pr: PerceivedRating | None) -> schema.Algorithm4 | None:

@@ -56,7 +56,7 @@ The whole API::
     sc.perceived("white"), sc.calibrated("white"), sc.form("white"), sc.trace("black")
     sc.head_to_head(), sc.profile_sum("white")  # Algorithm 1; (moves, centi_sum) of a player
     sc.rating_range, sc.scale                   # the model's validated ratings and scale
-    sc.label("white", g.official_rating("white"))   # what to show beside a player's numbers
+    sc.label("white")                           # what to show beside his numbers
     g.seq, g.errors, g.last_errors
     g.source_active, g.source_status(), g.takeovers, g.conflicts   # sources (below)
     g.illegal_plies, g.irregular                # illegal moves that stood / stop the board

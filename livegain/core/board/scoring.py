@@ -172,15 +172,16 @@ class BoardScoring:
         """The calibrated model's rating scale ("fide", "lichess"); None without one."""
         return self.model.scale if self.model is not None else None
 
-    def label(self, color: Color, official: float | None) -> str | None:
+    def label(self, color: Color) -> str | None:
         """What to show beside the player's calibrated numbers: the model's
         :meth:`~livegain.core.perceived.PerceivedModel.range_label` of his
-        ``official`` rating (of his estimate when he has none): None inside the
+        official rating (of his estimate when he has none): None inside the
         fitted range, ``extrapolated`` above it, the model's below-label under it."""
         m = self.model
         if m is None:
             return None
-        if official is None:
+        rating = self.ledger.rating(color)
+        if rating is None:
             c = self.calibrated(color)
-            official = None if c is None else c.rating
-        return m.range_label(official)
+            rating = None if c is None else c.rating
+        return m.range_label(rating)
