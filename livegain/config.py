@@ -182,7 +182,8 @@ class RemoteEngineConfig(_Section, BrokerAccess):
     silent_after: int = Field(
         default=2,
         ge=1,
-        description="A worker whose jobs expire unanswered this many times in a row gets no more",
+        description="A worker whose jobs end without an evaluation this many times in a row "
+        "(expired unanswered: silent; answered with an error: failing) gets no more",
     )
 
 

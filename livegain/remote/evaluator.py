@@ -25,8 +25,10 @@ the broker), ``max_jobs`` in all; the rest wait here, most urgent first. With
 no usable worker nothing is published and jobs wait (or go to the local pool):
 no position is lost, and a worker that joins starts taking them. A job not
 answered by its deadline is given out again, to any worker; a worker whose
-jobs expire ``silent_after`` times in a row is *silent*: no more jobs, and
-its jobs out are given to others at once. After a reconnect every job out is
+jobs end without an evaluation ``silent_after`` times in a row (expired
+unanswered: *silent*; answered with an error: *failing*) gets no more jobs,
+and its jobs out are given to others at once; a job a worker answered with
+an error goes to another worker first. After a reconnect every job out is
 given out again (results sent while the connection was down are lost with
 the clean session). The first result wins; duplicates are dropped and counted.
 
@@ -36,7 +38,12 @@ another worker; the result is delivered once the re-evaluation agrees. A
 worker whose result the re-evaluation contradicts lied (evaluation is
 deterministic): it is dropped (no more jobs, listed with the reason), and the
 re-evaluated value is the one delivered. A result is only sampled when a
-re-evaluation is possible (a local pool, or another usable worker).
+re-evaluation is possible (a local pool, or another usable worker); with a
+local pool, only the local pool re-evaluates (two workers lying alike would
+pass a check between them). A worker whose results topic carries an invalid
+result (one no search can give, or for a job not given to it) is dropped
+likewise, at the first: its identity is its topic, which only it may write
+on the deploy broker.
 """
 
 from __future__ import annotations
@@ -76,7 +83,7 @@ from livegain.remote.protocol import (
     results_base,
     topic_worker,
 )
-from livegain.remote.roster import Roster
+from livegain.remote.roster import STOPPED, Roster
 from livegain.remote.tracker import JobTracker, Outcome
 
 if TYPE_CHECKING:
@@ -376,6 +383,26 @@ class RemoteEvaluator:
                 self._local_wake.set()
         self._wake.set()
 
+    def _drop(self, wid: str, reason: str, job: str) -> None:
+        """``wid`` lied or sent an invalid result: no job ever again."""
+        if self.roster.drop(wid, reason):
+            log.error("worker_dropped", worker=wid, job=job, reason=reason)
+            self._recall(wid, "worker dropped")
+
+    def _judge_result(self, wid: str, res: Result, outcome: Outcome) -> None:
+        """What a result from ``wid`` says of ``wid``: an invalid one drops it;
+        an error (or a result refused for another key, limit or position)
+        counts towards failing; an evaluation resets the count."""
+        if outcome.kind == "invalid":
+            self._drop(wid, f"{outcome.reason} (position {outcome.fen!r})", outcome.job)
+        elif outcome.fault is not None:
+            if self.roster.failed(wid, outcome.fault):
+                state = self.roster.get(wid)
+                log.warning("worker_failing", worker=wid, reason=state.reason if state else None)
+                self._recall(wid, "worker failing")
+        elif outcome.kind != "unknown" and res.eval is not None:
+            self.roster.answered(wid)  # it answers: neither silent nor failing
+
     def _on_presence(self, topic: str, data: bytes) -> None:
         wid = topic_worker(topic)
         if not data:
@@ -424,11 +451,11 @@ class RemoteEvaluator:
         t = self.tracker
         workers = []
         names = set(self.workers_seen)
-        # A silent or dropped worker stays listed after its presence is gone.
+        # A silent, failing or dropped worker stays listed after its presence is gone.
         names |= {
             n
             for n in self.roster.names()
-            if (st := self.roster.get(n)) is not None and st.status in ("silent", "dropped")
+            if (st := self.roster.get(n)) is not None and st.status in STOPPED
         }
         for wid in sorted(names):
             info = self.workers_seen.get(wid)
@@ -444,6 +471,7 @@ class RemoteEvaluator:
                 "results": info.results if info is not None else 0,
                 "jobs_given": self.published_to.get(wid, 0),
                 "expired": state.expired if state is not None else 0,
+                "errors": state.errors if state is not None else 0,
             }
             if p is not None:
                 row.update(
@@ -484,6 +512,7 @@ class RemoteEvaluator:
                 "mismatches": s.mismatches,
                 "unverified": s.unverified,
                 "workers_silenced": self.roster.silenced,
+                "workers_failing": self.roster.failing,
                 "workers_dropped": self.roster.dropped,
                 "worker_errors": s.errors,
                 "unknown": s.unknown,
@@ -497,8 +526,11 @@ class RemoteEvaluator:
             )
         elif self.local is None and self.capacity() == 0:
             problem = "no accepted engine worker: jobs wait"
-            if self.roster.silenced or self.roster.dropped:
-                problem = "no usable engine worker (silent or dropped ones get no job): jobs wait"
+            if self.roster.silenced or self.roster.failing or self.roster.dropped:
+                problem = (
+                    "no usable engine worker (silent, failing or dropped ones get no job): "
+                    "jobs wait"
+                )
         if problem is not None:
             out["problem"] = problem
         return out
@@ -573,13 +605,13 @@ class RemoteEvaluator:
                             "worker_silent", worker=wid, reason=state.reason if state else None
                         )
                         self._recall(wid, "worker silent")
-                for outcome in t.unverifiable(
-                    set(self.roster.usable_names()), self.local is not None
-                ):
+                for outcome in t.stranded(set(self.roster.usable_names()), self.local is not None):
                     self._settle(outcome)
                 if late or settled:
                     self._local_wake.set()  # queued again: the local pool may take them
                 for wid in self.roster.slots(t.out_by(), t.outstanding):
+                    if not self.roster.usable(wid):
+                        continue  # stopped (silent, failing, dropped, gone) while publishing
                     job = t.assign(wid, now)
                     if job is None:
                         if t.queued == 0:
@@ -613,17 +645,13 @@ class RemoteEvaluator:
         if sent is not None and outcome.kind == "accepted" and not outcome.verified:
             # The round trip less the worker's own time: what the broker adds.
             self.overheads.append(max(0.0, time.time() - sent - res.seconds))
-        if outcome.kind not in ("invalid", "unknown"):
-            self.roster.answered(sender)  # it answers: not silent
+        self._judge_result(sender, res, outcome)
         self._settle(outcome)
         self._wake.set()
 
     def _settle(self, outcome: Outcome) -> None:
         for liar, how in outcome.liars:
-            reason = f"lied about {outcome.fen!r}: {how}"
-            if self.roster.drop(liar, reason):
-                log.error("worker_dropped", worker=liar, job=outcome.job, reason=reason)
-                self._recall(liar, "worker dropped")
+            self._drop(liar, f"lied about {outcome.fen!r}: {how}", outcome.job)
         if outcome.kind == "accepted":
             assert outcome.evaluation is not None
             self.results_by[outcome.worker or "?"] += 1

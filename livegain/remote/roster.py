@@ -8,19 +8,24 @@ decides, without I/O or clock:
   jobs at once (``max_jobs`` in all over every worker); :meth:`Roster.slots`
   spreads the free slots over the workers one at a time, the emptiest first,
   so the most urgent jobs do not all go to one worker;
-- **silent**: a worker whose jobs expire without answer ``silent_after``
-  times in a row (any answer resets the count) is *silent*: it gets no more
-  jobs, its jobs out are given to others (:meth:`Roster.expired` says when it
-  turns silent). A silent worker that announces itself again (a new
-  presence: a restart) is tried again *on probation*: one job out at a time
-  until it answers one, then its full room. Whatever it announces, a silent
-  worker's cost is thus at most one job's deadline per announcement;
+- **silent** or **failing**: a worker whose jobs end without an evaluation
+  from it ``silent_after`` times in a row (any evaluation it sends resets the
+  count) gets no more jobs and its jobs out are given to others
+  (:meth:`Roster.expired` and :meth:`Roster.failed` say when it turns so):
+  *silent* when the last of them expired unanswered, *failing* when the last
+  was answered with an error (or a result for another engine key, limit or
+  position). Such a worker that announces itself again (a new presence: a
+  restart) is tried again *on probation*: one job out at a time until it
+  answers one with an evaluation, then its full room; its first job lost on
+  probation makes it silent or failing again. Whatever it announces, such a
+  worker's cost is thus at most one job per announcement;
 - **dropped**: a worker caught lying (a sampled result that the
-  re-evaluation contradicts, :mod:`livegain.remote.tracker`) is dropped for
-  good (until the requester restarts): no job, whatever it announces.
+  re-evaluation contradicts, :mod:`livegain.remote.tracker`) or sending a
+  result no search can give (an invalid one) is dropped for good (until the
+  requester restarts): no job, whatever it announces.
 
-The roster remembers silent and dropped workers after their presence is
-cleared, so that leaving and coming back does not wash the state.
+The roster remembers silent, failing and dropped workers after their
+presence is cleared, so that leaving and coming back does not wash the state.
 """
 
 from __future__ import annotations
@@ -29,7 +34,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-Status = Literal["active", "probation", "silent", "dropped"]
+Status = Literal["active", "probation", "silent", "failing", "dropped"]
+
+STOPPED: tuple[Status, ...] = ("silent", "failing", "dropped")
+"""The states in which a worker gets no job."""
 
 
 @dataclass
@@ -43,12 +51,15 @@ class WorkerState:
     status: Status = "active"
     reason: str | None = None
     streak: int = 0
-    """Its jobs expired without answer in a row."""
+    """Its jobs in a row that ended without an evaluation from it."""
     expired: int = 0
+    errors: int = 0
+    """Errors counted against it: its answers that were an error (or a result
+    refused for another key, limit or position) and the job's first such."""
     answered: int = 0
 
     def room(self) -> int:
-        if not self.present or self.status in ("silent", "dropped"):
+        if not self.present or self.status in STOPPED:
             return 0
         return 1 if self.status == "probation" else self.capacity
 
@@ -65,8 +76,10 @@ class Roster:
         self._workers: dict[str, WorkerState] = {}
         self.silenced = 0
         """Times a worker was found silent."""
+        self.failing = 0
+        """Times a worker was found failing (its jobs answered with errors)."""
         self.dropped = 0
-        """Workers dropped for a lie."""
+        """Workers dropped for a lie or an invalid result."""
 
     def __contains__(self, name: str) -> bool:
         return name in self._workers
@@ -89,9 +102,9 @@ class Roster:
             return w
         w.capacity = capacity
         w.present = True
-        if w.status == "silent" and started != w.started:
+        if w.status in ("silent", "failing") and started != w.started:
+            w.reason = f"announced itself again after being {w.status} ({w.reason})"
             w.status = "probation"
-            w.reason = f"announced itself again after being silent ({w.reason})"
             w.streak = 0
         w.started = started
         return w
@@ -140,7 +153,7 @@ class Roster:
     # -- what the workers did ----------------------------------------------
 
     def answered(self, name: str) -> None:
-        """A result (valid, or a worker's error) came from ``name``: it is alive."""
+        """An evaluation (valid) came from ``name``: it works."""
         w = self._workers.get(name)
         if w is None:
             return
@@ -156,16 +169,39 @@ class Roster:
         if w is None:
             return False
         w.expired += 1
+        return self._lost(w, "silent", f"unanswered within {job_timeout:g} s")
+
+    def failed(self, name: str, why: str) -> bool:
+        """``name`` answered a job with an error (``why``), or with a result
+        refused for another engine key, limit or position, and it counts
+        against it (:attr:`livegain.remote.tracker.Outcome.fault`); True when
+        this makes it failing."""
+        w = self._workers.get(name)
+        if w is None:
+            return False
+        w.errors += 1
+        return self._lost(w, "failing", f"answered with an error: {why}")
+
+    def _lost(self, w: WorkerState, status: Status, how: str) -> bool:
+        """One more of ``w``'s jobs ended without an evaluation (``how``, the
+        last); True when it gets no more jobs now (``status``)."""
         w.streak += 1
-        if w.status in ("active", "probation") and w.streak >= self.silent_after:
-            w.status = "silent"
-            w.reason = f"{w.streak} jobs in a row unanswered within {job_timeout:g} s"
+        if w.status == "probation":
+            w.reason = f"its job on probation {how}"
+        elif w.status == "active" and w.streak >= self.silent_after:
+            w.reason = f"{w.streak} jobs in a row without a result, the last {how}"
+        else:
+            return False
+        w.status = status
+        if status == "silent":
             self.silenced += 1
-            return True
-        return False
+        else:
+            self.failing += 1
+        return True
 
     def drop(self, name: str, reason: str) -> bool:
-        """``name`` lied: no more jobs, ever (True if it was not dropped already)."""
+        """``name`` lied, or sent an invalid result: no more jobs, ever (True
+        if it was not dropped already)."""
         w = self._workers.get(name)
         if w is None:
             w = WorkerState(name, 0, 0.0, present=False)

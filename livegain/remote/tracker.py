@@ -21,16 +21,23 @@ publishes what :meth:`JobTracker.take` returns.
   finished job is a duplicate (dropped, counted); a result for another engine
   key, limit or position is refused (counted, and the job given out again);
   a worker's error puts the job back in the queue (or fails it, past
-  ``max_attempts``);
+  ``max_attempts``). After either, the job is not given to that worker
+  again while another usable worker (or the local pool) may take it
+  (:meth:`stranded` lifts the bar when none may); the first such answer of a
+  job is the answering worker's *fault* (:attr:`Outcome.fault`: the roster's
+  rule for failing workers), a later one is not (the position itself is
+  suspect): a position no engine can search costs one worker one error, not
+  its place;
 - a result that no search of the job's position can give
   (:func:`result_problem`: an illegal best move or PV, a score out of range,
   a mate that does not match its score or does not mate, a W/D/L that is not
   per mille, a depth beyond the limit) is *invalid*: refused and counted per
-  worker, and the job stays out as it was (the worker that took it may still
-  answer; its deadline gives it out again otherwise): whoever can publish a
-  result cannot make a job fail or be searched again by forging invalid ones.
-  So is a result from a worker the job was never given to, or one whose
-  ``worker`` is not the worker its topic names (``sender``);
+  worker (:attr:`Outcome.worker`: the one its topic names, whom the caller
+  drops), and the job stays out as it was (the worker that took it may still
+  answer; its deadline gives it out again otherwise): a forger cannot make a
+  job fail or be searched again by forging invalid ones. So is a result from
+  a worker the job was never given to, or one whose ``worker`` is not the
+  worker its topic names (``sender``);
 - **sampled re-evaluation**: a valid result that :attr:`sampler` picks is
   *held*: the job goes back to the queue, for the local pool only when
   ``verify_locally`` (the local pool is trusted), else for any worker but the
@@ -42,11 +49,14 @@ publishes what :meth:`JobTracker.take` returns.
   result differs from it is named a liar in the :class:`Outcome`
   (``liars``). A held job that cannot be re-evaluated within
   ``max_attempts`` publications keeps its one held result (counted
-  ``unverified``), or fails when the held results disagree.
+  ``unverified``), or fails when the held results disagree. Without
+  ``verify_locally``, two workers forging the same numbers agree and pass
+  (docs/security.md).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 from collections import Counter, OrderedDict
@@ -136,6 +146,11 @@ class TrackedJob:
     """Held results (sampled for re-evaluation), by worker."""
     local_only: bool = False
     """Only the local pool may take it (a re-evaluation in "both" mode)."""
+    failed_by: set[str] = field(default_factory=set)
+    """Workers that answered it with an error or a refused result: not given
+    it again while another may take it."""
+    faults: int = 0
+    """Its answers that were an error or a refused result, from any worker."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +166,16 @@ class Outcome:
     liars: tuple[tuple[str, str], ...] = ()
     """Workers whose held result the re-evaluation contradicts, each with how."""
     verified: bool = False
+    fault: str | None = None
+    """Set when the result was the job's first that is no evaluation (the
+    worker's error, or a result for another engine key, limit or position):
+    why, as the sending worker's fault (the roster counts it against that
+    worker). A later one, once the job was answered so already (by any
+    worker), is not: the position may be what fails."""
+
+
+FAULT_TEXT = 300
+"""Longest fault text kept (a worker's error text may be 2,000 characters)."""
 
 
 def mismatch(claimed: Evaluation, found: Evaluation) -> str:
@@ -298,10 +323,13 @@ class JobTracker:
 
     def assign(self, worker: str, now: float) -> Job | None:
         """The most urgent queued job ``worker`` may take (not one it answered
-        already, nor one kept for the local pool), given to it; None if none."""
+        already, with an evaluation or an error, nor one kept for the local
+        pool), given to it; None if none."""
         skipped: list[TrackedJob] = []
         job = self._pop()
-        while job is not None and (job.local_only or worker in job.claims):
+        while job is not None and (
+            job.local_only or worker in job.claims or worker in job.failed_by
+        ):
             skipped.append(job)
             job = self._pop()
         for s in skipped:
@@ -456,11 +484,12 @@ class JobTracker:
             why = f"position {res.fen!r} is not the job's {job.fen!r}"
         if why is not None:
             self.stats.refused += 1
-            return self._retry(job, f"refused result from {res.worker}: {why}", "refused", mine)
+            text = f"refused result from {res.worker}: {why}"
+            return self._fault(job, res.worker, text, "refused", mine, f"result refused: {why}")
         if res.eval is None:
             self.stats.errors += 1
-            text = f"{res.worker}: {res.error or 'error without text'}"
-            return self._retry(job, text, "retry", mine)
+            error = res.error or "error without text"
+            return self._fault(job, res.worker, f"{res.worker}: {error}", "retry", mine, error)
         problem = result_problem(job.fen, res.eval, self.limit)
         if problem is not None:
             # Refused, and the job left as it is: a forger racing the worker
@@ -475,6 +504,17 @@ class JobTracker:
         self.stats.accepted += 1
         self._finish(job)
         return Outcome("accepted", job.id, job.fen, evaluation, worker=res.worker)
+
+    def _fault(
+        self, job: TrackedJob, worker: str, reason: str, kind: Kind, mine: bool, fault: str
+    ) -> Outcome:
+        """``worker`` answered ``job`` with no evaluation: not given it again
+        (while another may take it); its fault if the job's first such answer."""
+        first = job.faults == 0
+        job.faults += 1
+        job.failed_by.add(worker)
+        out = self._retry(job, reason, kind, mine)
+        return dataclasses.replace(out, fault=fault[:FAULT_TEXT]) if first else out
 
     def _invalid(self, res: Result, worker: str, problem: str) -> Outcome:
         self.stats.invalid += 1
@@ -512,16 +552,30 @@ class JobTracker:
             "accepted", job.id, job.fen, found, worker=winner, liars=liars, verified=True
         )
 
-    def unverifiable(self, usable: set[str], local: bool) -> list[Outcome]:
-        """Held jobs waiting in the queue that nobody can re-evaluate now (no
-        local pool, and every usable worker answered them already) are settled
-        at once (:meth:`_give_up`: one held result kept unverified; results that
-        disagree, with no third opinion to be had, fail the job)."""
+    def stranded(self, usable: set[str], local: bool) -> list[Outcome]:
+        """Queued jobs that nobody may take now, with no local pool, because
+        every usable worker answered them already:
+
+        - a job held for re-evaluation (a worker's result sampled), every other
+          usable worker having answered it too (with a result or an error):
+          settled at once (:meth:`_give_up`: one held result is kept
+          unverified; results that disagree, with no third opinion to be had,
+          fail the job);
+        - a job answered with errors (or refused results) only: it may go to
+          those workers again (nothing returned), ``max_attempts`` bounding
+          it. With no usable worker at all it waits, as every job does.
+        """
         out: list[Outcome] = []
         for job in list(self._jobs.values()):
-            if job.state != "queued" or not job.claims:
+            if job.state != "queued" or not (job.claims or job.failed_by):
                 continue
-            if (local and job.local_only) or (not job.local_only and usable - set(job.claims)):
+            if local and (job.local_only or not job.claims):
+                continue  # the local pool takes it
+            if not job.local_only and usable - set(job.claims) - job.failed_by:
+                continue  # another worker may take it
+            if not job.claims:
+                if usable:
+                    job.failed_by.clear()
                 continue
             why = "no worker left to re-evaluate it" + (
                 f" (results of {', '.join(sorted(job.claims))} disagree)"

@@ -1,7 +1,8 @@
 """Direct assignment against workers that misbehave, for real: a Mosquitto of
 the test's own, a real `livegain worker` (Stockfish), and scripted fakes for
 what no real worker does on demand: one that takes jobs and never answers,
-one that answers with plausible but wrong scores."""
+one that answers every job with an error, one that answers with results no
+search can give, one that answers with plausible but wrong scores."""
 
 from __future__ import annotations
 
@@ -44,12 +45,13 @@ pytestmark = [pytest.mark.engine, pytest.mark.broker, pytest.mark.slow]
 PREFIX = "livegain/engine"
 DEPTH = 8
 
-Answer = Callable[[Job], Awaitable[Eval | None]]
+Answer = Callable[[Job], Awaitable[Eval | str | None]]
 
 
 class Fake:
     """A scripted worker: announces ``processes``, reads the jobs given to it,
-    and answers each with what ``answer`` returns (None: never answers)."""
+    and answers each with what ``answer`` returns (an evaluation, an error
+    text, or None: never answers)."""
 
     def __init__(self, client: aiomqtt.Client, name: str, answer: Answer) -> None:
         self.client = client
@@ -71,7 +73,8 @@ class Fake:
                     engine=job.engine,
                     limit=job.limit,
                     worker=self.name,
-                    eval=ev,
+                    eval=ev if isinstance(ev, Eval) else None,
+                    error=ev if isinstance(ev, str) else None,
                 )
                 await asyncio.shield(self.client.publish(job.reply_to, encode(res), qos=1))
                 self.answered += 1
@@ -151,6 +154,75 @@ async def test_a_worker_that_takes_jobs_and_never_answers_gets_no_more(
             assert "unanswered" in status["sink"]["status_because"]
             assert status["honest"]["status"] == "active"
             assert ev.workers_status()["jobs"]["workers_silenced"] == 1
+            assert ev.capacity() == 2  # the honest worker's room only
+
+
+@pytest.mark.parametrize("fault", ["error", "invalid"])
+async def test_a_worker_answering_every_job_with_an_error_or_an_invalid_result_gets_no_more(
+    fault: str, stockfish: str, private_broker: PrivateBroker, tmp_path: Path
+) -> None:
+    """A fake announcing 8 processes (the most room: it gets the first jobs)
+    answers each job at once, with an error, or with a result no search can
+    give (a depth beyond the limit): after two errors in a row it is failing,
+    after its first invalid result it is dropped; it gets not one job more, its
+    jobs go to the real worker at once (long before their deadline), and every
+    position is evaluated as the local pool evaluates it."""
+    boards = century_boards(30)
+    expected, key, name = await local_reference(stockfish, boards, depth=DEPTH)
+
+    async def broken(job: Job) -> Eval | str:
+        if fault == "error":
+            return "EngineSearchError: the engine died"
+        move = min(m.uci() for m in chess.Board(job.fen).legal_moves)
+        return Eval(cp=20, depth=DEPTH + 4, nodes=1000, best=move, pv=(move,))
+
+    want = "failing" if fault == "error" else "dropped"
+    with workers(tmp_path, private_broker.url) as w:
+        w.start("honest", depth=DEPTH, engine=stockfish)
+        async with (
+            fake_worker(private_broker, "broken", key, name, 8, broken) as fake,
+            # deadlines far off: every job moved off the fake was moved by the rule
+            evaluator(private_broker, DEPTH, job_timeout=60.0, verify_share=0.0) as ev,
+        ):
+            await wait_until(
+                lambda: ev.roster.usable("broken") and ev.roster.usable("honest"),
+                what="both workers accepted",
+            )
+            run = asyncio.gather(*(ev.evaluate(b) for b in boards))
+            state = ev.roster.get("broken")
+            assert state is not None
+            await wait_until(lambda: state.status == want, what=f"the fake found {want}")
+            given = ev.published_to["broken"]
+            got = await asyncio.wait_for(run, 120)
+            assert got == expected
+            assert_each_position_once(ev, len(boards))
+            assert ev.results_by["broken"] == 0 and ev.results_by["honest"] == len(boards)
+            assert ev.published_to["broken"] == given  # not one job more
+            t = ev.tracker
+            assert t is not None and t.stats.expired == 0
+            stats = t.stats
+
+            def judged() -> int:
+                """The fake's answers for open jobs (one per job it was given;
+                for a job finished meanwhile, a duplicate instead)."""
+                return stats.errors if fault == "error" else stats.invalid
+
+            await wait_until(
+                lambda: fake.answered == given and judged() + stats.duplicates == given,
+                what="the fake's answers judged",
+            )
+            row = {x["worker"]: x for x in ev.workers_status()["workers"]}["broken"]
+            assert row["status"] == want and row["accepted"] is True
+            jobs = ev.workers_status()["jobs"]
+            if fault == "error":
+                assert "answered with an error: EngineSearchError" in row["status_because"]
+                assert 2 <= row["errors"] <= judged()  # errors counted against it
+                assert jobs["workers_failing"] == 1 and jobs["workers_dropped"] == 0
+            else:
+                assert f"depth {DEPTH + 4} beyond the limit {DEPTH}" in row["status_because"]
+                assert jobs["invalid_by"] == {"broken": judged()} and judged() >= 1
+                assert jobs["workers_dropped"] == 1 and jobs["workers_failing"] == 0
+            assert jobs["workers_silenced"] == 0
             assert ev.capacity() == 2  # the honest worker's room only
 
 

@@ -1,8 +1,9 @@
 """A worker's result is checked before it is accepted (legal best move and PV,
-score in range, mate consistent, W/D/L per mille, depth within the limit), and
-an invalid one changes nothing but a counter: the job stays with the worker
-that took it, so a forger racing every job neither fails a job nor has it
-searched again (docs/security.md, "Engine workers")."""
+score in range, mate consistent, W/D/L per mille, depth within the limit). An
+invalid one is refused and drops the worker whose results topic carried it
+(its identity), and changes nothing else: the job stays with the worker that
+took it, so a forger racing every job on its own topic neither fails a job
+nor has it searched again (docs/security.md, "Remote engine workers")."""
 
 from __future__ import annotations
 
@@ -17,7 +18,16 @@ from brokers import PrivateBroker
 
 from livegain.engine.pool import EnginePool
 from livegain.engine.search import SearchLimit
-from livegain.remote.protocol import Eval, Job, Limit, Result, decode, encode, jobs_topic
+from livegain.remote.protocol import (
+    Eval,
+    Job,
+    Limit,
+    Result,
+    decode,
+    encode,
+    jobs_topic,
+    reply_topic,
+)
 from livegain.remote.tracker import JobTracker, result_problem
 
 from .test_remote_workers import (
@@ -125,10 +135,13 @@ async def test_a_forger_answering_every_job_first_changes_nothing(
     stockfish: str, private_broker: PrivateBroker, tmp_path: Path
 ) -> None:
     """A client that reads every job given to the worker (the dev broker lets
-    anyone read any topic) and answers each at once, in the worker's name and
-    on its results topic, with an invalid result (a scripted liar: no real
-    worker lies on demand); the real worker's results are the ones recorded,
-    with no job given out again or failed."""
+    anyone read any topic) and answers each at once on its own results topic
+    (all a worker user may write on the deploy broker), in its own name or in
+    the worker's, with an invalid result (a scripted liar: no real worker lies
+    on demand): it is dropped at its first, the real worker's results are the
+    ones recorded, with no job given out again or failed. (On its victim's
+    topic, which only a broker without an ACL lets it write, a forgery would
+    drop the victim: docs/security.md.)"""
     boards = century_boards(30)
     expected, key, _ = await local_reference(stockfish, boards, depth=8)
     forged = 0
@@ -142,9 +155,11 @@ async def test_a_forger_answering_every_job_first_changes_nothing(
 
                 async def forge(job: Job, bogus: Eval) -> None:
                     nonlocal forged
+                    name = "honest" if forged % 2 else "forger"  # in another's name, or its own
+                    base = job.reply_to.rpartition("/")[0]
                     await liar.publish(
-                        job.reply_to, encode(result(job, bogus, "honest")), qos=1
-                    )  # in another's name
+                        reply_topic(base, "forger"), encode(result(job, bogus, name)), qos=1
+                    )
                     forged += 1
 
                 async def lie() -> None:
@@ -184,9 +199,14 @@ async def test_a_forger_answering_every_job_first_changes_nothing(
                     )
                 finally:
                     liar_task.cancel()
-                assert t.stats.invalid >= 1  # the liar does not search: it is first
+                assert t.stats.invalid >= 1  # in another's name: invalid even when late
                 assert t.stats.republished == 0 and t.stats.expired == 0
                 assert_each_position_once(ev, len(boards))
-                status = ev.workers_status()["jobs"]
-                assert status["invalid"] == t.stats.invalid
-                assert status["invalid_by"] == {"honest": t.stats.invalid}
+                status = ev.workers_status()
+                assert status["jobs"]["invalid"] == t.stats.invalid
+                assert status["jobs"]["invalid_by"] == {"forger": t.stats.invalid}
+                assert status["jobs"]["workers_dropped"] == 1
+                rows = {x["worker"]: x for x in status["workers"]}
+                assert rows["forger"]["status"] == "dropped" and not rows["forger"]["present"]
+                assert "invalid result from forger" in rows["forger"]["status_because"]
+                assert rows["honest"]["status"] == "active" and ev.roster.usable("honest")

@@ -190,13 +190,13 @@ def test_a_held_job_nobody_else_can_re_evaluate_is_settled_at_once() -> None:
     two = t.assign("a", now=0.0)
     assert one is not None and two is not None
     t.on_result(result(one, worker="a"), sender="a")
-    assert t.unverifiable({"a", "b"}, local=False) == []  # b can
-    assert t.unverifiable({"a"}, local=False)[0].kind == "accepted"  # only a: kept
+    assert t.stranded({"a", "b"}, local=False) == []  # b can
+    assert t.stranded({"a"}, local=False)[0].kind == "accepted"  # only a: kept
     # two workers disagree and no third: the job fails (the caller retries later)
     t.on_result(result(two, worker="a"), sender="a")
     again = t.assign("b", now=0.0)
     assert again is not None
     forged = dataclasses.replace(ev_for(two.fen), cp=7)
     assert t.on_result(result(again, ev=forged, worker="b"), sender="b").kind == "held"
-    (out,) = t.unverifiable({"a", "b"}, local=False)
+    (out,) = t.stranded({"a", "b"}, local=False)
     assert out.kind == "failed" and "disagree" in (out.reason or "")
