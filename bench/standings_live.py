@@ -6,7 +6,8 @@ Two costs:
    what the standings depend on from the board and marks its event when that
    changed). Baseline, in the same run: building the board's state
    (``convert.board_state``), which a publication needs anyway.
-2. In a worker thread, per computation (at most one every 2 s per event):
+2. Off the event loop (in the service, a child process), per computation
+   (at most one every 2 s per event):
    ``event_table`` with 100,000 simulations, for three events: the demo's
    round 5 of a 12-player Swiss (3 games finished, 3 in progress, points of
    rounds 1-4 carried in); a 14-player round robin after six and a half rounds
@@ -181,7 +182,7 @@ def odds_alone(entries: list[GameEntry], rules: EventRules) -> Callable[[], obje
 
 def main() -> None:
     loop_costs()
-    print(f"worker thread, per computation ({SIMS:,} simulations):")
+    print(f"per computation, off the loop ({SIMS:,} simulations):")
     for name, entries, rules in (demo_event(), round_robin(), open_swiss()):
         best, median = timed(functools.partial(event_table, "E", entries, rules))
         base_best, base_median = timed(odds_alone(entries, rules))

@@ -45,7 +45,7 @@ import structlog
 
 from livegain.app.delay import BroadcastDelay
 from livegain.app.feed_health import FeedHealth
-from livegain.app.health import EngineRestarts, health_report, metrics_view
+from livegain.app.health import EngineRestarts, board_status, health_report, metrics_view
 from livegain.app.match import MatchTracker
 from livegain.app.metrics import MetricsView, ServiceMetrics
 from livegain.app.models import (
@@ -160,6 +160,7 @@ class Service:
             settings.server.port,
             limits=server_limits(settings.server),
             health=self.health,
+            board_status=self.board_status,
             admin_token=settings.server.admin_token,
             ssl=settings.server.ssl_context(),
             compression=settings.server.compression,
@@ -653,6 +654,10 @@ class Service:
     def health(self) -> dict[str, Any]:
         """What ``/healthz`` reports (:func:`~livegain.app.health.health_report`)."""
         return health_report(self)
+
+    def board_status(self) -> dict[str, Any]:
+        """Each board's state for ``/healthz/boards`` (:func:`.health.board_status`)."""
+        return board_status(self)
 
     def _metrics_view(self) -> MetricsView:
         return metrics_view(self)

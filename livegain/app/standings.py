@@ -12,8 +12,9 @@ board's event is marked for a new computation. Each event has its own task:
   seconds, bench/standings_live.py: one event keeps a core busy at most half
   the time);
 - the computation (:func:`livegain.core.event_table.event_table`, 100,000
-  simulations in about 0.2 s for a 14-player round robin) runs in a worker
-  thread (:func:`asyncio.to_thread`), off the event loop, on the boards as
+  simulations in about 0.2 s for a 14-player round robin) runs in a child
+  process (:mod:`livegain.app.offload`), off the event loop and its
+  interpreter lock, on the boards as
   they stood when it started; changes that arrive meanwhile mark the event
   again, so the next computation (``interval`` seconds after the start of this
   one) takes them: the latest state always wins, and results are published in
@@ -45,12 +46,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from livegain.app.offload import Offload
 from livegain.core.board.board import BoardGame
 from livegain.core.event_table import (
     EventRules,
@@ -155,6 +158,44 @@ def _player_fields(line: PlayerLine | None) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class StandingsJob:
+    """What one computation of an event's standings needs (sent to the child
+    process: everything in it pickles)."""
+
+    owner: str
+    """Which :class:`LiveStandings` asks (its last messages are its own)."""
+    event: str
+    rules: EventRules
+    facts: Mapping[str, PlayerFacts]
+    prior: RatingsPrior | None
+    version: int
+    """The version the new message gets."""
+    games: list[GameEntry]
+    year: int | None = None
+
+
+_LAST: dict[tuple[str, str], schema.Standings] = {}
+"""The last message computed per (owner, event), in the process that computes."""
+
+
+def compute_standings(job: StandingsJob) -> bytes | None:
+    """The bytes of the event's new ``standings`` message, or None when a
+    viewer would see nothing new since the last one computed for the same
+    owner and event (its version and move count aside). Runs in the
+    :class:`~livegain.app.offload.Offload` child process."""
+    table = event_table(job.event, job.games, job.rules, job.prior)
+    players = event_players(table, job.games, job.facts, job.year)
+    msg = standings_message(table, job.version, players)
+    key = (job.owner, job.event)
+    last = _LAST.get(key)
+    same = {"version": msg.version, "plies": msg.plies}
+    if last is not None and msg == last.model_copy(update=same):
+        return None
+    _LAST[key] = msg
+    return msg.model_dump_json().encode()
+
+
 @dataclass
 class _Event:
     name: str
@@ -164,10 +205,9 @@ class _Event:
     prior: RatingsPrior | None = None
     dirty: asyncio.Event = field(default_factory=asyncio.Event)
     version: int = 0
-    last: schema.Standings | None = None
     computations: int = 0
     seconds: float = 0.0
-    """Duration of the last computation (in its thread)."""
+    """Duration of the last computation (in the child process)."""
     stale: set[str] = field(default_factory=set)
     """Boards published since the event last read them."""
     forced: bool = False
@@ -226,6 +266,9 @@ class LiveStandings:
         self._entries: dict[str, GameEntry] = {}  # board id -> its entry now (moves counted)
         self._tg: asyncio.TaskGroup | None = None
         self._waiting: list[_Event] = []  # events known before run() started
+        self._owner = uuid.uuid4().hex
+        # Computed in a child process: a thread would hold the loop's GIL.
+        self.offload = Offload(preload=("livegain.app.standings",))
 
     # ------------------------------------------------------------ changes
 
@@ -297,6 +340,7 @@ class LiveStandings:
                 await asyncio.Event().wait()
             finally:
                 self._tg = None
+                self.offload.close()
 
     async def _follow(self, ev: _Event) -> None:
         loop = asyncio.get_running_loop()
@@ -329,34 +373,29 @@ class LiveStandings:
             return  # every board of it is gone: its last standings stay
         t0 = time.perf_counter()
         # The table, its message and the message's bytes are all made in the
-        # thread: for an event of a thousand games that is tens of ms of work
-        # the event loop would otherwise do at once (tests/service/test_ingest_load.py).
-        year = time.gmtime().tm_year  # a junior's age (the player table's K)
-        made = await asyncio.to_thread(self._make, ev, games, year)
+        # child process (livegain.app.offload): for an event of thousands of
+        # games that is most of a second of work, which in this process (even
+        # in a thread) would stall the event loop.
+        job = StandingsJob(
+            owner=self._owner,
+            event=ev.name,
+            rules=ev.rules,
+            facts=ev.facts,
+            prior=ev.prior,
+            version=ev.version + 1,
+            games=games,
+            year=time.gmtime().tm_year,  # a junior's age (the player table's K)
+        )
+        data = await self.offload.run(compute_standings, job)
         ev.seconds = time.perf_counter() - t0
         ev.computations += 1
         self.stats.computations += 1
-        if made is None:
+        if data is None:
             return  # nothing a viewer sees changed
-        msg, data = made
         ev.version += 1
-        ev.last = msg
         self.stats.published += 1
         log.debug("standings", tournament=ev.name, version=ev.version, seconds=round(ev.seconds, 3))
         self._publish(ev.name, data)
-
-    @staticmethod
-    def _make(
-        ev: _Event, games: list[GameEntry], year: int | None = None
-    ) -> tuple[schema.Standings, bytes] | None:
-        """(message, its bytes) for the event's table, or None when a viewer
-        would see nothing new (in a worker thread)."""
-        table = event_table(ev.name, games, ev.rules, ev.prior)
-        msg = standings_message(table, ev.version + 1, event_players(table, games, ev.facts, year))
-        same = {"version": msg.version, "plies": msg.plies}
-        if ev.last is not None and msg == ev.last.model_copy(update=same):
-            return None
-        return msg, msg.model_dump_json().encode()
 
     # ------------------------------------------------------------ reading
 

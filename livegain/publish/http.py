@@ -7,7 +7,8 @@ WebSocket handshake, on the same port as ``/ws``:
   ``/overlay/boards`` -> ``board.html`` / ``boards.html``;
   ``/overlay/static/<file>`` -> files under ``livegain/overlay/static``;
 - ``/healthz`` -> JSON (status, boards, clients, uptime, counters, and what the
-  server's owner adds); ``/metrics`` when the owner renders it;
+  server's owner adds); ``/healthz/boards`` -> each board's state, when the
+  owner gives it; ``/metrics`` when the owner renders it;
 - ``/api/boards`` -> JSON list of :class:`~livegain.publish.schema.BoardSummary`
   (``?offset=&limit=`` for a part of it); ``/api/boards/<id>`` -> one
   :class:`~livegain.publish.schema.BoardState`;
@@ -114,7 +115,8 @@ class Notes:
 class HttpSite:
     """The answers to plain HTTP requests of one server.
 
-    ``health`` builds ``/healthz``; ``metrics()`` gives the renderer of
+    ``health`` builds ``/healthz``; ``board_status()`` gives the builder of
+    ``/healthz/boards`` (None: no such page); ``metrics()`` gives the renderer of
     ``/metrics`` (None: no such page); ``remove`` removes a board on an admin
     request and says whether there was one.
     """
@@ -127,6 +129,7 @@ class HttpSite:
         limits: ServerLimits,
         stats: ServerStats,
         health: Callable[[], dict[str, Any]],
+        board_status: Callable[[], Callable[[], dict[str, Any]] | None],
         metrics: Callable[[], Callable[[], bytes] | None],
         remove: Callable[[str], bool],
         admin_token: str | None = None,
@@ -137,6 +140,7 @@ class HttpSite:
         self.limits = limits
         self.stats = stats
         self.health = health
+        self.board_status = board_status
         self.metrics = metrics
         self.remove = remove
         self.admin_token = admin_token
@@ -241,6 +245,10 @@ class HttpSite:
     def _get(self, path: str) -> Response:
         if path == "/healthz":
             return json_response(HTTPStatus.OK, self.health())
+        if path == "/healthz/boards":
+            boards = self.board_status()
+            if boards is not None:
+                return json_response(HTTPStatus.OK, {"board_status": boards()})
         if path == "/metrics":
             render = self.metrics()
             if render is not None:

@@ -129,6 +129,7 @@ class LiveServer:
         static_dir: Path = STATIC_DIR,
         limits: ServerLimits | None = None,
         health: Callable[[], dict[str, Any]] | None = None,
+        board_status: Callable[[], dict[str, Any]] | None = None,
         server_name: str = f"livegain {__version__}",
         admin_token: str | None = None,
         ssl: ssl_module.SSLContext | None = None,
@@ -140,6 +141,8 @@ class LiveServer:
         self.limits = limits or ServerLimits()
         self.health_extra = health
         """Adds to (or overrides) ``/healthz`` (e.g. ``"status": "degraded"``)."""
+        self.board_status = board_status
+        """Each board's state, for ``/healthz/boards`` (None: no such page)."""
         self.server_name = server_name
         self.ssl = ssl
         """TLS context: serve ``https``/``wss`` (None: plain ``http``/``ws``)."""
@@ -170,6 +173,7 @@ class LiveServer:
             limits=self.limits,
             stats=self.stats,
             health=self.health,
+            board_status=lambda: self.board_status,
             metrics=lambda: self.metrics,
             remove=self._admin_remove,
             admin_token=admin_token,

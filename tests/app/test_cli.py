@@ -99,12 +99,14 @@ def test_serve_with_config_env_and_flags(tmp_path: Path) -> None:
         env={"LIVEGAIN_ENGINE__DEPTH": "7"},
     )
     try:
-        health = wait_json(
-            url + "healthz",
+        wait_json(
+            url + "healthz/boards",
             lambda d: (
                 d["board_status"] and all(b["evaluated"] == 4 for b in d["board_status"].values())
             ),
         )
+        health = get_json(url + "healthz")
+        assert health["board_summary"]["evaluated"] == 4 * health["boards"]
         assert health["engine"].endswith("depth 7")
         assert health["event_loop"] == "uvloop"
         # The model file of the configuration, picked for this engine and depth.
@@ -145,13 +147,14 @@ def test_demo_replays_a_live_round() -> None:
         ["demo", "--port", "0", "--speed", "200", "--depth", str(DEPTH)], seen=printed
     )
     try:
-        health = wait_json(
-            url + "healthz",
+        wait_json(
+            url + "healthz/boards",
             lambda d: (
-                d["boards"] == 7
+                len(d["board_status"]) == 7
                 and sum(b["evaluated"] > 2 for b in d["board_status"].values()) >= 3
             ),
         )
+        health = get_json(url + "healthz")
         assert health["engine"].endswith(f"depth {DEPTH}")
         assert health["event_loop"] == "asyncio"
         # The shipped model nearest to this engine and depth, or none (said why).
@@ -238,13 +241,14 @@ def test_demo_over_mqtt(shared_broker: str) -> None:
         seen=seen,
     )
     try:
-        health = wait_json(
-            url + "healthz",
+        wait_json(
+            url + "healthz/boards",
             lambda d: (
-                d["boards"] == 7
+                len(d["board_status"]) == 7
                 and sum(b["evaluated"] > 2 for b in d["board_status"].values()) >= 3
             ),
         )
+        health = get_json(url + "healthz")
         assert health["feed_errors"] == {}
         assert health["mqtt"]["connected"] is True
         # The gateway command the demo prints meets its output on the broker.

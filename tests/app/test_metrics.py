@@ -55,10 +55,10 @@ async def test_metrics_after_a_short_replay(tmp_path: Path, pool: EnginePool) ->
                 wait=90,
             )
             ctype, samples = await scrape(service)
-            health = service.health()
+            board_status = service.board_status()
 
     assert ctype.startswith("text/plain")
-    (board,) = health["board_status"].values()
+    (board,) = board_status.values()
     assert value(samples, "livegain_boards") == 1
     assert value(samples, "livegain_plies") == board["plies"] >= 12
     assert value(samples, "livegain_plies_evaluated") == board["evaluated"] >= 12

@@ -110,8 +110,8 @@ async def test_models_per_feed_and_time_control(tmp_path: Path) -> None:
     async with running(service):
         async with asyncio.timeout(30):
             while True:
-                health = await asyncio.to_thread(get, service, "healthz")
-                boards = health["board_status"]
+                detail = await asyncio.to_thread(get, service, "healthz/boards")
+                boards = detail["board_status"]
                 if len(boards) == 3 and all(b["evaluated"] == 14 for b in boards.values()):
                     break
                 await asyncio.sleep(0.05)
@@ -119,6 +119,7 @@ async def test_models_per_feed_and_time_control(tmp_path: Path) -> None:
         for bid in boards:
             state = await asyncio.to_thread(get, service, f"api/boards/{urllib.parse.quote(bid)}")
             by_white[state["white"]["name"]] = (bid, state)
+        health = await asyncio.to_thread(get, service, "healthz")
     # over the board, no TimeControl: classical, FIDE scale, the model fitted for it
     bid, st = by_white["Alpha, Ann"]
     assert st["eval"]["wdl_model"] == "otb-human" and st["eval"]["wdl_fallback"] is False
@@ -158,13 +159,14 @@ async def test_without_a_wdl_model_the_engine_s_chances_are_shown(tmp_path: Path
     async with running(service):
         async with asyncio.timeout(30):
             while True:
-                health = await asyncio.to_thread(get, service, "healthz")
-                boards = health["board_status"]
+                detail = await asyncio.to_thread(get, service, "healthz/boards")
+                boards = detail["board_status"]
                 if boards and all(b["evaluated"] == 14 for b in boards.values()):
                     break
                 await asyncio.sleep(0.05)
         (bid,) = boards
         state = await asyncio.to_thread(get, service, f"api/boards/{urllib.parse.quote(bid)}")
+        health = await asyncio.to_thread(get, service, "healthz")
     assert health["wdl_model"]["model"] is None
     assert "no human W/D/L model" in health["wdl_model"]["why"]
     assert state["eval"]["wdl_model"] is None and state["eval"]["wdl"] is not None

@@ -159,7 +159,7 @@ async def test_the_mirror_takes_over_when_the_preferred_feed_stops(
             assert updates and all(u.get("truncate_to") is None for u in updates)
             health = service.health()
             assert health["feed_errors"].get("lcc", 0) >= 1  # it was seen failing
-            assert {b["source"] for b in health["board_status"].values()} == {"mirror"}
+            assert {b["source"] for b in service.board_status().values()} == {"mirror"}
     finally:
         await pgn_relay.stop()
         await lcc_relay.stop()
