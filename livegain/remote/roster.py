@@ -37,6 +37,11 @@ from typing import Literal
 Status = Literal["active", "probation", "silent", "failing", "dropped"]
 
 STOPPED: tuple[Status, ...] = ("silent", "failing", "dropped")
+
+UNKNOWN_KEPT = 100
+"""Senders dropped before they ever announced themselves that are listed (and
+refused if they announce later); beyond these they are only counted: on a
+broker without an access list anyone may send under any number of names."""
 """The states in which a worker gets no job."""
 
 
@@ -74,6 +79,7 @@ class Roster:
         self.max_jobs = max_jobs
         self.silent_after = silent_after
         self._workers: dict[str, WorkerState] = {}
+        self._unknown = 0  # dropped before they announced themselves, listed
         self.silenced = 0
         """Times a worker was found silent."""
         self.failing = 0
@@ -204,6 +210,10 @@ class Roster:
         if it was not dropped already)."""
         w = self._workers.get(name)
         if w is None:
+            if self._unknown >= UNKNOWN_KEPT:  # a flood of made-up names: counted only
+                self.dropped += 1
+                return True
+            self._unknown += 1
             w = WorkerState(name, 0, 0.0, present=False)
             self._workers[name] = w
         if w.status == "dropped":

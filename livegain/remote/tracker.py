@@ -175,6 +175,12 @@ class Outcome:
 
 
 FAULT_TEXT = 300
+
+SENDERS_COUNTED = 100
+"""Senders of invalid results counted by name; more are counted together under
+``OTHER_SENDERS`` (on a broker without an access list anyone may send
+results under any number of names)."""
+OTHER_SENDERS = "(others)"
 """Longest fault text kept (a worker's error text may be 2,000 characters)."""
 
 
@@ -518,7 +524,8 @@ class JobTracker:
 
     def _invalid(self, res: Result, worker: str, problem: str) -> Outcome:
         self.stats.invalid += 1
-        self.invalid_by[worker] += 1
+        counted = worker in self.invalid_by or len(self.invalid_by) < SENDERS_COUNTED
+        self.invalid_by[worker if counted else OTHER_SENDERS] += 1
         reason = f"invalid result from {worker}: {problem}"
         return Outcome("invalid", res.job, res.fen, worker=worker, reason=reason)
 

@@ -11,7 +11,7 @@ import pytest
 
 from livegain.core.evaluation import Evaluation
 from livegain.remote.protocol import Job, OutdatedError, decode
-from livegain.remote.roster import Roster
+from livegain.remote.roster import UNKNOWN_KEPT, Roster
 from livegain.remote.tracker import JobTracker
 
 from .test_remote_tracker import FENS, KEY, LIMIT, ev_for, result
@@ -200,3 +200,12 @@ def test_a_held_job_nobody_else_can_re_evaluate_is_settled_at_once() -> None:
     assert t.on_result(result(again, ev=forged, worker="b"), sender="b").kind == "held"
     (out,) = t.stranded({"a", "b"}, local=False)
     assert out.kind == "failed" and "disagree" in (out.reason or "")
+
+
+def test_made_up_names_dropped_before_announcing_are_listed_up_to_a_bound() -> None:
+    roster = Roster()
+    for k in range(UNKNOWN_KEPT + 50):
+        assert roster.drop(f"ghost{k}", "invalid result")
+    assert roster.dropped == UNKNOWN_KEPT + 50
+    assert len(roster.names()) == UNKNOWN_KEPT  # listed: the first ones only
+    assert roster.get("ghost0") is not None and roster.get(f"ghost{UNKNOWN_KEPT}") is None
