@@ -350,6 +350,22 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def descendants(pid: int) -> tuple[list[int], list[int]]:
+    """The service's engine processes, and its other descendants (the
+    standings' child process and the process that forks it)."""
+    engines: list[int] = []
+    helpers: list[int] = []
+    todo = children(pid)
+    while todo:
+        p = todo.pop()
+        todo.extend(children(p))
+        comm = ""
+        with contextlib.suppress(OSError):
+            comm = Path(f"/proc/{p}/comm").read_text().strip()
+        (engines if "stockfish" in comm else helpers).append(p)
+    return engines, helpers
+
+
 class Probe(threading.Thread):
     """``GET /healthz`` every 0.5 s; keeps (time, latency, bytes, document)."""
 
@@ -454,9 +470,9 @@ def orchestrate(args: argparse.Namespace) -> None:
         probe.start()
         while True:  # every board created and its start position evaluated
             h = probe.last
-            bs = h.get("board_status") or {}
+            bs = h.get("board_summary") or {}
             if (
-                len(bs) >= args.boards
+                bs.get("boards", 0) >= args.boards
                 and h.get("service", {}).get("pending", 1) == 0
                 and h.get("engine_queue", 1) == 0
             ):
@@ -465,7 +481,7 @@ def orchestrate(args: argparse.Namespace) -> None:
                 raise SystemExit(f"service exited with {service.returncode}: see {work}")
             time.sleep(0.5)
         t_up = time.time()
-        print(f"start-up: {len(bs)} boards created and evaluated in {t_up - t_start:.1f} s")
+        print(f"start-up: {bs['boards']} boards created and evaluated in {t_up - t_start:.1f} s")
         viewers = subprocess.Popen(
             [
                 *me,
@@ -492,9 +508,10 @@ def orchestrate(args: argparse.Namespace) -> None:
         time.sleep(5)  # the initial snapshots drain
         base_start = time.time()
         time.sleep(args.baseline)
-        engines = children(service.pid)
+        engines, helpers = descendants(service.pid)
         cpu0 = cpu_seconds(service.pid)
         eng0 = sum(cpu_seconds(p) for p in engines)
+        help0 = sum(cpu_seconds(p) for p in helpers)
         feed0, view0 = cpu_seconds(feeds.pid), cpu_seconds(viewers.pid)
         rss: list[float] = []
         (work / "go").touch()
@@ -507,6 +524,7 @@ def orchestrate(args: argparse.Namespace) -> None:
         t1 = time.time()
         cpu1 = cpu_seconds(service.pid)
         eng1 = sum(cpu_seconds(p) for p in engines)
+        help1 = sum(cpu_seconds(p) for p in helpers)
         feed1, view1 = cpu_seconds(feeds.pid), cpu_seconds(viewers.pid)
         rss.append(rss_mb(service.pid))
         (work / "stop").touch()
@@ -556,9 +574,8 @@ def orchestrate(args: argparse.Namespace) -> None:
             got.add((g, p))
     moved = [k for k, s in served.items() if t0 <= s < t1]
     missing = sum(1 for k in moved if k not in got)
-    bs = last.get("board_status") or {}
-    plies = sum(b["plies"] for b in bs.values())
-    evaluated = sum(b["evaluated"] for b in bs.values())
+    bs = last.get("board_summary") or {}
+    plies, evaluated = bs.get("plies", 0), bs.get("evaluated", 0)
     wall = t1 - t0
     n_cores = os.cpu_count() or 1
 
@@ -599,7 +616,8 @@ def orchestrate(args: argparse.Namespace) -> None:
     print(
         f"service: RSS {rss[0]:.0f} -> {rss[-1]:.0f} MB (max {max(rss):.0f}); CPU "
         f"{100 * (cpu1 - cpu0) / wall:.0f}% of one core; engines "
-        f"{100 * (eng1 - eng0) / wall:.0f}% ({len(engines)} processes); feeds "
+        f"{100 * (eng1 - eng0) / wall:.0f}% ({len(engines)} processes); standings' "
+        f"process {100 * (help1 - help0) / wall:.0f}%; feeds "
         f"{100 * (feed1 - feed0) / wall:.0f}%; viewers {100 * (view1 - view0) / wall:.0f}%"
     )
     print(f"viewers: {vdata['counts']}")

@@ -202,6 +202,13 @@ class EngineConfig(_Section):
     )
     hash_mb: int = Field(default=16, ge=1, description="Hash per engine process, MiB")
     search_timeout: float = Field(default=60.0, gt=0, description="Seconds per position at most")
+    nice: int = Field(
+        default=5,
+        ge=0,
+        le=19,
+        description="The service's engine processes run this many nice steps below it, so that "
+        "its event loop (viewers, /healthz) goes first when the cores are short; 0: the same",
+    )
     rating: float | None = Field(
         default=None,
         description="Engine rating r_e for Algorithm 4 (default: shipped calibration)",

@@ -292,6 +292,7 @@ class Service:
                     limit=limit,
                     hash_mb=s.engine.hash_mb,
                     search_timeout=s.engine.search_timeout,
+                    nice=s.engine.nice,
                 )
             if pool is not None and s.engine.mode == "local":
                 await pool.start()

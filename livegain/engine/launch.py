@@ -29,12 +29,22 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def spawn(path: str) -> subprocess.Popen[bytes]:
+def lower_priority(pid: int, nice: int) -> None:
+    """Schedule process ``pid`` ``nice`` steps below this process (0: as it);
+    where that is not permitted, it stays as it is."""
+    if nice > 0:
+        with contextlib.suppress(OSError):
+            mine = os.getpriority(os.PRIO_PROCESS, 0)
+            os.setpriority(os.PRIO_PROCESS, pid, min(19, mine + nice))
+
+
+def spawn(path: str, nice: int = 0) -> subprocess.Popen[bytes]:
     """Start the engine at ``path`` with pipes, in its own process group
-    (Ctrl-C in a terminal does not reach it: its pool ends it), and send it
-    ``uci`` at once: the engine answers as soon as it has loaded, and the
-    answer waits in the pipe, so the handshake adds no round trip after the
-    engine's start-up (:meth:`~livegain.engine.uci.UciProcess.handshake`)."""
+    (Ctrl-C in a terminal does not reach it: its pool ends it), ``nice``
+    steps below this process's priority, and send it ``uci`` at once: the
+    engine answers as soon as it has loaded, and the answer waits in the pipe,
+    so the handshake adds no round trip after the engine's start-up
+    (:meth:`~livegain.engine.uci.UciProcess.handshake`)."""
     proc = subprocess.Popen(
         [path],
         stdin=subprocess.PIPE,
@@ -42,6 +52,7 @@ def spawn(path: str) -> subprocess.Popen[bytes]:
         stderr=subprocess.DEVNULL,
         process_group=0,
     )
+    lower_priority(proc.pid, nice)
     assert proc.stdin is not None
     with contextlib.suppress(OSError):  # exited already: its reader says so
         proc.stdin.write(b"uci\n")

@@ -56,7 +56,13 @@ from livegain.core.evaluation import (
 )
 from livegain.engine.cache import EvalCache
 from livegain.engine.errors import EngineError, EngineSearchError, EngineStartError, PoolClosedError
-from livegain.engine.launch import DEFAULT_ENGINE, Launched, default_workers, resolve_engine_path
+from livegain.engine.launch import (
+    DEFAULT_ENGINE,
+    Launched,
+    default_workers,
+    lower_priority,
+    resolve_engine_path,
+)
 from livegain.engine.search import SearchLimit, evaluation_from_result
 from livegain.engine.uci import ListRun, SearchList, SearchResult, UciError, UciProcess
 
@@ -129,6 +135,7 @@ class _Engine:
         options: dict[str, Any],
         limit_s: float,
         proc: subprocess.Popen[bytes] | None = None,
+        nice: int = 0,
     ) -> _Engine:
         """Start ``path`` (or adopt ``proc``, its process launched ahead by
         :class:`~livegain.engine.launch.Launched`), then handshake and configure."""
@@ -137,10 +144,11 @@ class _Engine:
             path = resolve_engine_path(path)
         else:
             process = UciProcess.adopt(proc)
+            lower_priority(proc.pid, nice)
         try:
             async with asyncio.timeout(limit_s):
                 if process is None:
-                    process = UciProcess.start(path)
+                    process = UciProcess.start(path, nice)
                 await process.handshake()
                 await process.configure(options)
         except TimeoutError:
@@ -205,6 +213,7 @@ class EnginePool:
         start_timeout: float = START_TIMEOUT,
         options: dict[str, Any] | None = None,
         launched: Launched | None = None,
+        nice: int = 0,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
@@ -232,6 +241,8 @@ class EnginePool:
         self._closed = False
         self._has_wdl = False
         self._launched = launched
+        self.nice = nice
+        """Engine processes run this many ``nice`` steps below this process."""
 
     # -- life cycle -------------------------------------------------------
 
@@ -267,7 +278,9 @@ class EnginePool:
     async def _start_engine(self) -> _Engine:
         # a process launched ahead for this pool, when there is one left
         proc = None if self._launched is None else self._launched.take(self.engine_path)
-        return await _Engine.start(self.engine_path, self.engine_options, self.start_timeout, proc)
+        return await _Engine.start(
+            self.engine_path, self.engine_options, self.start_timeout, proc, self.nice
+        )
 
     async def close(self) -> None:
         """Stop the workers, end every process (idempotent). Pending calls fail."""

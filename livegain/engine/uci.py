@@ -301,12 +301,13 @@ class UciProcess:
         self._thread.start()
 
     @classmethod
-    def start(cls, path: str) -> UciProcess:
+    def start(cls, path: str, nice: int = 0) -> UciProcess:
         """Start ``path`` in its own process group (Ctrl-C in a terminal does
-        not reach it), from a running event loop (fork and exec, as asyncio's
-        own ``subprocess_exec`` does in the loop). Then await
-        :meth:`handshake`; the caller bounds the time and kills on failure."""
-        return cls.adopt(spawn(path))
+        not reach it), ``nice`` steps below this process's priority, from a
+        running event loop (fork and exec, as asyncio's own
+        ``subprocess_exec`` does in the loop). Then await :meth:`handshake`;
+        the caller bounds the time and kills on failure."""
+        return cls.adopt(spawn(path, nice))
 
     @classmethod
     def adopt(cls, proc: subprocess.Popen[bytes]) -> UciProcess:

@@ -118,7 +118,17 @@ def test_serve_with_config_env_and_flags(tmp_path: Path) -> None:
         white = boards[0]["white_perceived"]
         assert (white["model"], white["moves"], white["early"]) == ("toy-cli", 2, True)
         assert boards[0]["white_algorithm4"]["moves"] == 2
-        assert engine_children(proc.pid)
+        # The engines run below the service ([engine] nice, 5 by default).
+        engines = [
+            pid
+            for pid in engine_children(proc.pid)
+            if Path(f"/proc/{pid}/comm").read_text().strip().startswith("stockfish")
+        ]
+        service_nice = os.getpriority(os.PRIO_PROCESS, proc.pid)
+        assert engines
+        assert {os.getpriority(os.PRIO_PROCESS, pid) for pid in engines} == {
+            min(19, service_nice + 5)
+        }
     finally:
         err = stop(proc)
     assert engine_children(proc.pid) == []

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import chess
 import pytest
 
 from livegain.engine.errors import EngineStartError
-from livegain.engine.launch import Launched
+from livegain.engine.launch import Launched, spawn
 from livegain.engine.pool import EnginePool
 from livegain.engine.search import SearchLimit
 
@@ -78,3 +79,13 @@ async def test_a_launched_process_that_is_no_engine_fails_the_start_cleanly(
         await pool.close()
     await asyncio.sleep(0)
     assert pid not in child_pids()
+
+
+def test_an_engine_spawned_nice_runs_below_this_process(stockfish: str) -> None:
+    proc = spawn(stockfish, nice=3)
+    try:
+        theirs = os.getpriority(os.PRIO_PROCESS, proc.pid)
+        assert theirs == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 3)
+    finally:
+        proc.kill()
+        proc.wait()
