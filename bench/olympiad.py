@@ -621,6 +621,13 @@ def orchestrate(args: argparse.Namespace) -> None:
         f"{100 * (feed1 - feed0) / wall:.0f}%; viewers {100 * (view1 - view0) / wall:.0f}%"
     )
     print(f"viewers: {vdata['counts']}")
+    lag = last.get("event_loop_lag") or {}
+    kept = lag.get("last_stalls", [])
+    stalls = [(s["seconds"], s["cpu_s"], s["waiting_s"], s["gc"]) for s in kept]
+    print(
+        f"service's loop, stalls over {lag.get('stall_s')} s: {lag.get('stalls')}; "
+        f"the last (seconds, cpu_s, waiting_s for a core, gc): {stalls}"
+    )
     slow = [(round(ts - t0, 1), round(lat * 1000)) for ts, lat, _ in probe.samples if lat > 0.2]
     (work / "samples.json").write_text(
         json.dumps({"t0": t0, "healthz": probe.samples, "rtts": vdata["rtts"]})

@@ -105,6 +105,7 @@ def health_report(service: Service) -> dict[str, Any]:
     out: dict[str, Any] = {
         "engine": service.engine_desc,
         "engine_queue": len(service.scheduler.inflight),
+        "event_loop_lag": service.loop_lag.status(),
         # the default rating scale's (fide) and kind's (classical-otb);
         # each scale's and kind's below, each board's in /healthz/boards
         "perceived_model": {

@@ -46,6 +46,7 @@ import structlog
 from livegain.app.delay import BroadcastDelay
 from livegain.app.feed_health import FeedHealth
 from livegain.app.health import EngineRestarts, board_status, health_report, metrics_view
+from livegain.app.loop_lag import LoopLag
 from livegain.app.match import MatchTracker
 from livegain.app.metrics import MetricsView, ServiceMetrics
 from livegain.app.models import (
@@ -154,6 +155,8 @@ class Service:
         self.store: Store | None = None
         self.matches = [MatchTracker(m) for m in settings.matches]
         self.moments = MomentTracker()
+        self.loop_lag = LoopLag()
+        """How late the event loop runs, and its stalls (``/healthz``)."""
         """Key moments (docs/maths.md): found in each board's updates, published."""
         self.server = LiveServer(
             settings.server.host,
@@ -257,6 +260,7 @@ class Service:
                 if self.mqtt is not None:
                     tasks.append(tg.create_task(self.mqtt.run(), name="mqtt-publish"))
                 tasks.append(tg.create_task(self._gc_pacer(), name="gc-pacer"))
+                tasks.append(tg.create_task(self.loop_lag.run(), name="loop-lag"))
                 if self.store is not None:
                     tasks.append(tg.create_task(self.store_writes.retry(), name="store-retry"))
                 tasks.append(tg.create_task(self.standings.run(), name="standings"))
