@@ -16,13 +16,21 @@ interval:
 
 Neither all busy nor waiting for a core: the thread was blocked in a system
 call (the disk, say).
+
+- ``where``: what the loop was running, as a watchdog thread saw it half a
+  stall into it (the innermost frames of the loop thread's stack, from
+  :func:`sys._current_frames`, the standard library's documented way to read
+  another thread's stack); None when the stall ended before it looked.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import sys
+import threading
 import time
+import traceback
 from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -67,6 +75,11 @@ class Stall:
     cpu_s: float
     waiting_s: float | None
     gc: tuple[int, ...]
+    where: tuple[str, ...] | None = None
+
+
+FRAMES = 12
+"""Innermost frames of the loop thread kept for a stall's ``where``."""
 
 
 class LoopLag:
@@ -78,16 +91,44 @@ class LoopLag:
         self.stalls = 0
         self.last: deque[Stall] = deque(maxlen=KEPT)
         self._recent: deque[tuple[float, float]] = deque()  # (monotonic, lag) maxima
+        self._woke = time.monotonic()  # when the loop last woke this task
+        self._where: tuple[str, ...] | None = None  # the watchdog's look at a stall
 
     async def run(self) -> None:
-        """Wake every ``tick`` seconds until cancelled, noting each lag."""
+        """Wake every ``tick`` seconds until cancelled, noting each lag (and
+        a watchdog thread looks at the loop's stack in a stall)."""
         loop = asyncio.get_running_loop()
-        while True:
-            asked = loop.time() + self.tick
-            cpu, waiting, collections = time.process_time(), _waiting(), _collections()
-            await asyncio.sleep(self.tick)
-            now = loop.time()
-            self.note(now, now - asked, cpu, waiting, collections)
+        done = threading.Event()
+        watchdog = threading.Thread(
+            target=self._watch, args=(threading.get_ident(), done), name="loop-watchdog"
+        )
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            while True:
+                asked = loop.time() + self.tick
+                cpu, waiting, collections = time.process_time(), _waiting(), _collections()
+                self._woke = time.monotonic()
+                await asyncio.sleep(self.tick)
+                now = loop.time()
+                self.note(now, now - asked, cpu, waiting, collections)
+        finally:
+            done.set()
+
+    def _watch(self, loop_thread: int, done: threading.Event) -> None:
+        """In its own thread: once per stall, half a stall in, keep the loop
+        thread's innermost frames (what the loop is running)."""
+        looked_at = 0.0
+        while not done.wait(self.stall / 2):
+            woke = self._woke
+            if woke != looked_at and time.monotonic() - woke > self.tick + self.stall / 2:
+                looked_at = woke
+                frame = sys._current_frames().get(loop_thread)
+                if frame is not None:
+                    stack = traceback.extract_stack(frame)[-FRAMES:]
+                    self._where = tuple(
+                        f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno} {f.name}" for f in stack
+                    )
 
     def note(
         self,
@@ -106,7 +147,9 @@ class LoopLag:
         while recent[0][0] < now - WINDOW:
             recent.popleft()
         if lag <= self.stall:
+            self._where = None
             return
+        where, self._where = self._where, None
         waiting = _waiting()
         stall = Stall(
             at=round(time.time(), 3),
@@ -118,6 +161,7 @@ class LoopLag:
                 else round(waiting - waiting_before, 3)
             ),
             gc=tuple(a - b for a, b in zip(_collections(), gc_before, strict=True)),
+            where=where,
         )
         self.stalls += 1
         self.last.append(stall)

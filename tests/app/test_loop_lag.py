@@ -40,4 +40,7 @@ async def test_a_blocked_loop_is_a_stall_that_used_no_cpu() -> None:
     blocked = max(lag.last, key=lambda s: s.seconds)
     assert blocked.seconds >= 0.5
     assert blocked.cpu_s < blocked.seconds / 2  # asleep, not computing
+    # the watchdog saw where the loop was: this test's blocking call
+    assert blocked.where is not None
+    assert "test_a_blocked_loop_is_a_stall_that_used_no_cpu" in blocked.where[-1]
     assert lag.status()["max_lag_s"] >= 0.5
