@@ -5,7 +5,7 @@ an update once, by the server, whose bytes the publisher sends on."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from livegain.publish import schema
 from livegain.publish.entry import BoardEntry
@@ -54,10 +54,11 @@ class Outputs:
         if self.mqtt is not None:
             self.mqtt.publish_standings(event, data)
 
-    def board_list(self, data: bytes) -> None:
-        """The whole board list (the server gathers changes), retained on MQTT."""
+    def board_list(self, page: Callable[[], bytes]) -> None:
+        """The board list changed: the whole list (``page()``, built only
+        here, when there is a broker) is retained on MQTT."""
         if self.mqtt is not None:
-            self.mqtt.publish_boards(data)
+            self.mqtt.publish_boards(page())
 
     def remove(self, board_id: str) -> bool:
         """The board leaves (its viewers get a ``removed`` diff); True when the server had it."""

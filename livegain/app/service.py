@@ -557,7 +557,7 @@ class Service:
 
             # One entry for both publishers: its snapshot is serialised once,
             # and the WebSocket clients and the broker get the same bytes.
-            entry = BoardEntry(state)
+            entry = BoardEntry(state, summary=lambda: convert.board_summary(game))
             items = (convert.update(u, match=match) for u in updates)
             self.outputs.board(bid, entry, items, whole=new)
             self.stats.updates += len(updates)

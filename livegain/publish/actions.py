@@ -3,7 +3,7 @@ close a connection, or take the whole board list (for retained copies)."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -47,10 +47,11 @@ class Close(Generic[C]):
 
 @dataclass(frozen=True, slots=True)
 class BoardsChanged:
-    """The board list changed (a ``boards_diff`` went out): ``data`` is the
-    whole list, a ``boards`` message with ``reset`` true."""
+    """The board list changed (a ``boards_diff`` went out): ``page()`` gives
+    the whole list, a ``boards`` message with ``reset`` true (built only when
+    called: at 2,000 boards it is a line per board)."""
 
-    data: bytes
+    page: Callable[[], bytes]
 
 
 Action = Send[C] | Close[C] | BoardsChanged

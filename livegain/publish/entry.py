@@ -39,14 +39,29 @@ class BoardEntry:
     """One board's state with its messages serialised once, when first needed.
 
     Built from a state, or from a function that builds it (called at most
-    once, when a snapshot, a summary or the board list needs it). Publishers
-    that share one entry (the WebSocket server and the MQTT publisher) send
-    the same ``snapshot`` bytes.
+    once, when a snapshot, a summary or the board list needs it). ``summary``,
+    when given, builds the board-list line without the whole state (which
+    holds every ply: at 2,000 boards, building every state for a board list
+    held the event loop 1.5 s). Publishers that share one entry (the
+    WebSocket server and the MQTT publisher) send the same ``snapshot`` bytes.
     """
 
-    __slots__ = ("_factory", "_list_key", "_snapshot", "_state", "_summary", "_summary_json")
+    __slots__ = (
+        "_factory",
+        "_list_key",
+        "_snapshot",
+        "_state",
+        "_summary",
+        "_summary_factory",
+        "_summary_json",
+    )
 
-    def __init__(self, state: BoardState | Callable[[], BoardState]) -> None:
+    def __init__(
+        self,
+        state: BoardState | Callable[[], BoardState],
+        summary: Callable[[], BoardSummary] | None = None,
+    ) -> None:
+        self._summary_factory = summary
         self._state: BoardState | None = None
         self._factory: Callable[[], BoardState] | None = None
         if isinstance(state, BoardState):
@@ -60,10 +75,10 @@ class BoardEntry:
 
     @property
     def list_key(self) -> ListKey:
-        """What the board list shows of this board that may change (the state
-        is built for it unless it was set)."""
+        """What the board list shows of this board that may change (read from
+        its summary unless it was set)."""
         if self._list_key is None:
-            st = self.state
+            st = self.summary()
             self._list_key = (st.board_id, st.white.name, st.black.name, st.result)
         return self._list_key
 
@@ -92,7 +107,8 @@ class BoardEntry:
 
     def summary(self) -> BoardSummary:
         if self._summary is None:
-            self._summary = summary_of(self.state)
+            make, self._summary_factory = self._summary_factory, None
+            self._summary = make() if make is not None else summary_of(self.state)
         return self._summary
 
     def summary_json(self) -> bytes:

@@ -422,7 +422,7 @@ class Hub(Generic[C]):
         everyone = self.everyone()
         if everyone:
             out.append(Send(everyone, data.encode(), board_list=True))
-        out.append(BoardsChanged(self.board_page(0, None, reset=True)))
+        out.append(BoardsChanged(lambda: self.board_page(0, None, reset=True)))
         return out
 
     def everyone(self) -> list[C]:

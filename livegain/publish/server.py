@@ -160,10 +160,11 @@ class LiveServer:
         """Called to remove a board on an admin request (the service also takes it
         out of the game registry and the store, then calls :meth:`remove_board`);
         None: :meth:`remove_board` alone."""
-        self.on_boards: Callable[[bytes], None] | None = None
-        """Called with the whole board list (a ``boards`` message) each time a
-        ``boards_diff`` goes out, so at most every ``board_list_interval``
-        seconds (e.g. to publish it, retained, over MQTT)."""
+        self.on_boards: Callable[[Callable[[], bytes]], None] | None = None
+        """Called with the builder of the whole board list (a ``boards``
+        message; call it only if needed) each time a ``boards_diff`` goes out,
+        so at most every ``board_list_interval`` seconds (e.g. to publish it,
+        retained, over MQTT)."""
         self.metrics: Callable[[], bytes] | None = None
         """Renders ``/metrics`` (Prometheus text format); None: no such page."""
         self._note = Notes()
@@ -433,7 +434,7 @@ class LiveServer:
             elif isinstance(action, Close):
                 self._close(action)
             elif isinstance(action, BoardsChanged) and self.on_boards is not None:
-                self.on_boards(action.data)
+                self.on_boards(action.page)
 
     def _write(self, send: Send[ServerConnection], clients: Sequence[ServerConnection]) -> None:
         """Write ``send`` to ``clients`` now, without awaiting any.

@@ -15,6 +15,7 @@ from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.core.wdl import wdl_from_cp
 from livegain.publish import convert, schema
+from livegain.publish.entry import summary_of
 
 from .helpers import toy_model
 
@@ -406,3 +407,20 @@ def test_eval_carries_the_human_wdl_beside_the_engine_s() -> None:
     other = convert.board_state(plain.board(pid), engine=ENGINE).eval
     assert other is not None and other.wdl_model is None
     assert other.wdl == other.engine_wdl == schema.Wdl(win=300, draw=500, loss=200)
+
+
+@pytest.mark.parametrize("calibrated", [False, True])
+def test_a_board_summary_read_from_the_game_is_the_summary_of_its_state(calibrated: bool) -> None:
+    """The board list reads each line from the game (convert.board_summary),
+    not from the whole state: the two give the same line."""
+    t = BoardRegistry(PAPER_ENGINE_RATING, model=toy_model() if calibrated else None)
+    bid = t.apply(snap(MOVES[:12])).board_id
+    assert bid is not None
+    for r in t.pending():
+        t.record_eval(r.board_id, r.ply, r.fen, ev_of(r.fen, wdl=r.ply % 3 == 0))
+    game = t.board(bid)
+    state = convert.board_state(game, engine=ENGINE)
+    assert convert.board_summary(game) == summary_of(state)
+    t.apply(snap(MOVES, result="1-0"))
+    state = convert.board_state(game, engine=ENGINE)
+    assert convert.board_summary(game) == summary_of(state)

@@ -224,7 +224,7 @@ def test_board_list_changes_are_gathered_into_one_diff() -> None:
     assert [b["board_id"] for b in diff["added"]] == ["b0", "b1", "b2"]
     assert sends(out)[0].board_list
     (whole,) = [a for a in out if isinstance(a, BoardsChanged)]
-    assert [b["board_id"] for b in json.loads(whole.data)["boards"]] == ["b0", "b1", "b2"]
+    assert [b["board_id"] for b in json.loads(whole.page())["boards"]] == ["b0", "b1", "b2"]
     # moves alone change nothing in the list; a result and a removal do
     s = board_state("b1", plies=1, seq=1)
     hub.publish(update_for(s), s)
