@@ -90,12 +90,19 @@ class Offload:
     async def run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """``fn(*args, **kwargs)`` in the child process (or a thread, see module)."""
         call = functools.partial(fn, *args, **kwargs)
-        if self._pool is None and not self.in_thread:
+        fresh = self._pool is None and not self.in_thread
+        if fresh:
             self._pool = self._start()
         pool = self._pool
         if pool is None:
             return await asyncio.to_thread(call)
         try:
+            if fresh:
+                # The first job starts the child, and submit() waits for the
+                # fork server's answer: half a second on a busy machine, off
+                # the event loop here.
+                future = await asyncio.to_thread(pool.submit, call)
+                return await asyncio.wrap_future(future)
             return await asyncio.get_running_loop().run_in_executor(pool, call)
         except BrokenProcessPool as exc:
             if self._pool is pool:
