@@ -19,6 +19,11 @@ before any job. A child that dies is replaced on the next job; the job it was
 running fails with :class:`OffloadError` and its caller decides (the
 standings count a failure and compute again on their next turn). Where no
 process can be started, jobs run in a worker thread instead, logged once.
+
+As with any :mod:`multiprocessing` start method but ``fork``, the child
+imports the program's main module again: a script that runs the service
+itself must guard its entry point with ``if __name__ == "__main__":``
+(``livegain``'s own commands, ``python -m livegain.cli`` and pytest do).
 """
 
 from __future__ import annotations
