@@ -11,7 +11,7 @@ import importlib.resources
 import os
 import tomllib
 import typing
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -226,3 +226,21 @@ def model_file(env_var: str, name: str) -> Path:
     if env:
         return Path(env)
     return Path(str(importlib.resources.files("livegain") / "data" / name))
+
+
+Found = TypeVar("Found")
+
+
+def found_or_none(
+    what: str, path: str | Path | None, find: Callable[[], tuple[Found | None, str]]
+) -> tuple[Found | None, str]:
+    """``find()`` for those that must go on without a model (the service,
+    ``analyze``, the demo): a named file that is missing, or a model file that
+    cannot be read, gives no model and a line saying why ("no {what} (...)"),
+    not an error."""
+    if path is not None and not Path(path).is_file():
+        return None, f"no {what} ({path}: no such file)"
+    try:
+        return find()
+    except CalibrationError as exc:
+        return None, f"no {what} ({exc})"

@@ -21,6 +21,7 @@ from livegain.models.files import (
     CalibrationError,
     LimitLike,
     choose_for_source,
+    found_or_none,
     model_file,
     numbers_from_table,
     numbers_to_table,
@@ -124,12 +125,11 @@ def pick_perceived_model(
     """:func:`find_perceived_model` for those that must go on without a model
     (the service, ``analyze``, the demo): a named file that is missing or a
     model file that cannot be read gives no model and says why, not an error."""
-    if path is not None and not Path(path).is_file():
-        return None, f"no calibrated model ({path}: no such file)"
-    try:
-        return find_perceived_model(evals, engine_name, limit, path, scale)
-    except CalibrationError as exc:
-        return None, f"no calibrated model ({exc})"
+    return found_or_none(
+        "calibrated model",
+        path,
+        lambda: find_perceived_model(evals, engine_name, limit, path, scale),
+    )
 
 
 def perceived_model_toml(model: PerceivedModel) -> dict[str, Any]:

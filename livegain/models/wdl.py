@@ -21,6 +21,7 @@ from livegain.models.files import (
     CalibrationError,
     LimitLike,
     choose_for_source,
+    found_or_none,
     model_file,
     numbers_from_table,
     numbers_to_table,
@@ -152,12 +153,9 @@ def pick_wdl_model(
     """:func:`find_wdl_model` for those that must go on without a model: a
     missing or unreadable file gives no model (the engine's W/D/L is shown) and
     says why."""
-    if path is not None and not Path(path).is_file():
-        return None, f"no human W/D/L model ({path}: no such file)"
-    try:
-        return find_wdl_model(evals, kind, engine_name, limit, path)
-    except CalibrationError as exc:
-        return None, f"no human W/D/L model ({exc})"
+    return found_or_none(
+        "human W/D/L model", path, lambda: find_wdl_model(evals, kind, engine_name, limit, path)
+    )
 
 
 def _knots_toml(knots: tuple[Knot, ...]) -> dict[str, Any]:
