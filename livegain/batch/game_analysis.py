@@ -15,7 +15,7 @@ from typing import Literal
 import chess
 
 from livegain.batch.annotated import AnnotatedGame
-from livegain.core.accuracy import Phase, PlayerAccuracy, game_accuracy, phase_of
+from livegain.core.accuracy import Phase, PlayerAccuracy, game_accuracy, phase_of, pieces_on
 from livegain.core.evaluation import CLIP_CP, Evaluation
 from livegain.core.histogram import GainHistogram
 from livegain.core.human_wdl import CLASSICAL_OTB, HumanWdlModel
@@ -131,8 +131,7 @@ def game_phases(game: AnnotatedGame) -> list[Phase] | None:
         )
         phases = []
         for ply, uci in enumerate(game.ucis, start=1):
-            pieces = chess.popcount(board.occupied & ~board.pawns & ~board.kings)
-            phases.append(phase_of(ply, pieces))
+            phases.append(phase_of(ply, pieces_on(board)))
             board.push(chess.Move.from_uci(uci))
     except (ValueError, IndexError, AssertionError):
         return None

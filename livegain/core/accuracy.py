@@ -40,6 +40,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import chess
+
 from livegain.core.wdl import win_percent
 
 Phase = Literal["opening", "middlegame", "endgame"]
@@ -148,6 +150,13 @@ def pieces_in_fen(fen: str) -> int:
     """Queens, rooks, bishops and knights of both sides in a FEN."""
     placement = fen.split(" ", 1)[0]
     return sum(placement.count(c) for c in "QRBNqrbn")
+
+
+def pieces_on(board: chess.Board) -> int:
+    """Queens, rooks, bishops and knights of both sides on ``board``: what
+    :func:`pieces_in_fen` counts in its FEN, without writing the FEN (batch
+    analysis counts them on the board it plays the game on)."""
+    return chess.popcount(board.occupied & ~board.pawns & ~board.kings)
 
 
 def phase_of(ply: int, pieces: int) -> Phase:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import chess
 import pytest
@@ -16,6 +17,7 @@ from livegain.core.accuracy import (
     phase_of,
     phases_from_fens,
     pieces_in_fen,
+    pieces_on,
     volatility_weights,
     window_size,
 )
@@ -175,3 +177,15 @@ def test_live_accuracy_is_the_ledger_s_and_rolls_back_exactly() -> None:
     run(fresh)
     assert g.accuracy() == fresh.board(fb).accuracy()
     assert g.accuracy().white.moves == 4
+
+
+def test_pieces_on_a_board_and_in_its_fen_are_counted_alike() -> None:
+    rng = random.Random(7)
+    for _ in range(20):
+        board = chess.Board()
+        for _ in range(rng.randrange(0, 120)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+            assert pieces_on(board) == pieces_in_fen(board.fen())
