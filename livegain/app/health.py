@@ -270,7 +270,7 @@ def _engine_problems(service: Service) -> list[str]:
 
 def metrics_view(service: Service) -> MetricsView:
     t = service.registry
-    boards = list(t.boards.values()) if t is not None else []
+    boards = boards_summary(service)
     stats = getattr(service._evaluator, "stats", None)
     search_seconds = getattr(stats, "search_seconds", None)
     restarts = getattr(stats, "restarts", None)
@@ -281,9 +281,9 @@ def metrics_view(service: Service) -> MetricsView:
     return MetricsView(
         stats=service.stats,
         feed_errors=feed_errors,
-        boards=len(boards),
-        plies=sum(g.plies for g in boards),
-        plies_evaluated=sum(g.evaluated_plies for g in boards),
+        boards=boards["boards"],
+        plies=boards["plies"],
+        plies_evaluated=boards["evaluated"],
         inflight=len(service.scheduler.inflight),
         pending=t.pending_count() if t is not None else 0,
         engine_search_seconds=(

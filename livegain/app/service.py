@@ -155,9 +155,9 @@ class Service:
         self.store: Store | None = None
         self.matches = [MatchTracker(m) for m in settings.matches]
         self.moments = MomentTracker()
+        """Key moments (docs/maths.md): found in each board's updates, published."""
         self.loop_lag = LoopLag()
         """How late the event loop runs, and its stalls (``/healthz``)."""
-        """Key moments (docs/maths.md): found in each board's updates, published."""
         self.server = LiveServer(
             settings.server.host,
             settings.server.port,
