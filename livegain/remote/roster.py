@@ -37,12 +37,12 @@ from typing import Literal
 Status = Literal["active", "probation", "silent", "failing", "dropped"]
 
 STOPPED: tuple[Status, ...] = ("silent", "failing", "dropped")
+"""The states in which a worker gets no job."""
 
 UNKNOWN_KEPT = 100
 """Senders dropped before they ever announced themselves that are listed (and
 refused if they announce later); beyond these they are only counted: on a
 broker without an access list anyone may send under any number of names."""
-"""The states in which a worker gets no job."""
 
 
 @dataclass

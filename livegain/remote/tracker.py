@@ -175,13 +175,13 @@ class Outcome:
 
 
 FAULT_TEXT = 300
+"""Longest fault text kept (a worker's error text may be 2,000 characters)."""
 
 SENDERS_COUNTED = 100
 """Senders of invalid results counted by name; more are counted together under
 ``OTHER_SENDERS`` (on a broker without an access list anyone may send
 results under any number of names)."""
 OTHER_SENDERS = "(others)"
-"""Longest fault text kept (a worker's error text may be 2,000 characters)."""
 
 
 def mismatch(claimed: Evaluation, found: Evaluation) -> str:
