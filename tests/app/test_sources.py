@@ -12,8 +12,10 @@ hands it the boards, with every ply once (no correction, no hole, no duplicate).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -105,64 +107,74 @@ def grouped_feeds(lcc_relay: Replay, pgn_relay: Replay) -> list[dict[str, Any]]:
     ]
 
 
-async def test_the_mirror_takes_over_when_the_preferred_feed_stops(
+@contextlib.asynccontextmanager
+async def lcc_and_mirror_feeds(
     tmp_path: Path, pool: EnginePool
-) -> None:
-    full = sans()
+) -> AsyncIterator[tuple[Replay, Replay, Service]]:
+    """An LCC relay (preferred) and a PGN mirror of the same round, not yet
+    moving, and a service reading both as one event group."""
     lcc_relay = Replay.from_pgn(round_pgn(False), mode="lcc", tournament_id="wijk")
     pgn_relay = Replay.from_pgn(round_pgn(True), mode="pgn-http")
     await lcc_relay.start(autoplay=False)
     await pgn_relay.start(autoplay=False)
     feeds = grouped_feeds(lcc_relay, pgn_relay)
-    service = Service(settings_for(tmp_path, feeds=feeds), evaluator=pool)
     try:
-        async with running(service), Mirror(ws_url(service)) as mirror:
-            # Both feeds show 4 plies of each game: one board per game, driven by LCC.
-            await lcc_relay.advance(8)
-            await pgn_relay.advance(8)
-            t = service.registry
-            assert t is not None
-
-            def both_seen(n: int) -> bool:
-                return all(
-                    len(g.source_status()) == 2 and all(s.plies == n for s in g.source_status())
-                    for g in t.boards.values()
-                ) and len(t.boards) == len(GAMES)
-
-            await mirror.wait(lambda m: both_seen(4) and len(m.boards) == len(GAMES), WAIT)
-            assert {g.source_active for g in t.boards.values()} == {"lcc"}
-            assert shown(mirror) == {fid: moves[:4] for fid, moves in full.items()}
-
-            # The LCC relay goes away; the mirror shows two more plies per game.
-            await lcc_relay.stop()
-            await pgn_relay.advance(4)
-            await mirror.wait(
-                lambda m: all(
-                    [s.relation for s in g.source_status()] == ["same", "ahead"]
-                    for g in t.boards.values()
-                ),
-                WAIT,
-            )
-            # Ahead, but not for long enough yet: the boards still show LCC's moves.
-            assert all(len(moves) == 4 for moves in shown(mirror).values())
-            since = max(
-                s.differs_since or 0.0 for g in t.boards.values() for s in g.source_status()
-            )
-            await asyncio.sleep(max(0.0, since + TAKEOVER_AFTER - time.monotonic()) + 0.05)
-            # The mirror's next move hands it the boards, its moves folded in once.
-            await pgn_relay.advance(2)
-            await mirror.wait(lambda m: {len(v) for v in shown(m).values()} == {7}, WAIT)
-            assert {g.source_active for g in t.boards.values()} == {"mirror"}
-            assert len(mirror.boards) == len(GAMES)
-            assert shown(mirror) == {fid: moves[:7] for fid, moves in full.items()}
-            updates = [m for m in mirror.messages if m["type"] == "update"]
-            assert updates and all(u.get("truncate_to") is None for u in updates)
-            health = service.health()
-            assert health["feed_errors"].get("lcc", 0) >= 1  # it was seen failing
-            assert {b["source"] for b in service.board_status().values()} == {"mirror"}
+        yield lcc_relay, pgn_relay, Service(settings_for(tmp_path, feeds=feeds), evaluator=pool)
     finally:
         await pgn_relay.stop()
         await lcc_relay.stop()
+
+
+async def test_the_mirror_takes_over_when_the_preferred_feed_stops(
+    tmp_path: Path, pool: EnginePool
+) -> None:
+    full = sans()
+    async with (
+        lcc_and_mirror_feeds(tmp_path, pool) as (lcc_relay, pgn_relay, service),
+        running(service),
+        Mirror(ws_url(service)) as mirror,
+    ):
+        # Both feeds show 4 plies of each game: one board per game, driven by LCC.
+        await lcc_relay.advance(8)
+        await pgn_relay.advance(8)
+        t = service.registry
+        assert t is not None
+
+        def both_seen(n: int) -> bool:
+            return all(
+                len(g.source_status()) == 2 and all(s.plies == n for s in g.source_status())
+                for g in t.boards.values()
+            ) and len(t.boards) == len(GAMES)
+
+        await mirror.wait(lambda m: both_seen(4) and len(m.boards) == len(GAMES), WAIT)
+        assert {g.source_active for g in t.boards.values()} == {"lcc"}
+        assert shown(mirror) == {fid: moves[:4] for fid, moves in full.items()}
+
+        # The LCC relay goes away; the mirror shows two more plies per game.
+        await lcc_relay.stop()
+        await pgn_relay.advance(4)
+        await mirror.wait(
+            lambda m: all(
+                [s.relation for s in g.source_status()] == ["same", "ahead"]
+                for g in t.boards.values()
+            ),
+            WAIT,
+        )
+        # Ahead, but not for long enough yet: the boards still show LCC's moves.
+        assert all(len(moves) == 4 for moves in shown(mirror).values())
+        since = max(s.differs_since or 0.0 for g in t.boards.values() for s in g.source_status())
+        await asyncio.sleep(max(0.0, since + TAKEOVER_AFTER - time.monotonic()) + 0.05)
+        # The mirror's next move hands it the boards, its moves folded in once.
+        await pgn_relay.advance(2)
+        await mirror.wait(lambda m: {len(v) for v in shown(m).values()} == {7}, WAIT)
+        assert {g.source_active for g in t.boards.values()} == {"mirror"}
+        assert len(mirror.boards) == len(GAMES)
+        assert shown(mirror) == {fid: moves[:7] for fid, moves in full.items()}
+        updates = [m for m in mirror.messages if m["type"] == "update"]
+        assert updates and all(u.get("truncate_to") is None for u in updates)
+        health = service.health()
+        assert health["feed_errors"].get("lcc", 0) >= 1  # it was seen failing
+        assert {b["source"] for b in service.board_status().values()} == {"mirror"}
 
 
 async def test_a_stalled_preferred_feed_hands_over_without_waiting_for_a_new_move(
@@ -171,29 +183,21 @@ async def test_a_stalled_preferred_feed_hands_over_without_waiting_for_a_new_mov
     """The service checks stalled sources every second: the mirror's plies show
     once it has been ahead for ``takeover_after``, even when it moves no more."""
     full = sans()
-    lcc_relay = Replay.from_pgn(round_pgn(False), mode="lcc", tournament_id="wijk")
-    pgn_relay = Replay.from_pgn(round_pgn(True), mode="pgn-http")
-    await lcc_relay.start(autoplay=False)
-    await pgn_relay.start(autoplay=False)
-    feeds = grouped_feeds(lcc_relay, pgn_relay)
-    service = Service(settings_for(tmp_path, feeds=feeds), evaluator=pool)
-    try:
-        async with running(service), Mirror(ws_url(service)) as mirror:
-            await lcc_relay.advance(8)
-            await pgn_relay.advance(8)
-            await mirror.wait(
-                lambda m: (
-                    len(m.boards) == len(GAMES) and {len(v) for v in shown(m).values()} == {4}
-                ),
-                WAIT,
-            )
-            await lcc_relay.stop()
-            await pgn_relay.advance(4)  # then nothing more from anyone
-            await mirror.wait(lambda m: {len(v) for v in shown(m).values()} == {6}, WAIT)
-            t = service.registry
-            assert t is not None
-            assert {g.source_active for g in t.boards.values()} == {"mirror"}
-            assert shown(mirror) == {fid: moves[:6] for fid, moves in full.items()}
-    finally:
-        await pgn_relay.stop()
+    async with (
+        lcc_and_mirror_feeds(tmp_path, pool) as (lcc_relay, pgn_relay, service),
+        running(service),
+        Mirror(ws_url(service)) as mirror,
+    ):
+        await lcc_relay.advance(8)
+        await pgn_relay.advance(8)
+        await mirror.wait(
+            lambda m: len(m.boards) == len(GAMES) and {len(v) for v in shown(m).values()} == {4},
+            WAIT,
+        )
         await lcc_relay.stop()
+        await pgn_relay.advance(4)  # then nothing more from anyone
+        await mirror.wait(lambda m: {len(v) for v in shown(m).values()} == {6}, WAIT)
+        t = service.registry
+        assert t is not None
+        assert {g.source_active for g in t.boards.values()} == {"mirror"}
+        assert shown(mirror) == {fid: moves[:6] for fid, moves in full.items()}
