@@ -7,20 +7,38 @@ gains, and so their perceived ratings, differ. Clocks are simulated
 (``TIME_TROUBLE``: White on board 3) thinks long in the middlegame and falls
 into time trouble (under 5 minutes, the classical threshold of
 livegain.core.timeuse) around move 38, then plays on the increment, so that the
-demo shows a time-trouble moment. Deterministic for a given seed and engine
-build:
+demo shows a time-trouble moment. The pairings follow from the seed; the
+moves, and so the clocks, do not (Stockfish's Skill Level, below):
 
     .venv/bin/python bench/make_demo_games.py [--seed 2026] [--out livegain/data/demo-round.pgn]
 
 ``--retime`` only applies the time trouble to the games already in ``--out``
 (the moves kept; no engine needed).
+
+``--event`` writes the whole event instead, rounds 1-5 in one PGN file: rounds
+1-4 played here the same way (no time trouble), paired by a Swiss system from
+the results as they come, and round 5 the games of demo-round.pgn, copied
+unchanged (``--round5``). It prints the crosstable:
+
+    .venv/bin/python bench/make_demo_games.py --event --out livegain/data/demo-event.pgn
+
+Stockfish's own Skill Level draws its weaker moves from a generator seeded by
+the clock, so that the same command plays other moves each run. ``--event``
+makes that draw itself, from ``--seed`` (``skill_move``), and clears the
+engine's hash before each game, and so is deterministic for a given seed and
+engine build, whatever ``--jobs`` (engines playing a round's games at once).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import random
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from queue import Queue
 
 import chess
 import chess.engine
@@ -79,13 +97,19 @@ def play(
     board_no: int,
     nodes: int,
     max_plies: int,
+    *,
+    round_no: int = 5,
+    date: str = "2026.03.14",
+    seeded_skill: bool = False,
 ) -> chess.pgn.Game:
+    """One game. ``seeded_skill``: the players' Skill Level moves drawn from ``rng``
+    (``skill_move``), not by Stockfish, and the engine's hash cleared first."""
     game = chess.pgn.Game()
     h = game.headers
     h["Event"] = "livegain Demo Open 2026"
     h["Site"] = "Demo Hall"
-    h["Date"] = "2026.03.14"
-    h["Round"] = f"5.{board_no}"
+    h["Date"] = date
+    h["Round"] = f"{round_no}.{board_no}"
     h["Board"] = str(board_no)
     for side, p in (("White", white), ("Black", black)):
         h[side] = p[0]
@@ -94,7 +118,7 @@ def play(
         h[f"{side}Elo"] = str(p[3])
         h[f"{side}Fed"] = p[2]
     h["TimeControl"] = "5400+30"
-    h["GameId"] = f"demo-r5-b{board_no}"
+    h["GameId"] = f"demo-r{round_no}-b{board_no}"
     board = chess.Board()
     node: chess.pgn.GameNode = game
     clocks = {chess.WHITE: 5400.0, chess.BLACK: 5400.0}
@@ -109,10 +133,13 @@ def play(
         del ply
     while not board.is_game_over(claim_draw=True) and board.ply() < max_plies:
         player = white if board.turn == chess.WHITE else black
-        engine.configure({"Skill Level": player[4]})
-        info = engine.play(board, chess.engine.Limit(nodes=nodes), info=chess.engine.INFO_SCORE)
-        move = info.move
-        assert move is not None
+        if seeded_skill:
+            move, score = skill_move(engine, board, player[4], nodes, rng, game)
+        else:
+            engine.configure({"Skill Level": player[4]})
+            info = engine.play(board, chess.engine.Limit(nodes=nodes), info=chess.engine.INFO_SCORE)
+            assert info.move is not None
+            move, score = info.move, info.info.get("score")
         mover = board.turn
         spent = rng.lognormvariate(4.0, 0.8)  # median ~55 s, long tail
         spent = min(spent, clocks[mover] - 5)
@@ -120,7 +147,6 @@ def play(
         node = node.add_variation(move)
         node.comment = f"[%clk {clk(clocks[mover])}]"
         board.push(move)
-        score = info.info.get("score")
         if score is not None:
             cp = score.white().score(mate_score=10000)
             if cp is not None and abs(cp) > 900 and board.ply() > 40:
@@ -161,6 +187,337 @@ def time_trouble(games: list[chess.pgn.Game], seed: int) -> None:
     retime(games[board - 1], color, start, trouble, seed)
 
 
+def skill_move(
+    engine: chess.engine.SimpleEngine,
+    board: chess.Board,
+    level: int,
+    nodes: int,
+    rng: random.Random,
+    game: object,
+) -> tuple[chess.Move, chess.engine.PovScore | None]:
+    """The move of a player of Skill Level ``level`` and the engine's score:
+    Stockfish's own rule (search.cpp, ``Skill::pick_best``: a MultiPV 4 search to
+    depth 1 + level, within ``nodes``, then each line's score pushed up by a
+    part that grows with the weakness and a random one, the highest pushed
+    score played), the random part drawn from ``rng``. Level 20: the best move."""
+    if level >= 20:
+        info = engine.analyse(board, chess.engine.Limit(nodes=nodes), game=game)
+        return info["pv"][0], info.get("score")
+    limit = chess.engine.Limit(nodes=nodes, depth=1 + level)
+    lines = [
+        i
+        for i in engine.analyse(board, limit, multipv=4, game=game)
+        if i.get("pv") and "score" in i
+    ]
+    lines.sort(key=lambda i: -i["score"].relative.score(mate_score=32000))
+    scores = [i["score"].relative.score(mate_score=32000) for i in lines]
+    top = scores[0]
+    delta = min(top - scores[-1], 100)  # at most a pawn
+    weakness = 120 - 2 * level
+    best, best_score = lines[0]["pv"][0], None
+    for line, s in zip(lines, scores, strict=True):
+        push = (weakness * (top - s) + delta * rng.randrange(weakness)) // 128
+        if best_score is None or s + push >= best_score:
+            best, best_score = line["pv"][0], s + push
+    return best, lines[0]["score"]
+
+
+# --- The event (--event): rounds 1-4 paired here, round 5 demo-round.pgn's ---
+
+ROUNDS_BEFORE = 4  # the rounds played here; demo-round.pgn is the one after
+POINTS = {"1-0": (2, 0), "0-1": (0, 2), "1/2-1/2": (1, 1)}  # half-points
+Pair = tuple[int, int]  # (White, Black), indices into PLAYERS
+
+
+def colours_ok(seq: str) -> bool:
+    """A player's colours ("WBW..."): never one colour three times in a row, the
+    colour difference (Whites - Blacks) within ±2 after every round."""
+    diff = 0
+    for i, c in enumerate(seq):
+        diff += 1 if c == "W" else -1
+        if abs(diff) > 2 or seq[max(0, i - 2) : i + 1] in ("WWW", "BBB"):
+            return False
+    return True
+
+
+def preference(seq: str) -> tuple[str, int]:
+    """The colour a player with colours ``seq`` is due and how strongly: 3
+    (absolute: the same colour twice running, or a difference of 2), 2 (a
+    difference of 1), 1 (mild: the other colour than last round's), 0 (none)."""
+    if not seq:
+        return "", 0
+    diff = seq.count("W") - seq.count("B")
+    other = "B" if seq[-1] == "W" else "W"
+    if len(seq) >= 2 and seq[-1] == seq[-2]:
+        return other, 3
+    if diff:
+        return ("B" if diff > 0 else "W"), 3 if abs(diff) >= 2 else 2
+    return other, 1
+
+
+def colour_options(a: int, b: int, colours: list[str], tails: list[str]) -> list[Pair]:
+    """The allocations of a game between a and b that keep both players' colours
+    valid, followed by ``tails`` (their colours in the rounds after, if known)."""
+    return [
+        (w, k)
+        for w, k in ((a, b), (b, a))
+        if colours_ok(colours[w] + "W" + tails[w]) and colours_ok(colours[k] + "B" + tails[k])
+    ]
+
+
+def allocate(a: int, b: int, colours: list[str], options: list[Pair]) -> Pair:
+    """The colours of a game between a and b (a ranked higher), among ``options``:
+    both players' preferences where they differ, else the stronger one's, else
+    each the other colour than in the last round they had different ones, else
+    the higher ranked player's."""
+    if len(options) == 1:
+        return options[0]
+    (ca, sa), (cb, sb) = preference(colours[a]), preference(colours[b])
+    if ca != cb:
+        gets = (a, ca) if ca else (b, cb)
+    elif sa != sb:
+        gets = (a, ca) if sa > sb else (b, cb)
+    else:
+        gets = (a, ca)
+        for x, y in zip(reversed(colours[a]), reversed(colours[b]), strict=True):
+            if x != y:
+                gets = (a, y)
+                break
+    p, c = gets
+    q = b if p == a else a
+    return (p, q) if c == "W" else (q, p)
+
+
+def matchings(players: list[int], met: set[frozenset[int]]) -> Iterator[list[tuple[int, int]]]:
+    """Every way to pair all of ``players`` with no pair of ``met`` again."""
+    if not players:
+        yield []
+        return
+    a, rest = players[0], players[1:]
+    for i, b in enumerate(rest):
+        if frozenset((a, b)) not in met:
+            for m in matchings(rest[:i] + rest[i + 1 :], met):
+                yield [(a, b), *m]
+
+
+def completable(
+    colours: list[str], met: set[frozenset[int]], round_no: int, last: list[str]
+) -> bool:
+    """Whether rounds ``round_no``..ROUNDS_BEFORE can still be paired: no rematch,
+    valid colours, round 5's (``last``) included."""
+    if round_no > ROUNDS_BEFORE:
+        return True
+    tails = last if round_no == ROUNDS_BEFORE else [""] * len(colours)
+
+    def fill(free: list[int], cols: list[str], pairs: list[frozenset[int]]) -> bool:
+        if not free:
+            return completable(cols, met | set(pairs), round_no + 1, last)
+        a = free[0]
+        for b in free[1:]:
+            if frozenset((a, b)) in met:
+                continue
+            rest = [p for p in free if p not in (a, b)]
+            for w, k in colour_options(a, b, cols, tails):
+                new = list(cols)
+                new[w] += "W"
+                new[k] += "B"
+                if fill(rest, new, [*pairs, frozenset((a, b))]):
+                    return True
+        return False
+
+    return fill(list(range(len(colours))), colours, [])
+
+
+def pair_round(
+    round_no: int, points: list[int], colours: list[str], met: set[frozenset[int]], last: list[str]
+) -> list[Pair]:
+    """A Swiss round's boards, (White, Black) each. The players ranked by points
+    then rating; of all the pairings with no rematch (round 5's pairs counted as
+    met) and valid colours that leave the rounds up to 5 pairable, the first by:
+    the fewest games between different scores, then the smallest score
+    differences (the floats), the fewest colour preferences missed, then, each
+    player in rank order, the Dutch system's opponent: in a score group of n
+    the player n/2 places down (round 1: top half against bottom half), the
+    lowest of a group floating to the top of the next. Boards by the higher
+    score, then the players' ranks; round 1's colours alternate by board."""
+    n = len(points)
+    rank = sorted(range(n), key=lambda p: (-points[p], -PLAYERS[p][3], PLAYERS[p][0]))
+    pos = {p: i for i, p in enumerate(rank)}
+    group = {p: [q for q in rank if points[q] == points[p]] for p in rank}
+    tails = last if round_no == ROUNDS_BEFORE else [""] * n
+
+    def deviation(a: int, b: int) -> int:  # a ranked above b
+        ga, gb = group[a], group[b]
+        if ga is gb or points[a] == points[b]:
+            return abs(ga.index(b) - ga.index(a) - len(ga) // 2)
+        return len(ga) - 1 - ga.index(a) + gb.index(b)
+
+    candidates = []
+    for m in matchings(rank, met):
+        pairs = sorted(
+            (min(a, b, key=pos.__getitem__), max(a, b, key=pos.__getitem__)) for a, b in m
+        )
+        pairs.sort(key=lambda ab: (-points[ab[0]], pos[ab[0]]))
+        boards: list[Pair] = []
+        for i, (a, b) in enumerate(pairs):
+            options = colour_options(a, b, colours, tails)
+            if not options:
+                break
+            if round_no == 1:
+                boards.append((a, b) if i % 2 == 0 else (b, a))
+            else:
+                boards.append(allocate(a, b, colours, options))
+        else:
+            missed = [
+                s
+                for w, k in boards
+                for p, c in ((w, "W"), (k, "B"))
+                for want, s in [preference(colours[p])]
+                if s and want != c
+            ]
+            dev = {p: deviation(a, b) for a, b in pairs for p in (a, b)}
+            cost = (
+                sum(points[a] != points[b] for a, b in pairs),
+                sum((points[a] - points[b]) ** 2 for a, b in pairs),
+                len(missed),
+                sum(s >= 2 for s in missed),
+                tuple(dev[p] for p in rank),
+                tuple(pos[b] for a, b in pairs),
+            )
+            candidates.append((cost, boards))
+    candidates.sort(key=lambda c: c[0])
+    for _, boards in candidates:
+        cols = list(colours)
+        for w, k in boards:
+            cols[w] += "W"
+            cols[k] += "B"
+        if completable(cols, met | {frozenset(b) for b in boards}, round_no + 1, last):
+            return boards
+    raise SystemExit(f"round {round_no} cannot be paired")
+
+
+def read_games(path: Path) -> list[chess.pgn.Game]:
+    games = []
+    with path.open() as f:
+        while (g := chess.pgn.read_game(f)) is not None:
+            games.append(g)
+    return games
+
+
+def half_points(x: int) -> str:
+    return ("" if x == 1 else str(x // 2)) + ("½" if x % 2 else "")
+
+
+def crosstable(rounds: list[list[tuple[Pair, str]]]) -> str:
+    """Each player's games (opponent's number, colour, result) and points after
+    each round, the players numbered by rating, listed by final points."""
+    n = len(PLAYERS)
+    number = {p: i + 1 for i, p in enumerate(sorted(range(n), key=lambda p: -PLAYERS[p][3]))}
+    cells: list[list[str]] = [[] for _ in range(n)]
+    after: list[list[int]] = [[] for _ in range(n)]
+    for games in rounds:
+        for (w, k), result in games:
+            for p, q, c, pts in ((w, k, "w", POINTS[result][0]), (k, w, "b", POINTS[result][1])):
+                cells[p].append(f"{number[q]:>2}{c}{'0½1'[pts]}")
+                after[p].append((after[p][-1] if after[p] else 0) + pts)
+    r = range(1, len(rounds) + 1)
+    head = f"{'No':>3}  {'Player':<18} {'Rtg':>4}  " + " ".join(f"{'R' + str(i):>4}" for i in r)
+    head += "  | points after " + " ".join(f"{'R' + str(i):>3}" for i in r)
+    rows = [head]
+    for p in sorted(range(n), key=lambda p: (-after[p][-1], number[p])):
+        row = f"{number[p]:>3}  {PLAYERS[p][0]:<18} {PLAYERS[p][3]:>4}  " + " ".join(cells[p])
+        rows.append(row + "  |              " + " ".join(f"{half_points(x):>3}" for x in after[p]))
+    return "\n".join(rows)
+
+
+def event(args: argparse.Namespace) -> int:
+    """--event: rounds 1-4 played and paired here, round 5 copied from --round5."""
+    start = time.monotonic()
+    index = {p[0]: i for i, p in enumerate(PLAYERS)}
+    last_text = args.round5.read_text(encoding="utf-8")
+    last_games = read_games(args.round5)
+    last_pairs = [(index[g.headers["White"]], index[g.headers["Black"]]) for g in last_games]
+    if sorted(p for pair in last_pairs for p in pair) != list(range(len(PLAYERS))):
+        raise SystemExit(f"{args.round5}: not one game for each of the {len(PLAYERS)} players")
+    h = last_games[0].headers
+    if (h["Event"], h["Site"], h["Round"]) != ("livegain Demo Open 2026", "Demo Hall", "5.1"):
+        raise SystemExit(f"{args.round5}: not round 5 of the demo event")
+    day5 = datetime.datetime.strptime(h["Date"], "%Y.%m.%d").date()
+    last = [""] * len(PLAYERS)
+    for w, k in last_pairs:
+        last[w], last[k] = "W", "B"
+    met = {frozenset(pair) for pair in last_pairs}
+    points = [0] * len(PLAYERS)
+    colours = [""] * len(PLAYERS)
+    rounds: list[list[tuple[Pair, str]]] = []
+    games: list[chess.pgn.Game] = []
+    engines: Queue[chess.engine.SimpleEngine] = Queue()
+    for _ in range(args.jobs):
+        engine = chess.engine.SimpleEngine.popen_uci(args.engine)
+        engine.configure({"Threads": 1, "Hash": 16, "Skill Level": 20})
+        engines.put(engine)
+
+    def one(round_no: int, board_no: int, white: int, black: int) -> chess.pgn.Game:
+        engine = engines.get()
+        try:
+            date = day5 - datetime.timedelta(days=5 - round_no)
+            return play(
+                engine,
+                random.Random(f"{args.seed}:{round_no}:{board_no}"),
+                PLAYERS[white],
+                PLAYERS[black],
+                OPENINGS[(board_no - 1 + round_no) % len(OPENINGS)],
+                board_no,
+                args.nodes,
+                args.max_plies,
+                round_no=round_no,
+                date=date.strftime("%Y.%m.%d"),
+                seeded_skill=True,
+            )
+        finally:
+            engines.put(engine)
+
+    try:
+        with ThreadPoolExecutor(args.jobs) as pool:
+            for round_no in range(1, ROUNDS_BEFORE + 1):
+                boards = pair_round(round_no, points, colours, met, last)
+                played = list(
+                    pool.map(
+                        one,
+                        [round_no] * len(boards),
+                        range(1, len(boards) + 1),
+                        *zip(*boards, strict=True),
+                    )
+                )
+                rounds.append([])
+                for (w, k), g in zip(boards, played, strict=True):
+                    result = g.headers["Result"]
+                    print(
+                        f"round {round_no}.{g.headers['Board']}: {g.headers['White']} - "
+                        f"{g.headers['Black']} {result} ({g.end().ply()} plies)"
+                    )
+                    points[w] += POINTS[result][0]
+                    points[k] += POINTS[result][1]
+                    colours[w] += "W"
+                    colours[k] += "B"
+                    met.add(frozenset((w, k)))
+                    rounds[-1].append(((w, k), result))
+                games += played
+    finally:
+        while not engines.empty():
+            engines.get().quit()
+    rounds.append(
+        [(pair, g.headers["Result"]) for pair, g in zip(last_pairs, last_games, strict=True)]
+    )
+    text = "\n\n".join(str(g) for g in games) + "\n\n" + last_text.strip() + "\n"
+    args.out.write_text(text, encoding="utf-8")
+    print(crosstable(rounds))
+    print(
+        f"wrote {args.out} ({len(games) + len(last_games)} games, {time.monotonic() - start:.0f} s)"
+    )
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=2026)
@@ -172,7 +529,18 @@ def main() -> int:
     ap.add_argument(
         "--retime", action="store_true", help="only apply the time trouble to --out's games"
     )
+    ap.add_argument(
+        "--event",
+        action="store_true",
+        help="write rounds 1-5 of the event to --out: rounds 1-4 played here, round 5 --round5's",
+    )
+    ap.add_argument("--round5", type=Path, default=ROOT / "livegain" / "data" / "demo-round.pgn")
+    ap.add_argument("--jobs", type=int, default=2, help="--event: engines playing at once")
     args = ap.parse_args()
+    if args.event:
+        if args.out.resolve() == args.round5.resolve():
+            ap.error("--event needs an --out other than --round5 (livegain/data/demo-event.pgn)")
+        return event(args)
     if args.retime:
         with args.out.open() as f:
             games = []
