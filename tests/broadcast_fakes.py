@@ -3,7 +3,8 @@
 :class:`FakeLichess` serves the Lichess broadcast API on 127.0.0.1: a
 tournament (``GET /api/broadcast/{tourId}``: ``tour`` and its ``rounds``), a
 round (``GET /api/broadcast/{tourSlug}/{roundSlug}/{roundId}``: ``round``,
-``tour``, ``games``) and a round's live PGN stream
+``tour``, ``games``), a round's PGN (``GET /api/broadcast/round/{id}.pgn``)
+and its live PGN stream
 (``GET /api/stream/broadcast/round/{roundId}.pgn``), the stream being a
 :class:`~livegain.feeds.replay.Replay` of real games passed through as it
 grows. :class:`FakeLcc` serves a LiveChess Cloud tournament's
@@ -55,13 +56,16 @@ class FakeTour:
     name: str
     slug: str
     rounds: list[FakeRound] = field(default_factory=list)
+    info: dict[str, str] = field(
+        default_factory=lambda: {"format": "10-player round robin", "tc": "Classical"}
+    )
 
     def json(self) -> dict[str, Any]:
         return {
             "id": self.tour_id,
             "name": self.name,
             "slug": self.slug,
-            "info": {"format": "10-player round robin", "tc": "Classical"},
+            "info": self.info,
             "createdAt": 1_700_000_000_000,
             "tier": 5,
         }
@@ -110,6 +114,12 @@ class FakeLichess(MiniHttpServer):
             if found is None or found[1].replay is None:
                 return Reply(404, b'{"error":"Not found"}', "application/json")
             return Reply(200, content_type="application/x-chess-pgn", stream=self._stream(found[1]))
+        if seg[:3] == ["api", "broadcast", "round"] and len(seg) == 4:
+            found = self._round(seg[3].removesuffix(".pgn"))
+            if found is None:
+                return Reply(404, b'{"error":"Not found"}', "application/json")
+            pgn = found[1].replay.round_pgn() if found[1].replay is not None else ""
+            return Reply(200, pgn.encode(), "application/x-chess-pgn")
         if seg[:2] == ["api", "broadcast"] and len(seg) == 3:
             tour = self.tours.get(seg[2])
             if tour is None:
@@ -157,12 +167,15 @@ class FakeLichess(MiniHttpServer):
 
 
 class FakeLcc(MiniHttpServer):
-    """A LiveChess Cloud pool: ``/get/{id}/tournament.json`` and ``round-N/index.json``."""
+    """A LiveChess Cloud pool: ``/get/{id}/tournament.json`` and ``round-N/index.json``,
+    and LiveChess Cloud's lookup of a tournament's host, ``/meta/{id}``."""
 
     def __init__(self) -> None:
         super().__init__(self._handle)
         self.tournaments: dict[str, dict[str, Any]] = {}
         self.indexes: dict[tuple[str, int], dict[str, Any]] = {}
+        self.hosts: dict[str, str] = {}
+        """Tournament id -> the host LiveChess Cloud's lookup names (``/meta/{id}``)."""
         self.paths: list[str] = []
 
     @property
@@ -206,6 +219,9 @@ class FakeLcc(MiniHttpServer):
     def _handle(self, path: str, headers: Mapping[str, str]) -> Reply:
         path = path.split("?", 1)[0]
         self.paths.append(path)
+        m = re.fullmatch(r"/meta/([^/]+)", path)
+        if m and m.group(1) in self.hosts:
+            return _json({"host": self.hosts[m.group(1)], "format": "1"})
         m = re.fullmatch(r"/get/([^/]+)/tournament\.json", path)
         if m and m.group(1) in self.tournaments:
             return _json(self.tournaments[m.group(1)])

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from livegain.app.metrics import MetricsView
 from livegain.app.models import is_fallback
 from livegain.feeds.base import Feed
+from livegain.feeds.hosts import known_hosts
 
 if TYPE_CHECKING:
     from livegain.app.service import Service
@@ -299,4 +300,8 @@ def metrics_view(service: Service) -> MetricsView:
         mqtt_dropped=0 if mqtt is None else mqtt.dropped,
         mqtt_pending=0 if service.mqtt is None else service.mqtt.pending,
         degraded=bool(problems(service)),
+        source_hosts={
+            name: (h.stats.requests, h.per_minute(), h.stats.throttled)
+            for name, h in known_hosts().items()
+        },
     )

@@ -12,6 +12,9 @@ Names (all prefixed ``livegain_``; ``_total`` for counters):
 
 =============================================  ====================================
 ``feed_errors_total{feed}``                    errors reported by each feed
+``source_requests_total{host}``                requests sent to each source host
+``source_requests_last_minute{host}``          the same, over the last 60 seconds
+``source_throttled_total{host}``               its answers 429/503 (Retry-After obeyed)
 ``snapshots_total``, ``snapshot_duplicates_total``  snapshots received / unchanged
 ``boards``, ``plies``, ``plies_evaluated``     games followed and their plies
 ``evaluations_total``, ``store_hits_total``    evaluations recorded / from the store
@@ -86,6 +89,9 @@ class MetricsView:
     mqtt_dropped: int = 0
     mqtt_pending: int = 0
     degraded: bool = False
+    source_hosts: Mapping[str, tuple[int, int, int]] = field(default_factory=dict)
+    """Per source host: requests in all, requests over the last minute, answers
+    429/503 (livegain.feeds.hosts)."""
 
 
 def _counter(name: str, doc: str, value: float) -> CounterMetricFamily:
@@ -94,6 +100,29 @@ def _counter(name: str, doc: str, value: float) -> CounterMetricFamily:
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(f"{PREFIX}_{name}", doc, value=value)
+
+
+def _source_hosts(hosts: Mapping[str, tuple[int, int, int]]) -> Iterator[Metric]:
+    total = CounterMetricFamily(
+        f"{PREFIX}_source_requests", "Requests sent to each source host", labels=["host"]
+    )
+    minute = GaugeMetricFamily(
+        f"{PREFIX}_source_requests_last_minute",
+        "Requests sent to each source host over the last 60 seconds",
+        labels=["host"],
+    )
+    throttled = CounterMetricFamily(
+        f"{PREFIX}_source_throttled",
+        "Answers 429 or 503 from each source host (each one obeyed: Retry-After)",
+        labels=["host"],
+    )
+    for host, (n, recent, slowed) in sorted(hosts.items()):
+        total.add_metric([host], n)
+        minute.add_metric([host], recent)
+        throttled.add_metric([host], slowed)
+    yield total
+    yield minute
+    yield throttled
 
 
 class _ViewCollector(Collector):
@@ -108,6 +137,7 @@ class _ViewCollector(Collector):
         for name, n in sorted(v.feed_errors.items()):
             feeds.add_metric([name], n)
         yield feeds
+        yield from _source_hosts(v.source_hosts)
         yield _counter("snapshots", "Game snapshots received from the feeds", v.stats.snapshots)
         yield _counter("snapshot_duplicates", "Snapshots that changed nothing", v.stats.duplicates)
         yield _gauge("boards", "Boards followed", v.boards)

@@ -41,6 +41,15 @@ def register(sub: Any) -> None:
         help="a Lichess broadcast round or tournament URL, a LiveChess Cloud tournament id "
         "or URL (ID/N or #ID/N: round N), a PGN URL, or a local PGN file or folder",
     )
+    p.add_argument(
+        "--round",
+        nargs="?",
+        const=True,
+        type=int,
+        metavar="N",
+        help="follow one round only: round N of the tournament, or without N the round "
+        "the source names (else the current one); default: the whole event, round after round",
+    )
     p.add_argument("--config", metavar="PATH", help="start from this TOML configuration")
     p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="HTTP/WebSocket port (default 8080)")
@@ -80,8 +89,15 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--lcc-url",
         metavar="URL",
-        help="LiveChess Cloud's pool, up to /get (default: $LIVEGAIN_LCC_URL, else "
-        "https://1.pool.livechesscloud.com/get)",
+        help="LiveChess Cloud's pool, up to /get (default: $LIVEGAIN_LCC_URL, else the "
+        "tournament's host as LiveChess Cloud's lookup names it)",
+    )
+    p.add_argument(
+        "--lcc-lookup-url",
+        metavar="URL",
+        help="LiveChess Cloud's lookup of a tournament's host, up to /meta (default: "
+        "$LIVEGAIN_LCC_LOOKUP_URL, else https://lookup.livechesscloud.com/meta; not asked "
+        "when a pool is given)",
     )
     p.set_defaults(func=run)
 
@@ -90,10 +106,10 @@ def run(args: argparse.Namespace) -> int:
     from livegain.feeds.resolve import Endpoints, ResolveError, classify, resolve_all
 
     try:
-        endpoints = Endpoints.chosen(args.lichess_url, args.lcc_url)
+        endpoints = Endpoints.chosen(args.lichess_url, args.lcc_url, lcc_lookup=args.lcc_lookup_url)
         for text in args.sources:  # every source named before any lookup
             classify(text, endpoints)
-        resolved = asyncio.run(resolve_all(args.sources, endpoints))
+        resolved = asyncio.run(resolve_all(args.sources, endpoints, pin=args.round))
     except ResolveError as exc:
         raise CliError(str(exc)) from None
     print(f"livegain watch: {len(resolved)} source{'s' if len(resolved) != 1 else ''}")
@@ -133,9 +149,31 @@ def watch_settings(
     try:
         base = load_settings(args.config)
         feeds = base.feed_entries() + [{**r.feed.model_dump(), **models} for r in resolved]
+        events = source_events(base, resolved)
+        if events is not None:
+            overrides["events"] = events
         return load_settings(args.config, feeds=feeds, **overrides)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+
+
+def source_events(base: Settings, resolved: Sequence[Resolved]) -> list[dict[str, Any]] | None:
+    """The configuration's ``[[events]]`` and, for each event a source told of
+    and the configuration does not name, the entry read from the source
+    (format, scoring). None: nothing to add."""
+    from livegain.app.standings import event_key
+
+    named = {event_key(e.name) for e in base.events}
+    added: list[dict[str, Any]] = []
+    for r in resolved:
+        entry = r.standings
+        if entry is None or event_key(str(entry["name"])) in named:
+            continue
+        named.add(event_key(str(entry["name"])))
+        added.append(dict(entry))
+    if not added:
+        return None
+    return [e.model_dump(exclude_defaults=True) for e in base.events] + added
 
 
 def overlay_lines(url: str) -> list[str]:

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import weakref
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -135,7 +135,8 @@ async def http_stream(
     idle_timeout: float | None = None,
     max_redirects: int = 5,
     max_chunk: int = MAX_BODY,
-) -> AsyncIterator[tuple[int, bytes]]:
+    on_open: Callable[[int, Mapping[str, str]], object] | None = None,
+) -> AsyncGenerator[tuple[int, bytes], None]:
     """GET ``url`` and yield its body as it arrives, for endless responses.
 
     Yields ``(status, chunk)``; the first item may carry an empty chunk (the
@@ -144,7 +145,8 @@ async def http_stream(
     ``max_chunk`` is an error.
     Raises :class:`HttpError` on a network error, a malformed response, or
     ``idle_timeout`` seconds without data; returns when the server ends the
-    body.
+    body. ``on_open(status, headers)`` (names lower-cased) is called once the
+    response's head has arrived.
     """
     _check_url(url)
     async with http_session() as session:
@@ -155,6 +157,8 @@ async def http_stream(
                     headers=_request_headers(headers, gzip=False),
                     max_redirects=max_redirects,
                 )
+        if on_open is not None:
+            on_open(resp.status, {k.lower(): v for k, v in resp.headers.items()})
         try:
             yield resp.status, b""
             while True:

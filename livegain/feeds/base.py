@@ -13,6 +13,7 @@ configuration can hold a list of them::
     feeds = [
       {type = "pgn-http", url = "https://example.org/round-3/games.pgn"},
       {type = "pgn-stream", url = "https://lichess.org/api/stream/broadcast/round/ID.pgn"},
+      {type = "lichess", tournament = "AbCd1234"},   # a Lichess broadcast, round after round
       {type = "lcc", base_url = "https://1.pool.livechesscloud.com/get", tournament_id = "abc"},
       {type = "mqtt", url = "mqtt://127.0.0.1:1883", topic = "livegain/in/#"},
       {type = "file", path = "/srv/arbiter/round3"},
@@ -193,6 +194,31 @@ class LccFeedConfig(_FeedConfigBase):
     )
 
 
+class LichessFeedConfig(_FeedConfigBase):
+    """A Lichess broadcast tournament, followed from round to round (livegain/feeds/lichess.py)."""
+
+    type: Literal["lichess"] = "lichess"
+    url: str = Field(default="https://lichess.org", description="Where Lichess is")
+    tournament: str = Field(
+        pattern=r"^[A-Za-z0-9]{8}$", description="The broadcast tournament's id (8 characters)"
+    )
+    round: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9]{8}$",
+        description="Follow only this round (its id); default: every round, the current one live",
+    )
+    interval: float = Field(
+        default=60.0,
+        gt=0,
+        description="Seconds between two readings of the tournament document (how soon "
+        "the next round is taken up)",
+    )
+    timeout: float = Field(default=10.0, gt=0, description="Seconds allowed for one request")
+    max_bytes: int = Field(
+        default=16 * MiB, gt=0, description="Largest round PGN, bytes (a stream: per game)"
+    )
+
+
 class MqttFeedConfig(_FeedConfigBase, BrokerAccess):
     """MQTT ingest (see docs/feeds.md for the topic and payload contract)."""
 
@@ -237,7 +263,12 @@ class FileFeedConfig(_FeedConfigBase):
 
 
 FeedConfig = Annotated[
-    PgnHttpFeedConfig | PgnStreamFeedConfig | LccFeedConfig | MqttFeedConfig | FileFeedConfig,
+    PgnHttpFeedConfig
+    | PgnStreamFeedConfig
+    | LichessFeedConfig
+    | LccFeedConfig
+    | MqttFeedConfig
+    | FileFeedConfig,
     Field(discriminator="type"),
 ]
 
@@ -263,6 +294,10 @@ def make_feed(cfg: FeedConfig, *, max_plies: int = DEFAULT_MAX_PLIES) -> Feed:
         from livegain.feeds.pgn_stream import PgnStreamFeed
 
         return PgnStreamFeed(cfg, max_plies=max_plies)
+    if isinstance(cfg, LichessFeedConfig):
+        from livegain.feeds.lichess import LichessFeed
+
+        return LichessFeed(cfg, max_plies=max_plies)
     if isinstance(cfg, LccFeedConfig):
         from livegain.feeds.lcc import LccFeed
 

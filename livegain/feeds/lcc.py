@@ -28,21 +28,21 @@ the game state goes on from it.
 Every document is untrusted. Each game is read on its own: a bad value (a
 clock of ``1e999``, NaN or -5, a string where a number goes, an illegal move,
 a rating of 10**100) is dropped with an error naming the feed, the round and
-the board, and the rest of that game and every other game still apply. A
-game document that cannot be read at all (not JSON, not an object, larger
-than ``max_bytes``, nested deeper than :data:`MAX_DEPTH`, ``moves`` not a
-list, a bad ``chess960``, more than :data:`MAX_PLIES` moves) is skipped this
-poll with such an error and the board keeps what it showed; a bad round index
-skips that round only; a bad ``tournament.json`` fails the poll (and backs
-off) but keeps every board as it was. Past ``max_games`` pairings in a round,
-the rest are not followed. A problem is reported when it starts or changes,
-not on every poll while it lasts; every report is counted (``errors``).
-"""
+the board, and the rest of that game and every other game still apply. A game
+document that cannot be read at all (not JSON, not an object, larger than
+``max_bytes``, nested deeper than
+:data:`~livegain.feeds.json_bounds.MAX_DEPTH`, ``moves`` not a list, a bad
+``chess960``, more than :data:`MAX_PLIES` moves) is skipped this poll with
+such an error and the board keeps what it showed; a bad round index skips that
+round only; a bad ``tournament.json`` fails the poll (and backs off) but keeps
+every board as it was. Past ``max_games`` pairings in a round, the rest are
+not followed. A problem is reported when it starts or changes, not on every
+poll while it lasts; every report is counted (``errors``)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,11 +53,11 @@ from livegain.core.events import GameSnapshot
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_get, http_session
 from livegain.feeds.base import FeedSink, LccFeedConfig, source_sink
+from livegain.feeds.hosts import host_of
+from livegain.feeds.json_bounds import loads_bounded
 from livegain.feeds.lcc_json import (
-    MAX_DEPTH,
     MAX_PLIES,
     clip,
-    depth_exceeds,
     empty_game,
     make_snapshot,
     parse_game_json,
@@ -68,10 +68,32 @@ from livegain.feeds.lcc_json import (
 )
 
 MAX_CONCURRENT = 6
+#: Seconds between two polls of a round that is not being played (finished, or
+#: paired and not started): its index only, for a late correction or its start.
+QUIET_INTERVAL = 60.0
 #: Rounds followed when tournament.json lists more (reported once).
 MAX_ROUNDS = 200
 #: Game documents with more move tokens than this are read in a worker thread.
 OFF_LOOP_MOVES = 300
+
+
+def _round_counts(rounds: object) -> list[tuple[int, int]]:
+    """Per round of tournament.json: (games, live games); 0 for a value that is
+    not a count (the rounds' own checks report it)."""
+    if not isinstance(rounds, list):
+        return []
+    out = []
+    for r in rounds[:MAX_ROUNDS]:
+        count = r.get("count") if isinstance(r, Mapping) else None
+        live = r.get("live") if isinstance(r, Mapping) else None
+        out.append(
+            (
+                count if isinstance(count, int) and not isinstance(count, bool) else 0,
+                live if isinstance(live, int) and not isinstance(live, bool) else 0,
+            )
+        )
+    return out
+
 
 # --- the feed -----------------------------------------------------------------------------------
 
@@ -99,6 +121,33 @@ class _GameState:
 @dataclass
 class _RoundState:
     games: dict[int, _GameState] = field(default_factory=dict)
+    done: bool = False
+    """Every pairing has a result and every game was read in full after it."""
+    polled_at: float | None = None
+    """Monotonic time of the last poll of its index."""
+
+
+def quiet_round(live: int, state: _RoundState | None, current: int | None, rnd: int) -> bool:
+    """Whether a round is not being played: no game of it live, not the current
+    round, and either over (every result in and read) or after the current
+    round (not started). Its index is then polled every :data:`QUIET_INTERVAL`
+    seconds, and only its games with a result not read yet are fetched."""
+    if live > 0 or rnd == current:
+        return False
+    return (state is not None and state.done) or (current is not None and rnd > current)
+
+
+def current_round(counts: list[tuple[int, int]], rounds: dict[int, _RoundState]) -> int | None:
+    """The round being played: the last with live games (``counts``: per round,
+    games and live games), else the first paired round not done."""
+    live = [n for n, (_c, lv) in enumerate(counts, 1) if lv > 0]
+    if live:
+        return live[-1]
+    for n, (c, _lv) in enumerate(counts, 1):
+        st = rounds.get(n)
+        if c > 0 and (st is None or not st.done):
+            return n
+    return None
 
 
 class LccFeed:
@@ -133,10 +182,23 @@ class LccFeed:
         self.polls = 0
         self.requests = 0
         self.bad_games = 0
+        self.current: int | None = None
+        """The round being played, as the last poll saw it."""
 
     @property
     def errors(self) -> int:
         return self.emitter.errors
+
+    def status(self) -> dict[str, object]:
+        """Which rounds are followed and which is being played, for ``/healthz``."""
+        done = sorted(n for n, st in self._rounds.items() if st.done)
+        return {
+            "rounds": "every round" if self.cfg.rounds is None else list(self.cfg.rounds),
+            "round": self.current,
+            "why": "live games, else the first paired round not finished",
+            "finished_rounds": done,
+            "requests": self.requests,
+        }
 
     async def run(self, sink: FeedSink) -> None:
         sink = source_sink(sink, self.cfg)
@@ -175,9 +237,20 @@ class LccFeed:
             self._report_once(sink, "tournament.json#shape", "tournament: not a JSON object")
             return False
         self._ok("tournament.json#shape")
+        counts = _round_counts(tournament.get("rounds"))
+        self.current = current_round(counts, self._rounds)
+        now = time.monotonic()
         for rnd in self._wanted_rounds(sink, tournament):
+            count, live = counts[rnd - 1] if rnd <= len(counts) else (1, 0)
+            if count == 0 and self.cfg.rounds is None:
+                continue  # not paired yet: tournament.json says when it is
+            state = self._rounds.get(rnd)
+            quiet = quiet_round(live, state, self.current, rnd)
+            polled = state.polled_at if state is not None else None
+            if quiet and polled is not None and now - polled < QUIET_INTERVAL:
+                continue
             try:
-                await self._poll_round(sink, tournament, rnd)
+                await self._poll_round(sink, tournament, rnd, quiet)
             except Exception as exc:  # one round's bug must not stop the others
                 self._report_once(
                     sink,
@@ -204,8 +277,14 @@ class LccFeed:
         self._ok(key)
         return list(range(1, count + 1))
 
-    async def _poll_round(self, sink: FeedSink, tournament: Mapping[str, Any], rnd: int) -> None:
+    async def _poll_round(
+        self, sink: FeedSink, tournament: Mapping[str, Any], rnd: int, quiet: bool = False
+    ) -> None:
+        """Poll a round's index and its games (``quiet``: only the games with a
+        result not read in full yet)."""
         path = f"round-{rnd}/index.json"
+        state = self._rounds.setdefault(rnd, _RoundState())
+        state.polled_at = time.monotonic()
         index = await self._fetch_json(path, sink, f"round {rnd}")
         if index is None:
             return
@@ -225,7 +304,6 @@ class LccFeed:
         else:
             self._ok(f"{path}#max_games")
         date = text_value(index.get("date"))
-        state = self._rounds.setdefault(rnd, _RoundState())
         boards: list[int] = []
         jobs = []
         for i, pairing in enumerate(pairings):
@@ -242,7 +320,7 @@ class LccFeed:
             if gs.pairing != pairing:
                 gs.finished_read = False
                 gs.pairing = pairing
-            if gs.finished_read:
+            if gs.finished_read or (quiet and pairing.get("result", "*") in ("*", None)):
                 continue
             boards.append(board)
             jobs.append(self._poll_game(sink, tournament, rnd, board, pairing, date, gs))
@@ -256,6 +334,12 @@ class LccFeed:
                 )
             elif isinstance(res, BaseException):
                 raise res
+        state.done = bool(pairings) and all(
+            isinstance(p, Mapping)
+            and p.get("result", "*") not in ("*", None)
+            and state.games.get(i + 1, _GameState()).finished_read
+            for i, p in enumerate(pairings)
+        )
 
     async def _poll_game(
         self,
@@ -333,8 +417,9 @@ class LccFeed:
         def fail(message: str) -> None:
             self._report_once(sink, path, message, f"{label} {url}")
 
+        host = host_of(url)
         try:
-            async with self._sem:
+            async with self._sem, host.slot():
                 resp = await http_get(
                     url,
                     headers=headers,
@@ -342,6 +427,7 @@ class LccFeed:
                     max_body=self.max_bytes,
                     session=self._session,
                 )
+            host.answered(resp.status, resp.headers)
         except HttpError as exc:
             cap = "larger than" in str(exc) or "inflates past" in str(exc)
             fail(f"fetch failed: {exc}{' (max_bytes)' if cap else ''}")
@@ -356,15 +442,9 @@ class LccFeed:
             self._ok(path)
             return doc.data
         try:
-            data = json.loads(resp.text())
-        except RecursionError:
-            fail(f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
-            return None
+            data = loads_bounded(resp.text())
         except ValueError as exc:
-            fail(f"invalid JSON: {clip(str(exc))}")
-            return None
-        if depth_exceeds(data):
-            fail(f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
+            fail(clip(str(exc)))
             return None
         doc.etag = resp.headers.get("etag")
         doc.last_modified = resp.headers.get("last-modified")

@@ -40,8 +40,6 @@ MAX_CLOCK_SECONDS = 1_000_000
 RATING_RANGE = (1, 3999)
 #: Characters kept of a name, title, federation, event, site or date.
 MAX_TEXT = 200
-#: Deepest nesting of a JSON document (LCC's own documents are 4 levels deep).
-MAX_DEPTH = 32
 #: Plies per game (the game state's default ``limits.max_plies``); a longer game is refused.
 MAX_PLIES = DEFAULT_MAX_PLIES
 #: Positions remembered per game after moves that cannot be played (the oldest go first).
@@ -359,23 +357,6 @@ def pairing_result(pairing: Mapping[str, Any]) -> str:
 
 def lcc_game_id(tournament_id: str, rnd: int, board: int) -> str:
     return f"lcc:{tournament_id}:{rnd}:{board}"
-
-
-def depth_exceeds(data: object, limit: int = MAX_DEPTH) -> bool:
-    """Whether a JSON value nests lists/objects deeper than ``limit`` (no recursion)."""
-    stack: list[tuple[object, int]] = [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, Mapping):
-            children: Any = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
-        if depth >= limit:
-            return True
-        stack.extend((c, depth + 1) for c in children)
-    return False
 
 
 def make_snapshot(

@@ -11,9 +11,12 @@ next game to arrive).
 When the response ends or fails (network error, HTTP error status, or no
 data for ``idle_timeout`` seconds when set) the feed reconnects, backing off
 2 s -> 10 s -> 60 s, reset once a response is open again; every failure is
-reported to the sink. After a reconnect the server sends every game again:
-unchanged games are not emitted twice. Text that is not a game (no tag
-pairs) is reported and skipped.
+reported to the sink. The stream opens through its host's etiquette
+(:mod:`livegain.feeds.hosts`): on Lichess it waits for any other request in
+flight, and after a 429 or 503 it is not opened again before the time the
+host gave in ``Retry-After`` (a minute after a 429 without one). After a
+reconnect the server sends every game again: unchanged games are not emitted
+twice. Text that is not a game (no tag pairs) is reported and skipped.
 
 Limits: a game whose text runs past ``max_bytes`` is dropped with an error;
 a game longer than ``max_plies`` is refused. Games are parsed in a thread,
@@ -24,11 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import re
 
 from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_stream
 from livegain.feeds.base import FeedSink, PgnStreamFeedConfig, source_sink
+from livegain.feeds.hosts import host_of
 from livegain.feeds.pgn import MAX_PLIES, ParsedGame, parse_game
 
 _BLANK = re.compile(r"\n[ \t]*\n")
@@ -100,38 +105,49 @@ class PgnStreamFeed:
     async def _follow(self, sink: FeedSink) -> None:
         pending = ""
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        async for status, chunk in http_stream(
+        host = host_of(self.cfg.url)
+        stream = http_stream(
             self.cfg.url,
             timeout=self.cfg.timeout,
             idle_timeout=self.cfg.idle_timeout,
             max_chunk=self.cfg.max_bytes,
-        ):
+            on_open=host.answered,
+        )
+        async with contextlib.aclosing(stream):
+            async with host.slot():  # held while the stream opens, not while it is read
+                status, _ = await anext(stream)
             if status != 200:
                 raise HttpError(f"HTTP {status}")
-            if not chunk:
-                self.connects += 1
-                self.backoff.succeed()
-                continue
-            pending += decoder.decode(chunk).replace("\r\n", "\n")
-            games, pending, skipped = complete_games(pending)
-            for text in skipped:
-                self.emitter.error(
-                    sink, self.cfg.url, f"not a PGN game, skipped: {text.strip()[:60]!r}"
-                )
-            limit = self.cfg.max_bytes
-            kept: list[tuple[str, int]] = []
-            for text in games:
-                self.games_read += 1
-                if len(text) > limit:
-                    self.emitter.error(sink, self.cfg.url, _too_long(self.games_read, limit))
-                else:
-                    kept.append((text, self.games_read - 1))
-            if kept:
-                parsed = await asyncio.to_thread(self._parse, kept)
-                await self.emitter.offer_async(parsed, sink, fallback=self.cfg.url)
-            if len(pending) > limit:
-                self.emitter.error(sink, self.cfg.url, _too_long(self.games_read + 1, limit))
-                pending = ""
+            self.connects += 1
+            self.backoff.succeed()
+            async for _status, chunk in stream:
+                pending = await self._take(sink, decoder, pending, chunk)
+
+    async def _take(
+        self, sink: FeedSink, decoder: codecs.IncrementalDecoder, pending: str, chunk: bytes
+    ) -> str:
+        """Hand on the games a chunk completes; the text still incomplete."""
+        pending += decoder.decode(chunk).replace("\r\n", "\n")
+        games, pending, skipped = complete_games(pending)
+        for text in skipped:
+            self.emitter.error(
+                sink, self.cfg.url, f"not a PGN game, skipped: {text.strip()[:60]!r}"
+            )
+        limit = self.cfg.max_bytes
+        kept: list[tuple[str, int]] = []
+        for text in games:
+            self.games_read += 1
+            if len(text) > limit:
+                self.emitter.error(sink, self.cfg.url, _too_long(self.games_read, limit))
+            else:
+                kept.append((text, self.games_read - 1))
+        if kept:
+            parsed = await asyncio.to_thread(self._parse, kept)
+            await self.emitter.offer_async(parsed, sink, fallback=self.cfg.url)
+        if len(pending) > limit:
+            self.emitter.error(sink, self.cfg.url, _too_long(self.games_read + 1, limit))
+            pending = ""
+        return pending
 
     def _parse(self, texts: list[tuple[str, int]]) -> list[ParsedGame]:
         """Parse complete games' texts (runs in a thread)."""

@@ -298,7 +298,7 @@ class Replay:
         for q in self._watchers:
             q.put_nowait(index)
 
-    async def _stream(self) -> AsyncIterator[bytes]:
+    async def stream(self) -> AsyncIterator[bytes]:
         """Every game's PGN, then a game's whole PGN again each time it changes."""
         q: asyncio.Queue[int | None] = asyncio.Queue()
         self._watchers.append(q)
@@ -522,7 +522,7 @@ class Replay:
         if path == "/games.pgn":
             return self._cached(path, headers, lambda: self.round_pgn(), "application/x-chess-pgn")
         if path == "/stream.pgn":
-            return Reply(200, content_type="application/x-chess-pgn", stream=self._stream)
+            return Reply(200, content_type="application/x-chess-pgn", stream=self.stream)
         m = re.fullmatch(r"/game-(\d+)\.pgn", path)
         if m and 1 <= int(m.group(1)) <= len(self.games):
             i = int(m.group(1)) - 1

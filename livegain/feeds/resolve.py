@@ -5,47 +5,52 @@ for a real event and finds the feed behind it:
 
 * ``lichess-round``: a Lichess broadcast round URL
   (``https://lichess.org/broadcast/TOUR/ROUND/ROUNDID``, a game's page below
-  it, the round's API, PGN or stream URL): a ``pgn-stream`` feed of the round;
+  it, the round's API, PGN or stream URL): a ``lichess`` feed of its
+  tournament, every round (:mod:`livegain.feeds.lichess`);
 * ``lichess-tournament``: a Lichess broadcast tournament URL
-  (``https://lichess.org/broadcast/TOUR/TOURID``): its current round's stream;
+  (``https://lichess.org/broadcast/TOUR/TOURID``): a ``lichess`` feed of it;
 * ``lcc-url``: a LiveChess Cloud viewer URL (``view.livechesscloud.com/#ID``,
-  ``/ROUND`` after it for that round) or a pool document's URL
-  (``.../get/ID/tournament.json``, ``.../get/ID/round-N/...``): an ``lcc`` feed
-  of the current (or that) round;
+  ``/ROUND`` after it names a round) or a pool document's URL
+  (``.../get/ID/tournament.json``, ``.../get/ID/round-N/...``): an ``lcc``
+  feed of the tournament, every round;
 * ``pgn-url``: any other ``http(s)://`` URL: a ``pgn-http`` feed, polled;
 * ``pgn-path``: an existing local PGN file or folder: a ``file`` feed;
 * ``lcc-id``: a bare LiveChess Cloud tournament id (a UUID, ``/ROUND`` after it
-  for that round): an ``lcc`` feed of the current (or that) round.
+  names a round): an ``lcc`` feed of the tournament, every round.
 
 Each rule is a pure function of the text (and of the :class:`Endpoints`:
 where Lichess and LiveChess Cloud are), None when it does not apply; the
 first that applies names the source (:func:`classify`). A Lichess or LCC
 source is then looked up (:func:`resolve`, the only I/O here: one GET per
-document through :class:`HttpLookup`) to find its event, its round and how
-many boards it has, and the choice of round is pure again
-(:func:`pick_lichess_round`, :func:`pick_lcc_round`):
+document through :class:`HttpLookup`) for its event, its current round, its
+format and scoring (the ``[[events]]`` entry its standings get,
+:func:`standings_entry`). ``pin`` (``watch --round``) follows one round only.
 
-* a Lichess round URL follows that round; its name and its tournament's come
-  from ``GET {lichess}/api/broadcast/{tourSlug}/{roundSlug}/{roundId}``;
-* a Lichess tournament URL reads ``GET {lichess}/api/broadcast/{tourId}`` and
-  follows its ongoing round (the last one, if several are), else the next
-  round not finished (it is followed from its first move), else the last;
-* a LiveChess Cloud tournament reads ``{lcc}/{id}/tournament.json``: the last
-  round with live games, else the first round with pairings whose
+* Lichess: ``GET {lichess}/api/broadcast/{tourId}`` (and, for a round URL,
+  the round's document first, for its tournament's id); the current round is
+  :func:`livegain.feeds.lichess.pick_round`'s; the format is the
+  tournament's ``info.format``, else counted from the first round's games;
+  the scoring its rounds' ``customScoring``;
+* LiveChess Cloud: the tournament's host is asked of LiveChess Cloud's lookup
+  (``{lookup}/{id}``, as its viewer does) unless a pool is given;
+  ``{pool}/{id}/tournament.json`` lists the rounds; the current one is the
+  last round with live games, else the first with pairings whose
   ``round-N/index.json`` has a game without a result, else the last round
-  with pairings; that round's ``index.json`` gives its boards.
+  with pairings (:func:`pick_lcc_round`); a round not paired yet is waited
+  for; the format is counted from the rounds and the games per round.
 
 Every looked-up document is untrusted: a missing or malformed value is an
 error naming the source and what was wrong (:class:`ResolveError`), never a
-traceback. The addresses of Lichess and LiveChess Cloud can be changed
-(:class:`Endpoints`: options or ``LIVEGAIN_LICHESS_URL`` and
-``LIVEGAIN_LCC_URL``), which is how the tests run against local fakes.
+traceback; JSON is read within bounds (:mod:`livegain.feeds.json_bounds`).
+The addresses of Lichess and LiveChess Cloud can be changed
+(:class:`Endpoints`: options or ``LIVEGAIN_LICHESS_URL``,
+``LIVEGAIN_LCC_URL`` and ``LIVEGAIN_LCC_LOOKUP_URL``), which is how the tests
+run against local fakes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -55,18 +60,32 @@ from typing import Any, Protocol
 from urllib.parse import SplitResult, urlsplit
 
 from livegain.core.errors import LivegainError
+from livegain.core.event_format import EventFormat, format_from_counts, format_from_text
 from livegain.feeds.base import (
     FeedConfig,
     FileFeedConfig,
     LccFeedConfig,
+    LichessFeedConfig,
     PgnHttpFeedConfig,
     PgnStreamFeedConfig,
+)
+from livegain.feeds.hosts import host_of
+from livegain.feeds.json_bounds import loads_bounded
+from livegain.feeds.lcc_json import text_value
+from livegain.feeds.lichess import (
+    BroadcastRound,
+    clean_name,
+    pick_round,
+    read_rounds,
+    scoring_of,
 )
 
 LICHESS_URL = "https://lichess.org"
 LCC_URL = "https://1.pool.livechesscloud.com/get"
+LCC_LOOKUP_URL = "https://lookup.livechesscloud.com/meta"
 LICHESS_URL_ENV = "LIVEGAIN_LICHESS_URL"
 LCC_URL_ENV = "LIVEGAIN_LCC_URL"
+LCC_LOOKUP_URL_ENV = "LIVEGAIN_LCC_LOOKUP_URL"
 LICHESS_HOSTS = frozenset({"lichess.org", "www.lichess.org"})
 LCC_DOMAIN = "livechesscloud.com"
 
@@ -78,8 +97,6 @@ LOOKUP_MAX_BYTES = 4 * 1024 * 1024
 LOOKUP_CONCURRENCY = 6
 #: Rounds of a LiveChess Cloud tournament considered (the feed's own limit).
 MAX_ROUNDS = 200
-#: Characters of a name (event, round) kept.
-MAX_NAME = 120
 
 _LICHESS_ID = re.compile(r"[A-Za-z0-9]{8}")
 _LCC_UUID = re.compile(
@@ -107,10 +124,13 @@ class ResolveError(LivegainError, ValueError):
 
 @dataclass(frozen=True)
 class Endpoints:
-    """Where the lookups go: Lichess's site and LiveChess Cloud's pool (up to ``/get``)."""
+    """Where the lookups go: Lichess's site, LiveChess Cloud's pool (up to
+    ``/get``) and LiveChess Cloud's lookup of a tournament's host (``lcc_lookup``,
+    up to ``/meta``; None: the pool is used as it is)."""
 
     lichess: str = LICHESS_URL
     lcc: str = LCC_URL
+    lcc_lookup: str | None = None
 
     @classmethod
     def chosen(
@@ -118,15 +138,25 @@ class Endpoints:
         lichess: str | None = None,
         lcc: str | None = None,
         environ: Mapping[str, str] | None = None,
+        lcc_lookup: str | None = None,
     ) -> Endpoints:
-        """The options given, else the environment's ``LIVEGAIN_LICHESS_URL`` and
-        ``LIVEGAIN_LCC_URL``, else the real services; checked (ResolveError)."""
+        """The options given, else the environment's ``LIVEGAIN_LICHESS_URL``,
+        ``LIVEGAIN_LCC_URL`` and ``LIVEGAIN_LCC_LOOKUP_URL``, else the real
+        services; checked (ResolveError). A LiveChess Cloud pool given (option or
+        environment) is used as it is; otherwise each tournament's host is asked
+        of LiveChess Cloud's lookup, as its own viewer does."""
         env = os.environ if environ is None else environ
+        pool = lcc or env.get(LCC_URL_ENV)
+        ask = lcc_lookup or env.get(LCC_LOOKUP_URL_ENV) or (None if pool else LCC_LOOKUP_URL)
         out = cls(
             lichess=(lichess or env.get(LICHESS_URL_ENV) or LICHESS_URL).rstrip("/"),
-            lcc=(lcc or env.get(LCC_URL_ENV) or LCC_URL).rstrip("/"),
+            lcc=(pool or LCC_URL).rstrip("/"),
+            lcc_lookup=ask.rstrip("/") if ask else None,
         )
-        for name, url in (("Lichess", out.lichess), ("LiveChess Cloud", out.lcc)):
+        checked = [("Lichess", out.lichess), ("LiveChess Cloud", out.lcc)]
+        if out.lcc_lookup is not None:
+            checked.append(("LiveChess Cloud lookup", out.lcc_lookup))
+        for name, url in checked:
             parts = urlsplit(url)
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise ResolveError(url, f"the {name} address must be an http(s):// URL")
@@ -339,11 +369,19 @@ class Lookup(Protocol):
 
 
 class LookupFailed(LivegainError):
-    """A lookup that did not give a JSON document: the message says why."""
+    """A lookup that did not give a JSON document: the message says why;
+    ``status`` is the HTTP status when the host answered one."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class HttpLookup:
-    """:class:`Lookup` over HTTP (the feeds' client: one deadline, a size cap)."""
+    """:class:`Lookup` over HTTP (the feeds' client: one deadline, a size cap),
+    through each host's etiquette (:mod:`livegain.feeds.hosts`: one request at
+    a time on Lichess, Retry-After obeyed), the JSON read within bounds
+    (:mod:`livegain.feeds.json_bounds`)."""
 
     def __init__(self, timeout: float = LOOKUP_TIMEOUT, max_bytes: int = LOOKUP_MAX_BYTES) -> None:
         self.timeout = timeout
@@ -352,28 +390,33 @@ class HttpLookup:
     async def json(self, url: str) -> Any:
         from livegain.feeds._http import HttpError, http_get
 
+        host = host_of(url)
         try:
-            resp = await http_get(
-                url,
-                headers={"Accept": "application/json"},
-                timeout=self.timeout,
-                max_body=self.max_bytes,
-            )
+            async with host.slot():
+                resp = await http_get(
+                    url,
+                    headers={"Accept": "application/json"},
+                    timeout=self.timeout,
+                    max_body=self.max_bytes,
+                )
         except HttpError as exc:
             raise LookupFailed(f"{url}: {exc}") from None
+        wait = host.answered(resp.status, resp.headers)
         if resp.status != 200:
-            hint = " (no such broadcast, or a private one)" if resp.status == 404 else ""
-            raise LookupFailed(f"{url}: HTTP {resp.status} {resp.reason}{hint}")
+            asks = f" (the host asks to wait {wait:g} s)" if wait is not None else ""
+            raise LookupFailed(f"{url}: HTTP {resp.status} {resp.reason}{asks}", resp.status)
         try:
-            return json.loads(resp.body)
-        except ValueError:
-            raise LookupFailed(f"{url}: not a JSON document") from None
+            return loads_bounded(resp.body)
+        except ValueError as exc:
+            raise LookupFailed(f"{url}: {exc}") from None
 
 
 @dataclass(frozen=True)
 class Resolved:
     """A source, the rule that named it, the feed that follows it and what the
-    lookups said of it (event, round, its state and boards, when known)."""
+    lookups said of it: the event, the round followed now and why, its boards,
+    the event's standings entry read from the source (``standings``: an
+    ``[[events]]`` entry, None when the source says nothing of its event)."""
 
     source: str
     rule: str
@@ -382,6 +425,8 @@ class Resolved:
     round: str | None = None
     state: str | None = None
     boards: int | None = None
+    standings: Mapping[str, Any] | None = None
+    notes: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """One line for people: what is followed, and from where."""
@@ -391,30 +436,29 @@ class Resolved:
             notes.append(f"{self.boards} board{'s' if self.boards != 1 else ''}")
         if notes:
             what = f"{what} ({', '.join(notes)})" if what else f"({', '.join(notes)})"
-        return f"{self.rule} {what + ': ' if what else ''}{_where(self.feed)}"
+        line = f"{self.rule} {what + ': ' if what else ''}{_where(self.feed)}"
+        return "; ".join([line, *self.notes])
 
 
 def _where(feed: FeedConfig) -> str:
+    if isinstance(feed, LichessFeedConfig):
+        if feed.round is not None:
+            return f"round {feed.round} only, from {feed.url}/api/broadcast/{feed.tournament}"
+        return f"every round, from {feed.url}/api/broadcast/{feed.tournament}"
     if isinstance(feed, PgnStreamFeedConfig):
         return f"streamed from {feed.url}"
     if isinstance(feed, PgnHttpFeedConfig):
         return f"polled from {feed.url}"
     if isinstance(feed, LccFeedConfig):
-        rounds = ", ".join(str(r) for r in feed.rounds or [])
-        return f"polled from {feed.base_url}/{feed.tournament_id} (round {rounds})"
+        which = (
+            "every round"
+            if feed.rounds is None
+            else "round " + ", ".join(str(r) for r in feed.rounds)
+        )
+        return f"{which}, polled from {feed.base_url}/{feed.tournament_id}"
     if isinstance(feed, FileFeedConfig):
         return f"watching {feed.path}"
     return feed.type  # pragma: no cover
-
-
-def _name(value: object) -> str | None:
-    """A name from a looked-up document, fit to print on one line (None if none)."""
-    if not isinstance(value, str):
-        return None
-    text = " ".join("".join(c if c.isprintable() else " " for c in value).split())
-    if not text:
-        return None
-    return text if len(text) <= MAX_NAME else text[: MAX_NAME - 3] + "..."
 
 
 def _object(doc: object, what: str) -> Mapping[str, Any]:
@@ -423,36 +467,34 @@ def _object(doc: object, what: str) -> Mapping[str, Any]:
     return doc
 
 
-def lichess_round_state(rnd: Mapping[str, Any]) -> str:
-    """``ongoing``, ``finished`` or ``not started yet``, as Lichess marks the round."""
-    if rnd.get("ongoing") is True:
-        return "ongoing"
-    if rnd.get("finished") is True:
-        return "finished"
-    return "not started yet"
+def standings_entry(
+    event: str | None, fmt: EventFormat | None, scoring: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """The ``[[events]]`` entry the source gives its event: its name, its format
+    (a round robin or a Swiss; anything else, or a format the source does not
+    tell, is counted as a Swiss: only the games on the boards are simulated)
+    and its custom scoring. None without an event name."""
+    if event is None:
+        return None
+    entry: dict[str, Any] = {"name": event, "format": "swiss"}
+    if fmt is not None and fmt.format == "round-robin":
+        entry.update(format="round-robin", cycles=fmt.cycles)
+    if scoring is not None:
+        entry["scoring"] = dict(scoring)
+    return entry
 
 
-def pick_lichess_round(rounds: object) -> tuple[Mapping[str, Any], str]:
-    """The round of a Lichess tournament to follow, and why: the ongoing one (the
-    last, if several are), else the first not finished, else the last.
+def format_note(fmt: EventFormat | None) -> str:
+    """What the source said of its format, for people."""
+    if fmt is None:
+        return "format: not told by the source, counted as a Swiss"
+    counted = "" if fmt.format in ("round-robin", "swiss") else ", counted as a Swiss"
+    return f"format: {fmt.format} ({fmt.why}{counted})"
 
-    ``rounds``: the ``rounds`` of ``/api/broadcast/{tourId}``, in order; ValueError
-    when there is none or one is malformed."""
-    if not isinstance(rounds, list) or not rounds:
-        raise ValueError("the tournament lists no rounds")
-    checked = []
-    for i, r in enumerate(rounds, 1):
-        r = _object(r, f"round {i}")
-        if not isinstance(r.get("id"), str) or not _LICHESS_ID.fullmatch(r["id"]):
-            raise ValueError(f"round {i} has no valid id")
-        checked.append(r)
-    ongoing = [r for r in checked if r.get("ongoing") is True]
-    if ongoing:
-        return ongoing[-1], "ongoing"
-    waiting = [r for r in checked if r.get("finished") is not True]
-    if waiting:
-        return waiting[0], "next round, not started yet"
-    return checked[-1], "finished, the last round"
+
+#: ``--round``: None, follow the event; True, only the round the source names
+#: (else the current one); N, only round N of the tournament.
+Pin = bool | int | None
 
 
 @dataclass(frozen=True)
@@ -493,7 +535,7 @@ def lcc_round_unfinished(index: object) -> bool:
 def pick_lcc_round(
     rounds: Sequence[LccRound], unfinished: Mapping[int, bool] | None = None
 ) -> tuple[int, str] | None:
-    """The round of a LiveChess Cloud tournament to follow, and why: the last one
+    """The current round of a LiveChess Cloud tournament, and why: the last one
     with live games, else the first with pairings and a game without a result
     (``unfinished``: round -> whether its index has one), else the last round with
     pairings, else the first (not paired yet). None: ``unfinished`` is needed
@@ -512,12 +554,29 @@ def pick_lcc_round(
     return paired[-1].number, "finished, the last round"
 
 
-async def resolve(text: str, ep: Endpoints, lookup: Lookup | None = None) -> Resolved:
+def lcc_host(meta: object) -> str:
+    """The host a LiveChess Cloud lookup (``/meta/{id}``) names (ValueError if none)."""
+    doc = _object(meta, "the LiveChess Cloud lookup")
+    host = doc.get("host")
+    if not isinstance(host, str) or not _LCC_HOST.fullmatch(host):
+        raise ValueError("the LiveChess Cloud lookup names no valid host")
+    fmt = doc.get("format", "1")
+    if fmt not in ("1", 1):
+        raise ValueError(f"the tournament's layout is format {fmt!r}; only format 1 is read")
+    return host
+
+
+_LCC_HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?")
+
+
+async def resolve(
+    text: str, ep: Endpoints, lookup: Lookup | None = None, pin: Pin = None
+) -> Resolved:
     """Name ``text`` and look it up: the feed that follows it (ResolveError if it cannot)."""
     rule, source = classify(text, ep)
     lookup = lookup or HttpLookup()
     try:
-        return await _resolve(text, rule, source, ep, lookup)
+        return await _resolve(text, rule, source, ep, lookup, pin)
     except LookupFailed as exc:
         raise ResolveError(text, str(exc)) from None
     except ValueError as exc:
@@ -525,11 +584,14 @@ async def resolve(text: str, ep: Endpoints, lookup: Lookup | None = None) -> Res
 
 
 async def resolve_all(
-    texts: Sequence[str], ep: Endpoints, lookup: Lookup | None = None
+    texts: Sequence[str], ep: Endpoints, lookup: Lookup | None = None, pin: Pin = None
 ) -> list[Resolved]:
-    """Every source, looked up together; the first (in order) that fails raises."""
+    """Every source, looked up together (one request at a time per host that
+    asks for it); the first (in order) that fails raises."""
     lookup = lookup or HttpLookup()
-    results = await asyncio.gather(*(resolve(t, ep, lookup) for t in texts), return_exceptions=True)
+    results = await asyncio.gather(
+        *(resolve(t, ep, lookup, pin) for t in texts), return_exceptions=True
+    )
     out = []
     for r in results:
         if isinstance(r, BaseException):
@@ -538,109 +600,198 @@ async def resolve_all(
     return out
 
 
-async def _resolve(text: str, rule: str, source: Source, ep: Endpoints, lookup: Lookup) -> Resolved:
+async def _resolve(
+    text: str, rule: str, source: Source, ep: Endpoints, lookup: Lookup, pin: Pin
+) -> Resolved:
     if isinstance(source, PgnUrl):
         return Resolved(text, rule, PgnHttpFeedConfig(url=source.url))
     if isinstance(source, PgnPath):
         what = "folder" if source.folder else "file"
         return Resolved(text, rule, FileFeedConfig(path=source.path), state=what)
-    if isinstance(source, LichessRound):
-        url = f"{ep.lichess}/api/broadcast/{source.tour_slug}/{source.round_slug}/{source.round_id}"
-        doc = _object(await lookup.json(url), "the round document")
-        rnd = _object(doc.get("round"), "the round document's 'round'")
-        tour = doc.get("tour")
-        games = doc.get("games")
-        return Resolved(
-            text,
-            rule,
-            _lichess_feed(ep, source.round_id),
-            event=_name(tour.get("name")) if isinstance(tour, Mapping) else None,
-            round=_name(rnd.get("name")),
-            state=lichess_round_state(rnd),
-            boards=len(games) if isinstance(games, list) else None,
-        )
-    if isinstance(source, LichessTournament):
-        doc = _object(
-            await lookup.json(f"{ep.lichess}/api/broadcast/{source.tour_id}"),
-            "the tournament document",
-        )
-        tour = doc.get("tour")
-        rnd, why = pick_lichess_round(doc.get("rounds"))
-        return Resolved(
-            text,
-            rule,
-            _lichess_feed(ep, str(rnd["id"])),
-            event=_name(tour.get("name")) if isinstance(tour, Mapping) else None,
-            round=_name(rnd.get("name")),
-            state=why,
-        )
-    return await _resolve_lcc(text, rule, source, ep, lookup)
+    if isinstance(source, LichessRound | LichessTournament):
+        return await _resolve_lichess(text, rule, source, ep, lookup, pin)
+    return await _resolve_lcc(text, rule, source, ep, lookup, pin)
 
 
-def _lichess_feed(ep: Endpoints, round_id: str) -> PgnStreamFeedConfig:
-    return PgnStreamFeedConfig(
-        name=f"lichess:{round_id}",
-        url=f"{ep.lichess}/api/stream/broadcast/round/{round_id}.pgn",
+def _lichess_404(exc: LookupFailed) -> LookupFailed:
+    if exc.status == 404:
+        return LookupFailed(f"{exc} (no such broadcast, or a private one)", 404)
+    return exc
+
+
+async def _resolve_lichess(
+    text: str,
+    rule: str,
+    source: LichessRound | LichessTournament,
+    ep: Endpoints,
+    lookup: Lookup,
+    pin: Pin,
+) -> Resolved:
+    named: str | None = None
+    games: int | None = None
+    try:
+        if isinstance(source, LichessRound):
+            url = (
+                f"{ep.lichess}/api/broadcast/{source.tour_slug}/{source.round_slug}/"
+                f"{source.round_id}"
+            )
+            doc = _object(await lookup.json(url), "the round document")
+            tour_id = _object(doc.get("tour"), "the round document's 'tour'").get("id")
+            if not isinstance(tour_id, str) or not _LICHESS_ID.fullmatch(tour_id):
+                raise ValueError("the round document names no valid tournament id")
+            named = source.round_id
+            listed = doc.get("games")
+            games = len(listed) if isinstance(listed, list) else None
+        else:
+            tour_id = source.tour_id
+        tdoc = _object(
+            await lookup.json(f"{ep.lichess}/api/broadcast/{tour_id}"), "the tournament document"
+        )
+    except LookupFailed as exc:
+        raise _lichess_404(exc) from None
+    found = tdoc.get("tour")
+    tour: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    rounds = read_rounds(tdoc.get("rounds"))
+    pinned: str | None = None
+    if pin is True:
+        pinned = named or (pick_round(rounds)[0] or rounds[-1]).id
+    elif isinstance(pin, int) and pin is not False:
+        if not 1 <= pin <= len(rounds):
+            raise ValueError(f"round {pin}: the tournament lists {len(rounds)} rounds")
+        pinned = rounds[pin - 1].id
+    chosen, _why = pick_round(rounds, pinned)
+    if pinned is not None:
+        chosen = next(r for r in rounds if r.id == pinned)
+        why = "pinned"
+    elif chosen is None:
+        why = "every round finished"
+    else:
+        why = "ongoing" if chosen.state == "ongoing" else "next round, not started yet"
+    event = clean_name(tour.get("name"))
+    info = tour.get("info")
+    fmt = format_from_text(info.get("format") if isinstance(info, Mapping) else None)
+    if fmt is None:
+        fmt = await _lichess_counted_format(ep, lookup, rounds)
+    feed = LichessFeedConfig(
+        name=f"lichess:{tour_id}", url=ep.lichess, tournament=tour_id, round=pinned
+    )
+    shown = chosen if chosen is not None else rounds[-1]
+    return Resolved(
+        text,
+        rule,
+        feed,
+        event=event,
+        round=shown.name,
+        state=why,
+        boards=games if named is not None and named == shown.id else None,
+        standings=standings_entry(event, fmt, scoring_of(rounds)),
+        notes=(format_note(fmt),),
     )
 
 
+async def _lichess_counted_format(
+    ep: Endpoints, lookup: Lookup, rounds: Sequence[BroadcastRound]
+) -> EventFormat | None:
+    """The format the rounds and the first round's players point to (one lookup
+    of the first round's document), when the tournament does not say it."""
+    try:
+        doc = await lookup.json(f"{ep.lichess}/api/broadcast/-/-/{rounds[0].id}")
+    except LookupFailed:
+        return None
+    games = doc.get("games") if isinstance(doc, Mapping) else None
+    if not isinstance(games, list) or not games:
+        return None
+    return format_from_counts(len(rounds), 2 * len(games))
+
+
+async def _lcc_base(source: LccTournament, ep: Endpoints, lookup: Lookup) -> tuple[str, str]:
+    """Where the tournament's documents are (up to ``/get``), and how it was found."""
+    if source.base_url is not None:
+        return source.base_url.rstrip("/"), "pool: as given"
+    if ep.lcc_lookup is None:
+        return ep.lcc, "pool: as configured"
+    url = f"{ep.lcc_lookup}/{source.tournament_id}"
+    try:
+        host = lcc_host(await lookup.json(url))
+    except LookupFailed as exc:
+        if exc.status == 404:
+            raise ValueError(
+                f"LiveChess Cloud knows no tournament {source.tournament_id}"
+            ) from None
+        return ep.lcc, f"pool: {ep.lcc} (the lookup failed: {exc})"
+    scheme = urlsplit(ep.lcc_lookup).scheme
+    return f"{scheme}://{host}/get", f"pool: {host}, from LiveChess Cloud's lookup"
+
+
 async def _resolve_lcc(
-    text: str, rule: str, source: LccTournament, ep: Endpoints, lookup: Lookup
+    text: str, rule: str, source: LccTournament, ep: Endpoints, lookup: Lookup, pin: Pin
 ) -> Resolved:
-    base = (source.base_url or ep.lcc).rstrip("/")
+    base, where = await _lcc_base(source, ep, lookup)
     root = f"{base}/{source.tournament_id}"
     tournament = _object(await lookup.json(f"{root}/tournament.json"), "tournament.json")
     rounds = lcc_rounds(tournament)
+    asked = pin if isinstance(pin, int) and not isinstance(pin, bool) else source.round
+    if asked is not None and not 1 <= asked <= len(rounds):
+        raise ValueError(f"round {asked}: the tournament lists {len(rounds)} rounds")
     indexes: dict[int, Any] = {}
-    picked: tuple[int, str] | None
-    if source.round is not None:
-        if not 1 <= source.round <= len(rounds):
-            raise ValueError(f"round {source.round}: the tournament lists {len(rounds)} rounds")
-        picked = (source.round, "as asked")
-    else:
-        picked = pick_lcc_round(rounds)
-        if picked is None:
-            paired = [r.number for r in rounds if r.count > 0]
-            gate = asyncio.Semaphore(LOOKUP_CONCURRENCY)
+    picked = pick_lcc_round(rounds)
+    if picked is None:
+        paired = [r.number for r in rounds if r.count > 0]
+        gate = asyncio.Semaphore(LOOKUP_CONCURRENCY)
 
-            async def index(n: int) -> Any:
-                async with gate:
-                    try:
-                        return await lookup.json(f"{root}/round-{n}/index.json")
-                    except LookupFailed:
-                        return None  # not published (yet): not a round to follow now
-
-            docs = await asyncio.gather(*(index(n) for n in paired))
-            indexes = {n: d for n, d in zip(paired, docs, strict=True) if d is not None}
-            unfinished = {}
-            for n, d in indexes.items():
+        async def index(n: int) -> Any:
+            async with gate:
                 try:
-                    unfinished[n] = lcc_round_unfinished(d)
-                except ValueError:
-                    unfinished[n] = False
-            picked = pick_lcc_round(rounds, unfinished)
+                    return await lookup.json(f"{root}/round-{n}/index.json")
+                except LookupFailed:
+                    return None  # not published (yet): not a round to follow now
+
+        docs = await asyncio.gather(*(index(n) for n in paired))
+        indexes = {n: d for n, d in zip(paired, docs, strict=True) if d is not None}
+        unfinished = {}
+        for n, d in indexes.items():
+            try:
+                unfinished[n] = lcc_round_unfinished(d)
+            except ValueError:
+                unfinished[n] = False
+        picked = pick_lcc_round(rounds, unfinished)
     assert picked is not None
     number, why = picked
+    pinned: int | None = None
+    if pin is True or (isinstance(pin, int) and not isinstance(pin, bool)):
+        pinned = asked if asked is not None else number
+        number, why = pinned, "pinned"
     boards: int | None = None
     if why != "not paired yet":
         doc = indexes.get(number)
         if doc is None:
-            doc = await lookup.json(f"{root}/round-{number}/index.json")
-        pairings = _object(doc, f"round {number} index.json").get("pairings")
-        if not isinstance(pairings, list):
-            raise ValueError(f"round {number} index.json has no 'pairings' list")
-        boards = len(pairings)
+            try:
+                doc = await lookup.json(f"{root}/round-{number}/index.json")
+            except LookupFailed as exc:
+                if exc.status != 404:
+                    raise
+                why = f"{why}; not paired yet, waited for"
+        if doc is not None:
+            pairings = _object(doc, f"round {number} index.json").get("pairings")
+            if not isinstance(pairings, list):
+                raise ValueError(f"round {number} index.json has no 'pairings' list")
+            boards = len(pairings)
+    event = text_value(tournament.get("name"))
+    players = 2 * max((r.count for r in rounds), default=0)
+    fmt = format_from_counts(len(rounds), players)
     return Resolved(
         text,
         rule,
         LccFeedConfig(
-            name=f"lcc:{source.tournament_id}:{number}",
+            name=f"lcc:{source.tournament_id}",
             base_url=base,
             tournament_id=source.tournament_id,
-            rounds=[number],
+            rounds=[pinned] if pinned is not None else None,
         ),
-        event=_name(tournament.get("name")),
+        event=clean_name(event),
         round=f"Round {number}",
         state=why,
         boards=boards,
+        standings=standings_entry(event, fmt, None),
+        notes=(where, format_note(fmt)),
     )

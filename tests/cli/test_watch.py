@@ -23,12 +23,15 @@ from livegain.cli.watch import watch_settings
 from livegain.feeds.base import (
     FileFeedConfig,
     LccFeedConfig,
+    LichessFeedConfig,
     PgnHttpFeedConfig,
     PgnStreamFeedConfig,
 )
+from livegain.feeds.lichess import BroadcastRound, pick_round, read_rounds
 from livegain.feeds.pgn import parse_pgn
 from livegain.feeds.replay import Replay
 from livegain.feeds.resolve import (
+    LCC_LOOKUP_URL,
     Endpoints,
     LccRound,
     LccTournament,
@@ -40,7 +43,6 @@ from livegain.feeds.resolve import (
     ResolveError,
     classify,
     pick_lcc_round,
-    pick_lichess_round,
     resolve,
     resolve_all,
 )
@@ -162,7 +164,7 @@ def test_a_source_no_rule_names_says_why(text: str, why: str) -> None:
 
 def test_the_addresses_come_from_options_else_the_environment() -> None:
     env = {"LIVEGAIN_LICHESS_URL": "http://127.0.0.1:1/", "LIVEGAIN_LCC_URL": "http://h:2/get"}
-    assert Endpoints.chosen(environ={}) == REAL
+    assert Endpoints.chosen(environ={}) == Endpoints(lcc_lookup=LCC_LOOKUP_URL)
     assert Endpoints.chosen(environ=env) == Endpoints("http://127.0.0.1:1", "http://h:2/get")
     assert Endpoints.chosen("https://l.example", None, env).lichess == "https://l.example"
     with pytest.raises(ResolveError, match="http"):
@@ -172,23 +174,40 @@ def test_the_addresses_come_from_options_else_the_environment() -> None:
 # --- which round is followed (pure) ---------------------------------------------------------
 
 
-def rnd(rid: str, **state: bool) -> dict[str, Any]:
+def rnd(rid: str, **state: object) -> dict[str, Any]:
     return {"id": rid, "name": f"Round {rid[-1]}", **state}
 
 
-def test_a_lichess_tournament_follows_its_ongoing_round_else_the_next_else_the_last() -> None:
+def test_a_lichess_tournament_follows_its_ongoing_round_else_the_next_else_none() -> None:
     r1, r2, r3 = "Round001", "Round002", "Round003"
-    rounds = [rnd(r1, finished=True), rnd(r2, ongoing=True), rnd(r3)]
-    assert pick_lichess_round(rounds) == (rounds[1], "ongoing")
-    rounds = [rnd(r1, finished=True), rnd(r2, finished=True), rnd(r3)]
-    assert pick_lichess_round(rounds) == (rounds[2], "next round, not started yet")
-    rounds = [rnd(r1), rnd(r2), rnd(r3)]  # before the first round
-    assert pick_lichess_round(rounds)[0] is rounds[0]
-    rounds = [rnd(r1, finished=True), rnd(r2, finished=True)]
-    assert pick_lichess_round(rounds) == (rounds[1], "finished, the last round")
+
+    def pick(*docs: dict[str, Any], pinned: str | None = None) -> tuple[str | None, str]:
+        chosen, why = pick_round(read_rounds(list(docs)), pinned)
+        return (chosen.id if chosen is not None else None), why
+
+    assert pick(rnd(r1, finished=True), rnd(r2, ongoing=True), rnd(r3)) == (
+        r2,
+        "Round 2 is ongoing",
+    )
+    # finishedAt alone marks a round over ("finished" is deprecated in the API)
+    assert pick(rnd(r1, finishedAt=1_700_000_000_000), rnd(r2, finished=True), rnd(r3)) == (
+        r3,
+        "Round 3 is the next round, not started yet",
+    )
+    assert pick(rnd(r1), rnd(r2), rnd(r3))[0] == r1  # before the first round
+    assert pick(rnd(r1, finished=True), rnd(r2, finishedAt=1)) == (None, "every round is finished")
+    # pinned: that round while it is not over
+    assert pick(rnd(r1, ongoing=True), rnd(r2), pinned=r2) == (r2, "Round 2 (pinned) is upcoming")
+    assert pick(rnd(r1, finished=True), rnd(r2), pinned=r1) == (
+        None,
+        "Round 1 (pinned) is finished",
+    )
+    assert read_rounds([rnd(r1, customScoring={"white": {"win": 3}})])[0] == BroadcastRound(
+        1, r1, "Round 1", "upcoming", {"white": {"win": 3}}
+    )
     for bad in ([], None, [{"name": "no id"}], [rnd("short")]):
         with pytest.raises(ValueError):
-            pick_lichess_round(bad)
+            read_rounds(bad)
 
 
 def test_an_lcc_tournament_follows_its_live_round_else_the_next_else_the_last() -> None:
@@ -240,45 +259,72 @@ async def lichess_event() -> AsyncIterator[tuple[FakeLichess, FakeTour, FakeTour
         yield lichess, wijk, open_
 
 
-async def test_a_lichess_round_url_is_looked_up_and_streamed() -> None:
+async def test_a_lichess_round_url_follows_its_tournament() -> None:
     async with lichess_event() as (lichess, _wijk, _open):
         ep = Endpoints(lichess=lichess.base_url)
         got = await resolve(lichess.round_url("OpenRd05"), ep)
-    assert got.rule == "lichess-round"
-    assert (got.event, got.round, got.state, got.boards) == (
-        "livegain Demo Open 2026",
-        "Round 5",
-        "ongoing",
-        2,
-    )
-    assert got.feed == PgnStreamFeedConfig(
-        name="lichess:OpenRd05",
-        url=f"{lichess.base_url}/api/stream/broadcast/round/OpenRd05.pgn",
-    )
-    assert lichess.paths == ["/api/broadcast/demo-open/round-5/OpenRd05"]
-    assert got.describe() == (
-        "lichess-round livegain Demo Open 2026, Round 5 (ongoing, 2 boards): "
-        f"streamed from {lichess.base_url}/api/stream/broadcast/round/OpenRd05.pgn"
-    )
+        assert got.rule == "lichess-round"
+        assert (got.event, got.round, got.state, got.boards) == (
+            "livegain Demo Open 2026",
+            "Round 5",
+            "ongoing",
+            2,
+        )
+        assert got.feed == LichessFeedConfig(
+            name="lichess:OpenTour", url=lichess.base_url, tournament="OpenTour"
+        )
+        # the round's document (for its tournament), then the tournament's
+        assert lichess.paths == [
+            "/api/broadcast/demo-open/round-5/OpenRd05",
+            "/api/broadcast/OpenTour",
+        ]
+        assert got.describe() == (
+            "lichess-round livegain Demo Open 2026, Round 5 (ongoing, 2 boards): "
+            f"every round, from {lichess.base_url}/api/broadcast/OpenTour; format: round-robin "
+            "(the source says '10-player round robin')"
+        )
+        # The standings entry read from the source: its name, format and scoring.
+        assert got.standings == {
+            "name": "livegain Demo Open 2026",
+            "format": "round-robin",
+            "cycles": 1,
+        }
+        # --round without a number: that round only.
+        got = await resolve(lichess.round_url("OpenRd05"), ep, pin=True)
+        assert isinstance(got.feed, LichessFeedConfig) and got.feed.round == "OpenRd05"
 
 
-async def test_a_lichess_tournament_url_follows_its_ongoing_round() -> None:
+async def test_a_lichess_tournament_url_follows_the_event() -> None:
     async with lichess_event() as (lichess, wijk, _open):
         ep = Endpoints(lichess=lichess.base_url)
         got = await resolve(lichess.tour_url("WijkTour"), ep)
         assert got.rule == "lichess-tournament"
-        assert (got.event, got.round, got.state) == ("Wijk Masters 2026", "Round 2", "ongoing")
-        assert isinstance(got.feed, PgnStreamFeedConfig)
-        assert got.feed.url == f"{lichess.base_url}/api/stream/broadcast/round/WijkRd02.pgn"
+        assert (got.event, got.round, got.state) == (
+            "Wijk Masters 2026",
+            "Round 2",
+            "ongoing",
+        )
+        assert got.feed == LichessFeedConfig(
+            name="lichess:WijkTour", url=lichess.base_url, tournament="WijkTour"
+        )
         assert lichess.paths == ["/api/broadcast/WijkTour"]
         # Between rounds: the next one, followed from its first move.
         wijk.rounds[1].ongoing, wijk.rounds[1].finished = False, True
         got = await resolve(lichess.tour_url("WijkTour"), ep)
         assert (got.round, got.state) == ("Round 3", "next round, not started yet")
-        assert got.feed.name == "lichess:WijkRd03"
+        # --round 1: round 1 only
+        got = await resolve(lichess.tour_url("WijkTour"), ep, pin=1)
+        assert isinstance(got.feed, LichessFeedConfig) and got.feed.round == "WijkRd01"
+        with pytest.raises(ResolveError, match="round 9: the tournament lists 3 rounds"):
+            await resolve(lichess.tour_url("WijkTour"), ep, pin=9)
+        # Without a format in the tournament, it is counted from the first round's games.
+        del wijk.info["format"]
+        got = await resolve(lichess.tour_url("WijkTour"), ep)
+        assert got.notes == ("format: not told by the source, counted as a Swiss",)
+        assert got.standings == {"name": "Wijk Masters 2026", "format": "swiss"}
 
 
-async def test_an_lcc_tournament_id_follows_its_current_round(tmp_path: Path) -> None:
+async def test_an_lcc_tournament_id_follows_the_event(tmp_path: Path) -> None:
     async with FakeLcc() as lcc:
         ep = Endpoints(lcc=lcc.pool)
         done, playing = ["1-0", "1/2-1/2", "0-1"], ["1-0", "*", "*"]
@@ -286,7 +332,7 @@ async def test_an_lcc_tournament_id_follows_its_current_round(tmp_path: Path) ->
         got = await resolve(LCC_ID, ep)
         assert got.rule == "lcc-id"
         assert got.feed == LccFeedConfig(
-            name=f"lcc:{LCC_ID}:2", base_url=lcc.pool, tournament_id=LCC_ID, rounds=[2]
+            name=f"lcc:{LCC_ID}", base_url=lcc.pool, tournament_id=LCC_ID, rounds=None
         )
         assert (got.event, got.round, got.state, got.boards) == (
             "Tata Steel Masters",
@@ -294,6 +340,8 @@ async def test_an_lcc_tournament_id_follows_its_current_round(tmp_path: Path) ->
             "live",
             3,
         )
+        # 3 rounds for 6 players: a Swiss
+        assert got.standings == {"name": "Tata Steel Masters", "format": "swiss"}
         # tournament.json, then the round's index
         assert lcc.paths == [f"/get/{LCC_ID}/tournament.json", f"/get/{LCC_ID}/round-2/index.json"]
         # No game live: the indexes say which round is not over.
@@ -301,15 +349,41 @@ async def test_an_lcc_tournament_id_follows_its_current_round(tmp_path: Path) ->
         lcc.indexes[(LCC_ID, 3)] = {"pairings": [{"result": "*"}] * 3}
         got = await resolve(LCC_ID, ep)
         assert (got.round, got.state, got.boards) == ("Round 3", "next round, not started yet", 3)
-        # A round asked for, through the viewer's URL.
-        got = await resolve(f"https://view.livechesscloud.com/#{LCC_ID}/1", ep)
-        assert (got.rule, got.round, got.state) == ("lcc-url", "Round 1", "as asked")
+        # A round named by the viewer's URL, pinned with --round.
+        got = await resolve(f"https://view.livechesscloud.com/#{LCC_ID}/1", ep, pin=True)
+        assert (got.rule, got.round, got.state) == ("lcc-url", "Round 1", "pinned")
+        assert isinstance(got.feed, LccFeedConfig) and got.feed.rounds == [1]
         with pytest.raises(ResolveError, match="round 7: the tournament lists 3 rounds"):
             await resolve(f"{LCC_ID}/7", ep)
+        # A round not paired yet is waited for, not refused.
+        lcc.add(LCC_ID, "Tata Steel Masters", [(3, 0), (3, 0)], {1: done})
+        del lcc.indexes[(LCC_ID, 2)]
+        got = await resolve(f"{LCC_ID}/2", ep, pin=True)
+        assert (got.round, got.state, got.boards) == (
+            "Round 2",
+            "pinned; not paired yet, waited for",
+            None,
+        )
         # A pool URL is looked up where it points, whatever the configured pool.
         pool_url = f"{lcc.pool}/{LCC_ID}/tournament.json"
         got = await resolve(pool_url, Endpoints())
         assert isinstance(got.feed, LccFeedConfig) and got.feed.base_url == lcc.pool
+
+
+async def test_an_lcc_tournament_s_host_is_asked_of_the_lookup() -> None:
+    async with FakeLcc() as lcc:
+        lcc.add(LCC_ID, "Tata Steel Masters", [(3, 0)], {1: ["1-0", "*", "*"]})
+        lcc.hosts[LCC_ID] = f"127.0.0.1:{lcc.port}"
+        ep = Endpoints.chosen(environ={"LIVEGAIN_LCC_LOOKUP_URL": f"{lcc.base_url}/meta"})
+        got = await resolve(LCC_ID, ep)
+        assert isinstance(got.feed, LccFeedConfig) and got.feed.base_url == lcc.pool
+        assert lcc.paths[0] == f"/meta/{LCC_ID}"
+        assert f"pool: 127.0.0.1:{lcc.port}, from LiveChess Cloud's lookup" in got.notes
+        with pytest.raises(ResolveError, match="LiveChess Cloud knows no tournament"):
+            await resolve("0b9b5e3e-1c2d-4e5f-8a9b-000000000000", ep)
+        # Without a lookup answer (nothing listens there), the configured pool.
+        assert Endpoints.chosen(environ={}).lcc_lookup == "https://lookup.livechesscloud.com/meta"
+        assert Endpoints.chosen(environ={"LIVEGAIN_LCC_URL": lcc.pool}).lcc_lookup is None
 
 
 async def test_pgn_urls_files_and_folders_need_no_lookup(tmp_path: Path) -> None:
@@ -481,7 +555,7 @@ async def test_watch_follows_every_kind_of_source_live(tmp_path: Path, stockfish
             assert "lichess-tournament Wijk Masters 2026, Round 2 (ongoing)" in text
             assert (
                 "lcc-id livegain Demo Open 2026, Round 1 (live, 2 boards): "
-                f"polled from {lcc.lcc_base_url}/{LCC_ID} (round 1)"
+                f"every round, polled from {lcc.lcc_base_url}/{LCC_ID}; pool: as configured"
             ) in text
             assert f"pgn-path (file): watching {arbiter}" in text, text
             m = re.search(r"live at (http://127\.0\.0\.1:(\d+)/)", text)
