@@ -50,6 +50,14 @@ def register(sub: Any) -> None:
         help="follow one round only: round N of the tournament, or without N the round "
         "the source names (else the current one); default: the whole event, round after round",
     )
+    p.add_argument(
+        "--interval",
+        type=float,
+        metavar="SECONDS",
+        help="seconds between polls of each source: a Lichess tournament's document "
+        "(default 60; its round is streamed), a LiveChess Cloud tournament and a PGN URL "
+        "(default 2)",
+    )
     p.add_argument("--config", metavar="PATH", help="start from this TOML configuration")
     p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="HTTP/WebSocket port (default 8080)")
@@ -148,13 +156,24 @@ def watch_settings(
     models = {"scale": args.scale, **({"kind": args.kind} if args.kind else {})}
     try:
         base = load_settings(args.config)
-        feeds = base.feed_entries() + [{**r.feed.model_dump(), **models} for r in resolved]
+        feeds = base.feed_entries() + [
+            {**r.feed.model_dump(), **models, **_interval(r, args.interval)} for r in resolved
+        ]
         events = source_events(base, resolved)
         if events is not None:
             overrides["events"] = events
         return load_settings(args.config, feeds=feeds, **overrides)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+
+
+def _interval(resolved: Resolved, seconds: float | None) -> dict[str, float]:
+    """``--interval`` for the feeds that poll."""
+    if seconds is None or "interval" not in type(resolved.feed).model_fields:
+        return {}
+    if seconds <= 0:
+        raise CliError(f"--interval must be more than 0 seconds (got {seconds:g})")
+    return {"interval": seconds}
 
 
 def source_events(base: Settings, resolved: Sequence[Resolved]) -> list[dict[str, Any]] | None:

@@ -96,6 +96,7 @@ class EventRelay:
         seconds_per_move: float = 10.0,
         host: str = "127.0.0.1",
         port: int = 0,
+        hold: float = 0.0,
     ) -> None:
         by_round: dict[int, list[ParsedGame]] = {}
         for g in games:
@@ -114,6 +115,8 @@ class EventRelay:
         self.info_format = info_format
         self.scoring = scoring
         self.server = MiniHttpServer(self._handle, host, port)
+        self.hold = hold
+        """Seconds each Lichess request is held in flight (tests: to see overlaps)."""
         self.requests: dict[str, int] = {}
         self.in_flight = 0
         self.max_in_flight = 0
@@ -302,7 +305,7 @@ class EventRelay:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            await asyncio.sleep(0)  # a request in flight across a turn of the loop
+            await asyncio.sleep(self.hold)  # a request in flight across a turn of the loop
             return self._route(path)
         finally:
             self.in_flight -= 1
