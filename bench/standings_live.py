@@ -29,7 +29,7 @@ from collections.abc import Callable
 from itertools import pairwise
 
 from livegain.app.standings import LiveStandings
-from livegain.cli.demo import DEMO_EVENT, data_path
+from livegain.cli.demo import data_path, demo_points_before
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.event_table import EventRules, GameEntry, event_table
@@ -96,9 +96,7 @@ def demo_event() -> tuple[str, list[GameEntry], EventRules]:
             wdl = None if done else (350.0, 450.0, 200.0)
             res = h["Result"] if done else "*"
             entries.append(GameEntry(f"b{k}", w, b, "5", res, 60, wdl))
-    rules = EventRules(
-        format="swiss", points_before=tuple(DEMO_EVENT["points_before"].items()), sims=SIMS
-    )
+    rules = EventRules(format="swiss", points_before=tuple(demo_points_before().items()), sims=SIMS)
     return "demo Swiss (12 players, round 5)", entries, rules
 
 

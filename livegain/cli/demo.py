@@ -1,12 +1,18 @@
-"""`livegain demo`: a live round, replayed and analysed, on http://127.0.0.1:8080/.
+"""`livegain demo`: a live event, replayed and analysed, on http://127.0.0.1:8080/.
 
-The project's own games (the game of the century and a generated round of
-engine games, ``livegain/data/``) are replayed as a live PGN relay on
-127.0.0.1 at a watchable speed; the full service (engine pool, game state,
-WebSocket, overlays) follows them as it would a real broadcast. No broker is
-needed; ``--mqtt URL`` replays over MQTT instead and publishes the results
-there too, under ``livegain/demo/out`` (not a real service's ``livegain/out``):
-``livegain gateway --broker URL --prefix livegain/demo/out`` serves them.
+The project's own games (``livegain/data/``) are relayed on 127.0.0.1 at a
+watchable speed, and the full service (engine pool, game state, WebSocket,
+overlays, standings) follows them as ``livegain watch`` follows a real
+broadcast: the demo Open (``demo-event.pgn``, five rounds of a 12-player
+Swiss of engine games) is served as a Lichess broadcast tournament
+(:class:`~livegain.feeds.event_relay.EventRelay`) whose rounds 1-4 are over
+and round 5 is live; the service looks it up, reads the finished rounds, streams
+round 5, and takes its standings' format from the tournament. The game of the
+century is a PGN relay beside it. No broker is needed; ``--mqtt URL`` replays
+round 5 and the game of the century over MQTT instead (the points of rounds
+1-4 carried in) and publishes the results there too, under
+``livegain/demo/out`` (not a real service's ``livegain/out``): ``livegain
+gateway --broker URL --prefix livegain/demo/out`` serves them.
 ``--batch`` prints the offline analysis of the game of the century from its
 shipped evaluations (the paper's Figure 1) and exits. Perceived
 ratings are the calibrated estimate of the shipped model nearest to the
@@ -31,30 +37,13 @@ from typing import Any
 from livegain.cli._common import CliError, print_json
 
 DEMO_FILES = ("game_of_the_century.pgn", "demo-round.pgn")
+# The demo Open's five rounds; round 5 is demo-round.pgn.
+DEMO_EVENT_FILE = "demo-event.pgn"
+DEMO_LIVE_ROUND = 5
 # The demo's MQTT output: apart from a real service's (livegain/out) on the same broker.
 DEMO_PREFIX = "livegain/demo/out"
 
-DEMO_EVENT: dict[str, Any] = {
-    # demo-round.pgn is round 5 of a Swiss: the points of rounds 1-4 are carried
-    # in, so that the standings and the chances of leading after round 5 mean
-    # something (docs/standings.md)
-    "name": "livegain Demo Open 2026",
-    "format": "swiss",
-    "points_before": {
-        "Varga, Lenke": 3.5,
-        "Kowalczyk, Piotr": 3.5,
-        "Lindqvist, Elin": 3.0,
-        "Moreau, Bastien": 3.5,
-        "Achebe, Nkem": 3.0,
-        "Tanaka, Haruto": 3.0,
-        "Haddad, Yasmin": 2.5,
-        "Szabo, Rita": 3.0,
-        "Brennan, Liam": 2.5,
-        "Ivanova, Darya": 2.5,
-        "Rocha, Marina": 2.0,
-        "Okafor, Chidi": 2.5,
-    },
-}
+DEMO_EVENT: dict[str, Any] = {"name": "livegain Demo Open 2026", "format": "swiss"}
 
 
 def data_path(name: str) -> Path:
@@ -64,6 +53,24 @@ def data_path(name: str) -> Path:
 def game_of_the_century_path() -> Path:
     """The shipped PGN of Byrne - Fischer, New York 1956, with Figure 1's evaluations."""
     return data_path("game_of_the_century.pgn")
+
+
+def demo_points_before() -> dict[str, float]:
+    """Each player's points from the demo Open's rounds before round 5 (the MQTT
+    demo carries them in: it replays round 5 only)."""
+    from livegain.feeds.pgn import parse_pgn
+
+    text = data_path(DEMO_EVENT_FILE).read_text(encoding="utf-8")
+    points: dict[str, float] = {}
+    share = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
+    for g in parse_pgn(text, "demo", max_games=None):
+        snap = g.snapshot
+        if snap is None or (snap.round or "").split(".")[0] == str(DEMO_LIVE_ROUND):
+            continue
+        w, b = share.get(snap.result, (0.0, 0.0))
+        points[snap.white.name] = points.get(snap.white.name, 0.0) + w
+        points[snap.black.name] = points.get(snap.black.name, 0.0) + b
+    return points
 
 
 def demo_pgn() -> str:
@@ -176,105 +183,12 @@ async def run_until_stopped(
 
 def run_live(args: argparse.Namespace) -> int:
     from livegain.app.logs import configure_logging
-    from livegain.app.service import Service
-    from livegain.config import ConfigError, load_settings
     from livegain.engine.errors import EngineError
-    from livegain.feeds.base import MqttFeedConfig, PgnHttpFeedConfig
-    from livegain.feeds.replay import Replay, ReplayError
+    from livegain.feeds.replay import ReplayError
 
     configure_logging("warning", json_format=False)
-    text = demo_pgn()
-
-    async def main() -> None:
-        mode = "mqtt" if args.mqtt else "pgn-http"
-        replay_kwargs: dict[str, Any] = {
-            "speed": args.speed,
-            "mode": mode,
-            "loop": not args.no_loop,
-            "tournament_id": "demo",
-            "seconds_per_move": 45.0,
-        }
-        if args.mqtt:
-            replay_kwargs["mqtt_url"] = args.mqtt
-            # Per process, so that two demos on one broker never mix their moves.
-            replay_kwargs["topic_prefix"] = f"livegain/demo/in/{os.getpid()}"
-        replay = Replay.from_pgn(text, **replay_kwargs)
-        if not args.mqtt:
-            # The HTTP relay starts first (the feed needs its URL); the service
-            # catches up on whatever was revealed meanwhile.
-            await replay.start(autoplay=True)
-        try:
-            feed: Any
-            if args.mqtt:
-                feed = MqttFeedConfig(
-                    name="demo",
-                    url=args.mqtt,
-                    topic=f"livegain/demo/in/{os.getpid()}/#",
-                    client_id=f"livegain-demo-{os.getpid()}",
-                    session_expiry=0,
-                )
-            else:
-                feed = PgnHttpFeedConfig(name="demo", url=replay.pgn_url, interval=0.5)
-            with tempfile.TemporaryDirectory(prefix="livegain-demo-") as tmp:
-                try:
-                    settings = load_settings(
-                        None,
-                        server={"host": args.host, "port": args.port},
-                        engine={"path": args.engine, "depth": args.depth},
-                        data_dir=tmp,
-                        persist=False,
-                        feeds=[feed.model_dump()],
-                        events=[DEMO_EVENT],
-                        mqtt={
-                            "enabled": bool(args.mqtt),
-                            "url": args.mqtt or "mqtt://127.0.0.1:1883",
-                            "prefix": DEMO_PREFIX,
-                        },
-                        log={"level": "warning", "json": False},
-                    )
-                except ConfigError as exc:
-                    raise CliError(str(exc)) from None
-                service = Service(settings)
-
-                async def on_ready() -> None:
-                    if args.mqtt:
-                        # MQTT moves are events: subscribe before the first one is
-                        # published (a Ctrl-C meanwhile stops the wait at once).
-                        with contextlib.suppress(TimeoutError):
-                            async with asyncio.timeout(15):
-                                await _all_subscribed(service.feeds)
-                        await replay.start(autoplay=True)
-                    games = len(replay.games)
-                    print(
-                        f"livegain demo: {games} boards replayed live at {args.speed:g}x "
-                        f"({'MQTT ' + args.mqtt if args.mqtt else 'PGN relay ' + replay.pgn_url})"
-                    )
-                    if args.mqtt:
-                        print(
-                            "Gateways meet it with: "
-                            f"livegain gateway --broker {args.mqtt} --prefix {DEMO_PREFIX}"
-                        )
-                    print(f"Perceived ratings: {service.perceived_model_line()}")
-                    print(f"Win/draw/loss: {service.wdl_model_line()}")
-                    event = urllib.parse.quote(DEMO_EVENT["name"])
-                    print(
-                        "Standings and chances of leading after round 5: "
-                        f"{service.url}overlay/static/widget-standings.html?event={event}"
-                    )
-                    print(
-                        "Player table (performance, rating change, perceived, accuracy): "
-                        f"{service.url}overlay/static/widget-players.html?event={event}"
-                    )
-                    print(f"Key moments: {service.url}overlay/static/widget-moments.html")
-                    print(f"Producer's view (for the crew): {service.url}overlay/producer")
-                    print(f"Open {service.url}  (Ctrl-C to stop)", flush=True)
-
-                await run_until_stopped(service, on_ready)
-        finally:
-            await replay.stop()
-
     try:
-        asyncio.run(main())
+        asyncio.run(_live_mqtt(args) if args.mqtt else _live_event(args))
     except ReplayError as exc:
         raise CliError(str(exc)) from None
     except EngineError as exc:
@@ -283,3 +197,151 @@ def run_live(args: argparse.Namespace) -> int:
         raise CliError(f"cannot start the server on {args.host}:{args.port}: {exc}") from None
     print("stopped", file=sys.stderr)
     return 0
+
+
+def _demo_settings(args: argparse.Namespace, feeds: list[Any], events: list[Any], tmp: str) -> Any:
+    from livegain.config import ConfigError, load_settings
+
+    try:
+        return load_settings(
+            None,
+            server={"host": args.host, "port": args.port},
+            engine={"path": args.engine, "depth": args.depth},
+            data_dir=tmp,
+            persist=False,
+            feeds=feeds,
+            events=events,
+            mqtt={
+                "enabled": bool(args.mqtt),
+                "url": args.mqtt or "mqtt://127.0.0.1:1883",
+                "prefix": DEMO_PREFIX,
+            },
+            log={"level": "warning", "json": False},
+        )
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _print_pages(service: Any, event_name: str, odds: str) -> None:
+    print(f"Perceived ratings: {service.perceived_model_line()}")
+    print(f"Win/draw/loss: {service.wdl_model_line()}")
+    event = urllib.parse.quote(event_name)
+    print(f"{odds}: {service.url}overlay/static/widget-standings.html?event={event}")
+    print(
+        "Player table (performance, rating change, perceived, accuracy): "
+        f"{service.url}overlay/static/widget-players.html?event={event}"
+    )
+    print(f"Key moments: {service.url}overlay/static/widget-moments.html")
+    print(f"Producer's view (for the crew): {service.url}overlay/producer")
+    print(f"Open {service.url}  (Ctrl-C to stop)", flush=True)
+
+
+async def _live_event(args: argparse.Namespace) -> None:
+    """The demo Open as a Lichess broadcast (rounds 1-4 over, round 5 live), and
+    the game of the century as a PGN relay, followed as ``livegain watch`` would."""
+    from livegain.app.service import Service
+    from livegain.feeds.base import PgnHttpFeedConfig
+    from livegain.feeds.event_relay import EventRelay
+    from livegain.feeds.replay import Replay
+    from livegain.feeds.resolve import Endpoints, ResolveError, resolve
+
+    relay = EventRelay.from_pgn(
+        data_path(DEMO_EVENT_FILE).read_text(encoding="utf-8"),
+        name=DEMO_EVENT["name"],
+        tour_id="LgDemo01",
+        info_format="12-player Swiss, 5 rounds",
+        speed=args.speed,
+        seconds_per_move=45.0,
+    )
+    century = Replay.from_pgn(
+        game_of_the_century_path().read_text(encoding="utf-8"),
+        speed=args.speed,
+        mode="pgn-http",
+        loop=not args.no_loop,
+        seconds_per_move=45.0,
+    )
+    async with relay:
+        # Rounds 1-4 over, round 5 on the clock (again and again unless --no-loop).
+        relay.autoplay(start=DEMO_LIVE_ROUND, pause=10.0, loop=not args.no_loop)
+        await century.start(autoplay=True)
+        try:
+            try:
+                found = await resolve(relay.tournament_url, Endpoints(lichess=relay.base_url))
+            except ResolveError as exc:
+                raise CliError(f"the demo's relay: {exc}") from None
+            event = found.feed.model_copy(update={"interval": 2.0}).model_dump()
+            gotc = PgnHttpFeedConfig(name="demo", url=century.pgn_url, interval=0.5)
+            events = [found.standings] if found.standings is not None else []
+            with tempfile.TemporaryDirectory(prefix="livegain-demo-") as tmp:
+                settings = _demo_settings(args, [event, gotc.model_dump()], events, tmp)
+                service = Service(settings)
+
+                async def on_ready() -> None:
+                    games = sum(len(r.replay.games) for r in relay.rounds)
+                    print(
+                        f"livegain demo: {found.event}, {len(relay.rounds)} rounds ({games} "
+                        f"games), rounds 1-{DEMO_LIVE_ROUND - 1} over and round "
+                        f"{DEMO_LIVE_ROUND} live at {args.speed:g}x, followed as a Lichess "
+                        f"broadcast from {relay.base_url}; the game of the century beside it"
+                    )
+                    _print_pages(service, DEMO_EVENT["name"], "Standings and chances of leading")
+
+                await run_until_stopped(service, on_ready)
+        finally:
+            await century.stop()
+
+
+async def _live_mqtt(args: argparse.Namespace) -> None:
+    """Round 5 of the demo Open and the game of the century over MQTT, the points
+    of rounds 1-4 carried in."""
+    from livegain.app.service import Service
+    from livegain.feeds.base import MqttFeedConfig
+    from livegain.feeds.replay import Replay
+
+    replay = Replay.from_pgn(
+        demo_pgn(),
+        speed=args.speed,
+        mode="mqtt",
+        loop=not args.no_loop,
+        tournament_id="demo",
+        seconds_per_move=45.0,
+        mqtt_url=args.mqtt,
+        # Per process, so that two demos on one broker never mix their moves.
+        topic_prefix=f"livegain/demo/in/{os.getpid()}",
+    )
+    try:
+        feed = MqttFeedConfig(
+            name="demo",
+            url=args.mqtt,
+            topic=f"livegain/demo/in/{os.getpid()}/#",
+            client_id=f"livegain-demo-{os.getpid()}",
+            session_expiry=0,
+        )
+        event = {**DEMO_EVENT, "points_before": demo_points_before()}
+        with tempfile.TemporaryDirectory(prefix="livegain-demo-") as tmp:
+            service = Service(_demo_settings(args, [feed.model_dump()], [event], tmp))
+
+            async def on_ready() -> None:
+                # MQTT moves are events: subscribe before the first one is
+                # published (a Ctrl-C meanwhile stops the wait at once).
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(15):
+                        await _all_subscribed(service.feeds)
+                await replay.start(autoplay=True)
+                print(
+                    f"livegain demo: {len(replay.games)} boards replayed live at "
+                    f"{args.speed:g}x (MQTT {args.mqtt})"
+                )
+                print(
+                    "Gateways meet it with: "
+                    f"livegain gateway --broker {args.mqtt} --prefix {DEMO_PREFIX}"
+                )
+                _print_pages(
+                    service,
+                    DEMO_EVENT["name"],
+                    f"Standings and chances of leading after round {DEMO_LIVE_ROUND}",
+                )
+
+            await run_until_stopped(service, on_ready)
+    finally:
+        await replay.stop()

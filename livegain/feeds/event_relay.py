@@ -181,24 +181,28 @@ class EventRelay:
     async def play_round(self, number: int) -> None:
         """Round ``number`` from its first move to its last, on the clock, then over."""
         self.begin(number)
-        replay = self.round(number).replay
-        await replay.start(autoplay=True)
-        await replay.done.wait()
-        await replay.stop()
-        if replay.error is not None:
-            raise replay.error
+        await self.round(number).replay.play()
         self.finish(number)
 
-    async def play(self, start: int = 1, pause: float = 5.0) -> None:
-        """The rounds before ``start`` over at once; then each round in turn."""
+    async def play(self, start: int = 1, pause: float = 5.0, loop: bool = False) -> None:
+        """The rounds before ``start`` over at once; then each round in turn, a
+        ``pause`` after each; with ``loop``, those rounds again from their start
+        (back to not started), for ever."""
         for rnd in self.rounds:
             if rnd.number < start:
                 await rnd.replay.advance_all()
                 self.finish(rnd.number)
-        for rnd in self.rounds:
-            if rnd.number >= start:
-                await self.play_round(rnd.number)
-                await asyncio.sleep(pause)
+        while True:
+            for rnd in self.rounds:
+                if rnd.number >= start:
+                    await self.play_round(rnd.number)
+                    await asyncio.sleep(pause)
+            if not loop:
+                return
+            for rnd in self.rounds:
+                if rnd.number >= start:
+                    rnd.state, rnd.finished_at = "upcoming", None
+                    await rnd.replay.reset()
 
     # -- lifecycle
 
@@ -224,9 +228,9 @@ class EventRelay:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    def autoplay(self, start: int = 1, pause: float = 5.0) -> None:
+    def autoplay(self, start: int = 1, pause: float = 5.0, loop: bool = False) -> None:
         """:meth:`play` as a task of the relay (stopped with it)."""
-        self._task = asyncio.create_task(self.play(start, pause), name="event-relay")
+        self._task = asyncio.create_task(self.play(start, pause, loop), name="event-relay")
 
     # -- documents
 

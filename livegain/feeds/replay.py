@@ -373,12 +373,14 @@ class Replay:
 
     async def _autoplay(self) -> None:
         try:
-            await self._play()
+            await self.play()
         except ReplayError as exc:
             self.error = exc
             self.done.set()
 
-    async def _play(self) -> None:
+    async def play(self) -> None:
+        """Reveal the moves on the clock (``speed``) to the end of the round, and
+        again from the start after a pause with ``loop``."""
         loop = asyncio.get_running_loop()
         while True:
             t0 = loop.time() - (

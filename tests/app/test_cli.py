@@ -68,6 +68,25 @@ def wait_json(url: str, cond: Any, wait: float = 60) -> Any:
     raise AssertionError(f"condition not met: {data}")
 
 
+def wait_found(url: str, cond: Any, wait: float = 60) -> Any:
+    """:func:`wait_json` on a URL that answers 404 until it has something."""
+    import urllib.error
+
+    end = time.monotonic() + wait
+    data = None
+    while time.monotonic() < end:
+        try:
+            data = get_json(url)
+        except urllib.error.HTTPError as exc:
+            if exc.code != 404:
+                raise
+        else:
+            if cond(data):
+                return data
+        time.sleep(0.2)
+    raise AssertionError(f"condition not met: {data}")
+
+
 def stop(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> str:
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
@@ -151,19 +170,28 @@ def test_serve_reports_config_errors(tmp_path: Path) -> None:
     assert "Traceback" not in out.stderr
 
 
-def test_demo_replays_a_live_round() -> None:
+def test_demo_follows_a_multi_round_event() -> None:
     printed: list[str] = []
     proc, url = start(
         ["demo", "--port", "0", "--speed", "200", "--depth", str(DEPTH)], seen=printed
     )
     try:
+        # The demo Open's five rounds (rounds 1-4 read as finished, round 5 live)
+        # and the game of the century.
         wait_json(
             url + "healthz/boards",
             lambda d: (
-                len(d["board_status"]) == 7
+                len(d["board_status"]) == 31
                 and sum(b["evaluated"] > 2 for b in d["board_status"].values()) >= 3
             ),
         )
+        follows = get_json(url + "healthz")["feeds"]["lichess:LgDemo01"]["status"]
+        assert (follows["round"], follows["finished_rounds_read"]) == ("Round 5", 4)
+        # The player table counts every round: four finished games each before round 5.
+        quoted = urllib.parse.quote("livegain Demo Open 2026")
+        standings = wait_found(url + f"api/standings/{quoted}", lambda d: d["finished"] >= 24)
+        assert standings["format"] == "swiss"  # read from the tournament's description
+        assert all(r["games"] >= 4 and r["rated_games"] >= 4 for r in standings["rows"])
         health = get_json(url + "healthz")
         assert health["engine"].endswith(f"depth {DEPTH}")
         assert health["event_loop"] == "asyncio"
@@ -184,7 +212,7 @@ def test_demo_replays_a_live_round() -> None:
         assert any(m["spent"] is not None for m in state["moves"])
         # The producer's view ranks every board
         ranking = get_json(url + "api/producer")
-        assert sorted(r["rank"] for r in ranking["boards"]) == list(range(1, 8))
+        assert sorted(r["rank"] for r in ranking["boards"]) == list(range(1, 32))
         assert all(r["reason"] for r in ranking["boards"])
         with urllib.request.urlopen(url + "overlay/producer", timeout=10) as resp:
             assert resp.status == 200

@@ -22,8 +22,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.engine]
 
 EVENT = "Players Test Open"
 # Beta is new to the list (12 rated games: K = 40); Alpha is rated 2600 (K = 10).
+# Alpha carries 2 points from two rounds no board shows: his performance is over
+# the one game the boards show, and the table says so ("1g").
 EVENTS_TOML = (
-    f'[[events]]\nname = "{EVENT}"\nformat = "swiss"\nsims = 2000\n\n'
+    f'[[events]]\nname = "{EVENT}"\nformat = "swiss"\nsims = 2000\n'
+    f'points_before = {{ "Alpha, Ann" = 2.0 }}\n\n'
     f'[events.players."Beta"]\ngames = 12\n'
 )
 
@@ -43,10 +46,22 @@ PGN = game(
 # Hand-computed: equal ratings, E = 1/2; a win is +K/2, a loss -K/2; a 100 % score
 # performs at Ra + 800, 0 % at Ra - 800.
 EXPECTED = {
-    "Alpha, Ann": {"points": "1/1", "performance": "3400", "change": "+5.0", "k": "K10"},
-    "Beta, Bob": {"points": "0/1", "performance": "1800", "change": "−20.0", "k": "K40"},
-    "Gamma, Gil": {"points": "0/0", "performance": "–", "change": "–", "k": ""},
-    "Delta, Dan": {"points": "0/0", "performance": "–", "change": "–", "k": ""},
+    "Alpha, Ann": {
+        "points": "3/3",
+        "performance": "3400",
+        "perf_games": "1g",
+        "change": "+5.0",
+        "k": "K10",
+    },
+    "Beta, Bob": {
+        "points": "0/1",
+        "performance": "1800",
+        "perf_games": "",
+        "change": "−20.0",
+        "k": "K40",
+    },
+    "Gamma, Gil": {"points": "0/0", "performance": "–", "perf_games": "", "change": "–", "k": ""},
+    "Delta, Dan": {"points": "0/0", "performance": "–", "perf_games": "", "change": "–", "k": ""},
 }
 
 
@@ -68,7 +83,8 @@ def page_rows(page: Any) -> dict[str, dict[str, str]]:
             return {
                 name: t("player-player"),
                 points: t("player-points"),
-                performance: t("player-performance"),
+                performance: t("player-performance-value"),
+                perf_games: t("player-performance-games"),
                 change: t("player-change-value"),
                 k: t("player-k"),
                 perceived: t("player-perceived"),

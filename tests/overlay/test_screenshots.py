@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from livegain.cli.demo import DEMO_EVENT
+from livegain.cli.demo import DEMO_EVENT, demo_points_before
 
 from ._live import (
     GAME_A,
@@ -45,8 +45,8 @@ REVEAL = 0.55  # share of the round's moves played when the pictures are taken
 
 def demo_event_toml() -> str:
     """The demo's event (round 5 of a Swiss, the points of rounds 1-4 carried in), as
-    `livegain demo` configures it, for the player table."""
-    carried = ", ".join(f"{json.dumps(k)} = {v}" for k, v in DEMO_EVENT["points_before"].items())
+    `livegain demo --mqtt` configures it, for the player table."""
+    carried = ", ".join(f"{json.dumps(k)} = {v}" for k, v in demo_points_before().items())
     return (
         f'[[events]]\nname = {json.dumps(DEMO_EVENT["name"])}\nformat = "swiss"\n'
         f"sims = 2000\npoints_before = {{ {carried} }}\n"
@@ -347,7 +347,7 @@ def test_player_table_screenshot(
             page.eval_on_selector_all(
                 '[data-testid="player-row"]',
                 """rows => rows.map(r => [r.dataset.key,
-                    r.querySelector('[data-testid="player-performance"]').textContent,
+                    r.querySelector('[data-testid="player-performance-value"]').textContent,
                     r.querySelector('[data-testid="player-accuracy"]').textContent])""",
             )
         )

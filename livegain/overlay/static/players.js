@@ -41,7 +41,13 @@ function row(r) {
   const tr = el("tr", { testid: "player-row" });
   tr.dataset.key = r.key;
   tr.dataset.live = r.live ? "true" : "false";
-  const perf = el("td", { class: "pl-num", testid: "player-performance" }, rating(r.performance));
+  const perf = el("td", { class: "pl-num", testid: "player-performance" });
+  perf.append(el("span", { testid: "player-performance-value" }, rating(r.performance)));
+  const counted = r.rated_games ?? 0;
+  if (r.performance !== null && r.performance !== undefined && counted < r.games) {
+    // fewer games than he has played: say how many the performance is over
+    perf.append(el("span", { class: "pl-k", testid: "player-performance-games" }, `${counted}g`));
+  }
   if (r.rated_games) perf.title = `${r.rated_games} game${r.rated_games === 1 ? "" : "s"} against rated opponents`;
   const change = el("td", { class: "pl-num pl-change", testid: "player-change" });
   change.append(el("span", { testid: "player-change-value" }, changeText(r.rating_change)));
@@ -76,7 +82,7 @@ function render(root, msg) {
   byTestId(root, "players-body").replaceChildren(...rows.map(row));
   const counts = `${msg.finished} finished, ${msg.live} in progress`;
   byTestId(root, "players-note").textContent =
-    `${counts}. Performance and rating change over finished games against rated opponents; accuracy over every game of the event.`;
+    `${counts}. Performance and rating change over finished games against rated opponents (how many, where fewer than the games played); accuracy over every game of the event.`;
   root.dataset.version = String(msg.version);
   root.dataset.event = msg.event;
 }
