@@ -334,10 +334,16 @@ class EventConfig(_Section):
         description="Player name (or FIDE id) -> what is known of him for his FIDE K: "
         "games, born, ever_2400, k (the player table's rating change)",
     )
+    scoring: dict[str, Any] | None = Field(
+        default=None,
+        description="Points per result and colour: { white = { win = 3, draw = 1, loss = 0 }, "
+        "black = { win = 3, draw = 1, loss = 0 } } (loss optional, default 0; the Lichess "
+        "customScoring shape is accepted); points_before is in these points. Default: 1, 1/2, 0",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> EventConfig:
-        self.rules()  # tie-break names, points_before values, the pairings file
+        self.rules()  # tie-break names, points_before values, the scoring, the pairings file
         return self
 
     def pairing_list(self) -> list[tuple[str, str, int | None]]:
@@ -370,7 +376,11 @@ class EventConfig(_Section):
     def rules(self) -> EventRules:
         """The pure rules :func:`livegain.core.event_table.event_table` takes."""
         from livegain.core.event_table import EventRules, Pairing
+        from livegain.core.scoring import Scoring
 
+        scoring = (
+            Scoring.from_lichess(self.scoring) if self.scoring is not None else Scoring.standard()
+        )
         return EventRules(
             format=self.format,
             cycles=self.cycles,
@@ -380,6 +390,7 @@ class EventConfig(_Section):
             draw_rate=self.draw_rate,
             sims=self.sims,
             points_before=tuple(self.points_before.items()),
+            scoring=scoring,
         )
 
 

@@ -38,12 +38,19 @@ Swiss events: later pairings depend on results, so only the games on the
 boards (the current round) and ``pairings`` are simulated: the chances are of
 leading the standings after the current round, and the table says so.
 
+``scoring``: the points of a win, a draw and a loss for each colour
+(:class:`livegain.core.scoring.Scoring`, default 1 / ½ / 0), for the
+standings and the simulation alike; a table whose scoring is not the
+standard one says so in its notes.
+
 ``points_before``: points from rounds the feed does not carry (a broadcast of
-one round of a Swiss). They count as unplayed rounds before the feed's first
-round (full-point, half-point and zero-point byes), so that the players'
-points and rounds are right; their tie-breaks then treat those rounds as
-:mod:`livegain.core.standings` treats unplayed rounds (a dummy opponent with
-the player's own points): only the rounds in the feed have real opponents.
+one round of a Swiss), in the event's points. They count as unplayed rounds
+before the feed's first round (byes worth a win, one bye for what is left
+below a win, then byes worth 0: with 1 / ½ / 0, full-point, half-point and
+zero-point byes), so that the players' points and rounds are right; their
+tie-breaks then treat those rounds as :mod:`livegain.core.standings` treats
+unplayed rounds (a dummy opponent with the player's own points): only the
+rounds in the feed have real opponents.
 
 Each row also gives the player's calibrated ``perceived`` rating and his
 ``form`` (official rating updated by his moves) over all his games of the
@@ -69,6 +76,7 @@ from livegain.core.events import PlayerInfo, normalise_name, player_key
 from livegain.core.human_wdl import RatingsPrior
 from livegain.core.ledger import official_rating
 from livegain.core.perceived import CalibratedRating, PerceivedModel
+from livegain.core.scoring import Scoring
 from livegain.core.standings import ALIASES, Result, Standings, tiebreak_names
 
 if TYPE_CHECKING:  # the simulation (NumPy, SciPy) is imported when first used
@@ -106,7 +114,9 @@ class EventRules:
     """How an event is ranked and simulated (an ``[[events]]`` entry).
 
     ``format`` None: the event is not configured: standings (points and
-    ``tiebreaks``, default the Swiss ones) without odds.
+    ``tiebreaks``, default the Swiss ones) without odds. ``scoring``: the
+    points of each result for each colour (default 1 / ½ / 0);
+    ``points_before`` is in those points.
     """
 
     format: Format | None = None
@@ -118,13 +128,17 @@ class EventRules:
     sims: int = DEFAULT_SIMS
     points_before: tuple[tuple[str, float], ...] = ()
     seed: int = 0
+    scoring: Scoring = field(default_factory=Scoring.standard)
 
     def __post_init__(self) -> None:
         if self.cycles < 1:
             raise ValueError(f"cycles must be at least 1, got {self.cycles}")
+        standard = self.scoring.is_standard
         for name, pts in self.points_before:
-            if pts < 0 or not math.isfinite(pts) or (2 * pts) != int(2 * pts):
+            if standard and (pts < 0 or not math.isfinite(pts) or (2 * pts) != int(2 * pts)):
                 raise ValueError(f"points_before of {name!r}: {pts} is not a multiple of 1/2")
+            if not standard and not (pts >= 0 and math.isfinite(pts)):
+                raise ValueError(f"points_before of {name!r}: {pts} is not a number from 0")
         tiebreak_names(self.order)  # unknown names: an error now
 
     @property
@@ -296,12 +310,17 @@ def match_player(name: str, players: Mapping[str, PlayerInfo]) -> str | None:
     return None
 
 
-def _byes(key: str, points: float, rounds: int) -> list[Result]:
-    full = int(points)
-    half = 1 if points - full >= 0.5 else 0
-    out = [Result.bye(key, 1.0) for _ in range(full)]
-    out += [Result.bye(key, 0.5) for _ in range(half)]
-    out += [Result.bye(key, 0.0) for _ in range(max(0, rounds - full - half))]
+def _byes(key: str, points: float, rounds: int, scoring: Scoring) -> list[Result]:
+    """``points`` carried in as byes over ``rounds`` rounds: byes worth a win
+    (the smaller win of ``scoring``), one bye for what is left, byes worth 0
+    for the other rounds (more byes than rounds when the points need them)."""
+    win = scoring.bye_win
+    full = int(points // win)
+    rest = scoring.tidy(points - full * win)
+    out = [Result.bye(key, win) for _ in range(full)]
+    if rest > 0:
+        out.append(Result.bye(key, rest))
+    out += [Result.bye(key, 0.0) for _ in range(max(0, rounds - len(out)))]
     return out
 
 
@@ -408,13 +427,15 @@ def event_table(
     if carried:
         before = (first_round - 1) if first_round is not None else 0
         for key, pts in carried:
-            byes.extend(_byes(key, pts, before))
+            byes.extend(_byes(key, pts, before, rules.scoring))
         notes.append(
             "Points from earlier rounds are carried in; tie-breaks count those rounds as unplayed."
         )
 
+    if not rules.scoring.is_standard:
+        notes.append(f"Scoring {rules.scoring.label()} (win/draw/loss).")
     order = tiebreak_names(rules.order)
-    table = Standings.from_results([*byes, *finished], order, players)
+    table = Standings.from_results([*byes, *finished], order, players, rules.scoring)
     n = len(players)
     rounds: int | None = None
     if rules.format == "round-robin" and n > 1:
@@ -446,6 +467,7 @@ def event_table(
             playoff=rules.playoff,
             draw_rate=rules.draw_rate,
             prior=prior,
+            scoring=rules.scoring,
         )
         odds = {k: (c.p, c.stderr) for k, c in chances.items()}
         sims = rules.sims

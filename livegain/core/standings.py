@@ -3,29 +3,37 @@
 Players are identified by a key chosen by the caller (a FIDE id when known,
 otherwise the name). A :class:`Result` is one round of one player pairing:
 a game between two players (played over the board, or decided by forfeit), or
-a bye (one player, no opponent). Points are 1 / 0.5 / 0; a double forfeit
-(0-0) is allowed.
+a bye (one player, no opponent). A game's result is kept as game points
+(1 a win, 0.5 a draw, 0 a loss; a double forfeit, 0-0, is allowed); the
+event's :class:`~livegain.core.scoring.Scoring` turns them into points
+(default 1 / 0.5 / 0 for either colour; 3 / 1 / 0, or more for Black, as the
+event says). A game decided by forfeit scores as the result it stands for
+(a forfeit win gets that colour's win points, a forfeit loss its loss
+points). A bye keeps the value it is given, in the event's points.
 
 Tie-breaks (names, with FIDE's abbreviations accepted as aliases):
 
 ``direct_encounter`` (DE)
     Among the players still tied (on points and on every earlier tie-break),
-    the points each scored against the others of the group. When all of them
-    have met, they are ordered by those points. When some have not met, a
-    player (or a group) is ranked ahead only if no result of the missing games
-    could change it: ahead of the rest means scoring more than any of the rest
-    could reach by winning all their missing games within the group; players
+    the points each scored against the others of the group (the event's
+    points). When all of them have met, they are ordered by those points. When
+    some have not met, a player (or a group) is ranked ahead only if no result
+    of the missing games could change it: ahead of the rest means scoring more
+    than any of the rest could reach by winning all their missing games within
+    the group (a missing game worth the larger win of the scoring); players
     that cannot be separated this way stay tied for the next tie-break.
     Games decided by forfeit count as encounters, with their result.
 ``sonneborn_berger`` (SB)
-    Sum over games of (opponent's points x own points in that game).
+    Sum over games of (opponent's points x own game points in that game): the
+    opponent's points are the event's, the factor is 1 for a win, 0.5 for a
+    draw, 0 for a loss whatever the scoring.
 ``wins`` (WIN)
     Rounds in which the player got a win's points, played or not (forfeit wins
-    and full-point byes included).
+    and byes worth a win included: :meth:`Scoring.bye_game_points`).
 ``won`` (WON)
     Games won over the board.
 ``buchholz`` (BH)
-    Sum of the opponents' points.
+    Sum of the opponents' points (the event's).
 ``buchholz_cut1`` (BH-C1)
     Buchholz without its least significant contribution.
 
@@ -33,9 +41,14 @@ Unplayed rounds (byes, forfeits either way) are kept simple, in the spirit
 of C.07's "dummy opponent": for Buchholz and Sonneborn-Berger each unplayed
 round of a player counts as a game against an opponent with the player's own
 points (so a Buchholz contribution equal to the player's own points, and a
-Sonneborn-Berger contribution of own points x points obtained in that round);
+Sonneborn-Berger contribution of own points x game points obtained in that
+round: a forfeit's, or the result a bye stands for);
 for Buchholz cut-1 an unplayed round is the contribution cut first. The
 player's real opponents see the player's actual points.
+
+Points and tie-break values are added up exactly when every value of the
+scoring (and of the byes) is a multiple of 1/1024; otherwise (0.1...) they are
+rounded to 9 decimals, so that equal totals compare equal.
 
 Ranks: players are ordered by points, then by each tie-break in turn; those
 still equal after the last tie-break share a rank (competition ranking:
@@ -47,9 +60,11 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal, get_args
+
+from livegain.core.scoring import EXACT_STEP, ROUND_DIGITS, STANDARD, Scoring, outcome
 
 Tiebreak = Literal[
     "direct_encounter", "sonneborn_berger", "wins", "won", "buchholz", "buchholz_cut1"
@@ -69,6 +84,7 @@ DEFAULT_TIEBREAKS: tuple[Tiebreak, ...] = ("direct_encounter", "sonneborn_berger
 """A usual order for a round robin: direct encounter, Sonneborn-Berger, wins."""
 
 _POINTS = (0.0, 0.5, 1.0)
+_MAX_BYE = 1_000_000.0
 
 
 def tiebreak_names(names: Iterable[str]) -> tuple[Tiebreak, ...]:
@@ -94,9 +110,12 @@ def _as_tiebreak(name: str) -> Tiebreak:
 class Result:
     """One finished pairing.
 
-    ``black`` is None for a bye (``white`` is the player who got it, with
-    ``white_points``). ``played`` is False for a game decided by forfeit (and
-    for a bye).
+    For a game, ``white_points`` and ``black_points`` are game points (1, 0.5
+    or 0), which the event's :class:`~livegain.core.scoring.Scoring` turns
+    into points. ``black`` is None for a bye (``white`` is the player who got
+    it, with ``white_points``: the bye's value in the event's points, any
+    number from 0). ``played`` is False for a game decided by forfeit (and for
+    a bye).
     """
 
     white: str
@@ -107,16 +126,20 @@ class Result:
     round: int | None = None
 
     def __post_init__(self) -> None:
-        if self.white_points not in _POINTS or self.black_points not in _POINTS:
-            raise ValueError(
-                f"points must be 0, 0.5 or 1, got {self.white_points} and {self.black_points}"
-            )
         if self.black is None:
             if self.played:
                 raise ValueError("a bye is not a played game (played=False)")
             if self.black_points != 0.0:
                 raise ValueError("a bye has no opponent to give points to")
+            if not 0.0 <= self.white_points <= _MAX_BYE:  # NaN fails too
+                raise ValueError(
+                    f"a bye is worth a number of points from 0, got {self.white_points}"
+                )
             return
+        if self.white_points not in _POINTS or self.black_points not in _POINTS:
+            raise ValueError(
+                f"points must be 0, 0.5 or 1, got {self.white_points} and {self.black_points}"
+            )
         if self.white == self.black:
             raise ValueError(f"player {self.white!r} paired with himself")
         if self.played and self.white_points + self.black_points != 1.0:
@@ -130,27 +153,13 @@ class Result:
     def game(cls, white: str, black: str, result: str, round: int | None = None) -> Result:
         """A game from a PGN-style result: ``1-0``, ``0-1``, ``1/2-1/2`` (or ``½-½``);
         forfeits ``+/-``, ``-/+``, ``-/-`` (also ``+--``, ``--+``, ``---``)."""
-        r = result.strip().replace("½", "1/2")
-        scored = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
-        forfeit = {
-            "+/-": (1.0, 0.0),
-            "-/+": (0.0, 1.0),
-            "-/-": (0.0, 0.0),
-            "+--": (1.0, 0.0),
-            "--+": (0.0, 1.0),
-            "---": (0.0, 0.0),
-        }
-        if r in scored:
-            w, b = scored[r]
-            return cls(white, black, w, b, True, round)
-        if r in forfeit:
-            w, b = forfeit[r]
-            return cls(white, black, w, b, False, round)
-        raise ValueError(f"not a finished result: {result!r}")
+        w, b, played = outcome(result)
+        return cls(white, black, w, b, played, round)
 
     @classmethod
     def bye(cls, player: str, points: float = 1.0, round: int | None = None) -> Result:
-        """A bye worth ``points`` (1 for a pairing-allocated bye, often 0.5 or 0 on request)."""
+        """A bye worth ``points`` (1 for a pairing-allocated bye, often 0.5 or 0 on
+        request): the event's points, kept as given whatever the scoring."""
         return cls(player, None, points, 0.0, False, round)
 
 
@@ -173,10 +182,10 @@ class Row:
 class _Player:
     points: float = 0.0
     rounds: int = 0
-    # (opponent, own points) of games played over the board
+    # (opponent, own game points) of games played over the board
     played: list[tuple[str, float]] = field(default_factory=list)
     unplayed: int = 0
-    unplayed_points: float = 0.0
+    unplayed_game_points: float = 0.0
     wins: int = 0
     won: int = 0
 
@@ -194,9 +203,14 @@ class Standings:
         results: Iterable[Result],
         tiebreaks: Iterable[str] = DEFAULT_TIEBREAKS,
         players: Iterable[str] = (),
+        scoring: Scoring = STANDARD,
     ) -> Standings:
-        """Standings of every player in ``players`` or in ``results``."""
+        """Standings of every player in ``players`` or in ``results``, the
+        points counted with ``scoring`` (default 1 / 0.5 / 0)."""
         order = tiebreak_names(tiebreaks)
+        white_of, black_of = scoring.by_game_points
+        standard = scoring.is_standard
+        exact = scoring.exact  # else totals are rounded (see livegain.core.scoring)
         stats: dict[str, _Player] = {}
         for p in players:
             stats.setdefault(p, _Player())
@@ -204,30 +218,46 @@ class Standings:
         encounters: dict[str, dict[str, float]] = defaultdict(dict)
         for r in results:
             white = stats.setdefault(r.white, _Player())
-            sides: list[tuple[_Player, str, float, str | None]] = [
-                (white, r.white, r.white_points, r.black)
-            ]
-            if r.black is not None:
-                black = stats.setdefault(r.black, _Player())
-                sides.append((black, r.black, r.black_points, r.white))
-            for st, key, pts, opp in sides:
+            if r.black is None:
+                value = r.white_points
+                exact = exact and (value / EXACT_STEP).is_integer()
+                game = scoring.bye_game_points(value)
+                white.points += value
+                white.rounds += 1
+                white.wins += game == 1.0
+                white.unplayed += 1
+                white.unplayed_game_points += game
+                continue
+            wkey, bkey = r.white, r.black
+            black = stats.setdefault(bkey, _Player())
+            wg, bg = r.white_points, r.black_points
+            wp, bp = (wg, bg) if standard else (white_of[wg], black_of[bg])
+            versus = encounters[wkey]
+            versus[bkey] = versus.get(bkey, 0.0) + wp
+            versus = encounters[bkey]
+            versus[wkey] = versus.get(wkey, 0.0) + bp
+            played = r.played
+            for st, opp, game, pts in ((white, bkey, wg, wp), (black, wkey, bg, bp)):
                 st.points += pts
                 st.rounds += 1
-                st.wins += pts == 1.0
-                if r.played and opp is not None:
-                    st.played.append((opp, pts))
-                    st.won += pts == 1.0
+                st.wins += game == 1.0
+                if played:
+                    st.played.append((opp, game))
+                    st.won += game == 1.0
                 else:
                     st.unplayed += 1
-                    st.unplayed_points += pts
-                if opp is not None:
-                    encounters[key][opp] = encounters[key].get(opp, 0.0) + pts
+                    st.unplayed_game_points += game
+        if not exact:
+            for s in stats.values():
+                s.points = _rounded(s.points)
         points = {p: s.points for p, s in stats.items()}
         values: dict[Tiebreak, dict[str, float]] = {
             tb: {p: _value(tb, s, points) for p, s in stats.items()}
             for tb in order
             if tb != "direct_encounter"
         }
+        if not exact:
+            values = {tb: {p: _rounded(v) for p, v in vs.items()} for tb, vs in values.items()}
         de_shown: dict[str, float] = {}
 
         def refine(group: list[str], level: int) -> list[list[str]]:
@@ -235,7 +265,9 @@ class Standings:
                 return [sorted(group)]
             tb = order[level]
             if tb == "direct_encounter":
-                tiers = _direct_encounter_tiers(group, encounters, de_shown)
+                tiers = _direct_encounter_tiers(
+                    group, encounters, de_shown, scoring.most, None if exact else _rounded
+                )
             else:
                 tiers = _split(group, values[tb])
             return [t for tier in tiers for t in refine(tier, level + 1)]
@@ -271,9 +303,13 @@ class Standings:
         return self.row(player).tiebreaks[self.tiebreaks.index(tb)]
 
 
+def _rounded(x: float) -> float:
+    return round(x, ROUND_DIGITS)
+
+
 def _value(tb: Tiebreak, s: _Player, points: dict[str, float]) -> float:
     if tb == "sonneborn_berger":
-        return sum(points[o] * pts for o, pts in s.played) + s.unplayed_points * s.points
+        return sum(points[o] * game for o, game in s.played) + s.unplayed_game_points * s.points
     if tb == "wins":
         return float(s.wins)
     if tb == "won":
@@ -298,14 +334,24 @@ def _split(group: list[str], key: dict[str, float]) -> list[list[str]]:
 
 
 def _direct_encounter_tiers(
-    group: list[str], encounters: dict[str, dict[str, float]], shown: dict[str, float]
+    group: list[str],
+    encounters: dict[str, dict[str, float]],
+    shown: dict[str, float],
+    most: float = 1.0,
+    tidy: Callable[[float], float] | None = None,
 ) -> list[list[str]]:
-    """Direct encounter within ``group`` (see the module docstring)."""
+    """Direct encounter within ``group`` (see the module docstring); ``most``:
+    what a game not played could give; ``tidy``: how totals are rounded (None:
+    not at all)."""
     members = set(group)
     current = {p: sum(v for o, v in encounters[p].items() if o in members) for p in group}
     reach = {
-        p: current[p] + sum(1 for o in members if o != p and o not in encounters[p]) for p in group
+        p: current[p] + most * sum(1 for o in members if o != p and o not in encounters[p])
+        for p in group
     }
+    if tidy is not None:
+        current = {p: tidy(v) for p, v in current.items()}
+        reach = {p: tidy(v) for p, v in reach.items()}
     for p in group:
         shown[p] = current[p]
     rest = sorted(group, key=lambda p: (-current[p], p))

@@ -32,6 +32,15 @@ Per game:
   probabilities, White's view; normalised by its sum): the chances the board
   shows (the human model's).
 
+Points are counted with the event's ``scoring``
+(:class:`livegain.core.scoring.Scoring`: 1 / ½ / 0 by default, or 3 / 1 / 0,
+or more for Black...), in the simulation as in the standings: a game left
+gives each side its colour's points for the result drawn, and the tie-breaks
+use them as :mod:`livegain.core.standings` does (Sonneborn-Berger weighs the
+opponents' points by the game points 1 / ½ / 0; direct encounter counts the
+points scored within the tied group, a game not played there being worth the
+larger win).
+
 Each probability comes with its Monte Carlo standard error
 ``sd(x) / sqrt(sims)``, ``x`` being a player's share of first place in one
 simulation (0 or 1; 1/k when ``share`` splits a k-way tie).
@@ -64,6 +73,7 @@ from scipy.sparse import csr_matrix
 
 from livegain.core.elo import Model
 from livegain.core.odds import game_probabilities
+from livegain.core.scoring import EXACT_STEP, ROUND_DIGITS, STANDARD, Scoring
 from livegain.core.standings import (
     DEFAULT_TIEBREAKS,
     Result,
@@ -119,14 +129,16 @@ class _Setup:
     """
 
     players: tuple[str, ...]
-    base: Float  # (n,) points so far plus the points Black would get in every game left
+    # (n,) points so far; with the standard scoring plus the points Black would
+    # get in every game left (White's then come from ``white_minus_black``)
+    base: Float
     score: Sparse  # (n, n) points i scored against j in finished games (forfeits included)
-    played_score: Sparse  # (n, n) the same, games played over the board only
+    played_score: Sparse  # (n, n) game points (1, 1/2, 0) of i against j, games over the board
     played_games: Sparse  # (n, n) games over the board between i and j, finished and left
     opponents: tuple[Int, ...]  # per player, the opponents over the board (finished and left)
     not_met: Sparse  # (n, n) 1 where i and j never meet (off the diagonal)
     unplayed: Float  # (n,) unplayed rounds (byes, forfeits)
-    unplayed_points: Float  # (n,) points from them
+    unplayed_points: Float  # (n,) game points from them (a bye: the result it stands for)
     wins: Float  # (n,) rounds with a win's points
     won: Float  # (n,) games won over the board
     white: Int  # (g,) White of each game left
@@ -137,6 +149,13 @@ class _Setup:
     of_black: Sparse  # (n, g)
     white_minus_black: Sparse  # (n, g) of_white - of_black
     decisive: Float  # (n, n) probability that i beats j in a play-off game
+    # scoring: None for the standard one (White's points are the game points s,
+    # Black's 1 - s); else (3,) White's and Black's points when White loses,
+    # draws, wins (index 2 s)
+    white_points: Float | None = None
+    black_points: Float | None = None
+    most: float = 1.0  # the most a game gives (the larger win)
+    rounded: bool = False  # totals rounded to ROUND_DIGITS (points not exact in binary)
 
 
 def _normalise_wdl(wdl: Sequence[float], where: str) -> tuple[float, float, float]:
@@ -226,8 +245,11 @@ def _setup(
     draw_rate: float,
     model: Model,
     prior: RatingsWdl | None = None,
+    scoring: Scoring = STANDARD,
 ) -> _Setup:
     n = len(players)
+    white_of, black_of = scoring.by_game_points
+    exact = scoring.exact
     idx = {p: k for k, p in enumerate(players)}
     points = np.zeros(n)
     score = np.zeros((n, n))
@@ -240,17 +262,23 @@ def _setup(
     won = np.zeros(n)
     for r in finished:
         w = idx[r.white]
-        points[w] += r.white_points
-        wins[w] += r.white_points == 1.0
         if r.black is None:
+            value = r.white_points
+            game = scoring.bye_game_points(value)
+            exact = exact and (value / EXACT_STEP).is_integer()
+            points[w] += value
+            wins[w] += game == 1.0
             unplayed[w] += 1
-            unplayed_points[w] += r.white_points
+            unplayed_points[w] += game
             continue
         b = idx[r.black]
-        points[b] += r.black_points
+        white_pts, black_pts = white_of[r.white_points], black_of[r.black_points]
+        points[w] += white_pts
+        points[b] += black_pts
+        wins[w] += r.white_points == 1.0
         wins[b] += r.black_points == 1.0
-        score[w, b] += r.white_points
-        score[b, w] += r.black_points
+        score[w, b] += white_pts
+        score[b, w] += black_pts
         met[w, b] = met[b, w] = True
         if r.played:
             played_score[w, b] += r.white_points
@@ -285,9 +313,12 @@ def _setup(
     )
     p_white = np.array([x[2][0] for x in left])
     p_draw = np.array([x[2][1] for x in left])
+    standard = scoring.is_standard and exact
+    if not exact:
+        points = np.round(points, ROUND_DIGITS)
     return _Setup(
         players=tuple(players),
-        base=points + np.bincount(bi, minlength=n).astype(np.float64),
+        base=points + np.bincount(bi, minlength=n).astype(np.float64) if standard else points,
         score=csr_matrix(score),
         played_score=csr_matrix(played_score),
         played_games=csr_matrix(played_games),
@@ -305,20 +336,50 @@ def _setup(
         of_black=of_black,
         white_minus_black=csr_matrix(of_white - of_black),
         decisive=decisive,
+        white_points=None
+        if standard
+        else np.array([scoring.white.loss, scoring.white.draw, scoring.white.win]),
+        black_points=None
+        if standard
+        else np.array([scoring.black.win, scoring.black.draw, scoring.black.loss]),
+        most=scoring.most,
+        rounded=not exact,
     )
 
 
 def _tiebreak_key(
-    tb: Tiebreak, st: _Setup, s: Float, pts: Float, cand: Bool
+    tb: Tiebreak,
+    st: _Setup,
+    s: Float,
+    pts: Float,
+    cand: Bool,
+    sides: tuple[Float, Float] | None = None,
 ) -> tuple[Float, Float | None]:
     """Values of ``tb`` for each player (rows) and simulation (columns).
 
-    ``s``: White's points in each game left (games x simulations); ``pts``:
-    final points; ``cand``: the players still tied for first. For direct
-    encounter, returns the points scored against the other candidates and the
-    most they could reach (the points plus one per candidate never met); else
-    the value and None.
+    ``s``: White's game points in each game left (games x simulations);
+    ``pts``: final points; ``cand``: the players still tied for first;
+    ``sides``: White's and Black's points in each game left (None: the
+    standard scoring, ``s`` and ``1 - s``). For direct encounter, returns the
+    points scored against the other candidates and the most they could reach
+    (the points plus the larger win per candidate never met); else the value
+    and None.
     """
+    key, reach = _tiebreak_value(tb, st, s, pts, cand, sides)
+    if st.rounded:
+        key = np.round(key, ROUND_DIGITS)
+        reach = None if reach is None else np.round(reach, ROUND_DIGITS)
+    return key, reach
+
+
+def _tiebreak_value(
+    tb: Tiebreak,
+    st: _Setup,
+    s: Float,
+    pts: Float,
+    cand: Bool,
+    sides: tuple[Float, Float] | None,
+) -> tuple[Float, Float | None]:
     if tb == "sonneborn_berger":
         sb = (
             st.played_score @ pts
@@ -345,11 +406,20 @@ def _tiebreak_key(
                 cut[i] = pts[opponents].min(axis=0)
         return bh - cut, None
     c = cand.astype(np.float64)
+    if sides is None:
+        current = np.asarray(
+            st.score @ c
+            + st.of_white @ (c[st.black] * s)
+            + st.of_black @ (c[st.white] * (1.0 - s)),
+            dtype=np.float64,
+        )
+        return current, current + st.not_met @ c
+    pw, pb = sides
     current = np.asarray(
-        st.score @ c + st.of_white @ (c[st.black] * s) + st.of_black @ (c[st.white] * (1.0 - s)),
+        st.score @ c + st.of_white @ (c[st.black] * pw) + st.of_black @ (c[st.white] * pb),
         dtype=np.float64,
     )
-    return current, current + st.not_met @ c
+    return current, current + st.most * (st.not_met @ c)
 
 
 def _top(key: Float, cand: Bool) -> Bool:
@@ -409,8 +479,19 @@ def _simulate_chunk(
     # White's points: 1 below p_white, 1/2 below p_white + p_draw, else 0
     s = (u < st.p_white).astype(np.float64)
     s += u < st.p_white_or_draw
-    s *= 0.5
-    pts = np.asarray(st.base[:, None] + st.white_minus_black @ s, dtype=np.float64)
+    sides: tuple[Float, Float] | None = None
+    if st.white_points is None or st.black_points is None:
+        s *= 0.5
+        pts = np.asarray(st.base[:, None] + st.white_minus_black @ s, dtype=np.float64)
+    else:
+        outcome = s.astype(np.int8)  # 0 White lost, 1 drew, 2 won
+        s *= 0.5
+        sides = (st.white_points[outcome], st.black_points[outcome])
+        pts = np.asarray(
+            st.base[:, None] + st.of_white @ sides[0] + st.of_black @ sides[1], dtype=np.float64
+        )
+        if st.rounded:
+            pts = np.round(pts, ROUND_DIGITS)
     cand = pts == pts.max(axis=0, keepdims=True)
     tied = np.flatnonzero(cand.sum(axis=0) > 1)
     first = cand.sum(axis=1).astype(np.float64)
@@ -418,6 +499,7 @@ def _simulate_chunk(
         return first, first.copy()
     c = cand.take(tied, axis=1)
     ts, tp = s.take(tied, axis=1), pts.take(tied, axis=1)
+    tsides = None if sides is None else (sides[0].take(tied, axis=1), sides[1].take(tied, axis=1))
     clear = first - c.sum(axis=1)
     for tb in tiebreaks:
         # only the simulations still tied
@@ -425,7 +507,8 @@ def _simulate_chunk(
         if still.size == 0:
             break
         sub = c[:, still]
-        key, reach = _tiebreak_key(tb, st, ts[:, still], tp[:, still], sub)
+        sub_sides = None if tsides is None else (tsides[0][:, still], tsides[1][:, still])
+        key, reach = _tiebreak_key(tb, st, ts[:, still], tp[:, still], sub, sub_sides)
         c[:, still] = _top(key, sub) if reach is None else _top_direct_encounter(key, reach, sub)
     x = c / c.sum(axis=0, keepdims=True) if playoff == "share" else _playoff_ladder(st, c, rng)
     return clear + x.sum(axis=1), clear + (x * x).sum(axis=1)
@@ -445,6 +528,7 @@ def win_odds(
     draw_rate: float = DEFAULT_DRAW_RATE,
     model: Model = "logistic",
     prior: RatingsWdl | None = None,
+    scoring: Scoring = STANDARD,
 ) -> dict[str, WinChance]:
     """Probability that each player finishes first, with its Monte Carlo standard error.
 
@@ -456,7 +540,8 @@ def win_odds(
     round (the odds are then of leading after that round). ``seed`` makes the
     result reproducible (same ``sims`` and ``seed``, same numbers).
     ``prior``: the ratings-only W/D/L of games not started and of play-off
-    games (None: ``draw_rate`` and the Elo ``model``).
+    games (None: ``draw_rate`` and the Elo ``model``). ``scoring``: the
+    points of a win, a draw and a loss for each colour (default 1 / ½ / 0).
     """
     if sims < 2:
         raise ValueError(f"need at least 2 simulations, got {sims}")
@@ -465,7 +550,7 @@ def win_odds(
     later = list(upcoming)
     order = tiebreak_names(tiebreaks)
     _check(players, ratings, done, live, later, playoff, draw_rate)
-    st = _setup(players, ratings, done, live, later, playoff, draw_rate, model, prior)
+    st = _setup(players, ratings, done, live, later, playoff, draw_rate, model, prior, scoring)
     rng = np.random.default_rng(seed)
     total = np.zeros(len(players))
     squares = np.zeros(len(players))
@@ -514,6 +599,7 @@ def exact_win_odds(
     draw_rate: float = DEFAULT_DRAW_RATE,
     model: Model = "logistic",
     prior: RatingsWdl | None = None,
+    scoring: Scoring = STANDARD,
 ) -> dict[str, float]:
     """The probabilities of :func:`win_odds`, exactly, by enumerating all 3^k
     outcomes of the k games left (at most :data:`EXACT_MAX_GAMES`) and ranking
@@ -547,7 +633,7 @@ def exact_win_odds(
             results.append(Result.game(w, b, code))
         if prob == 0.0:
             continue
-        leaders = Standings.from_results(results, order, players).leaders()
+        leaders = Standings.from_results(results, order, players, scoring).leaders()
         if len(leaders) == 1:
             out[leaders[0]] += prob
         elif playoff == "share":
@@ -563,17 +649,23 @@ def contenders(
     players: Sequence[str],
     finished: Iterable[Result] = (),
     left: Iterable[tuple[str, str]] = (),
+    scoring: Scoring = STANDARD,
 ) -> list[str]:
     """Players not yet out of the running by the simple bound: points so far plus
-    a win in every game left reach at least the current leader's points."""
+    a win in every game left (the larger win of ``scoring``) reach at least the
+    current leader's points."""
     points = dict.fromkeys(players, 0.0)
     games_left = dict.fromkeys(players, 0)
     for r in finished:
-        points[r.white] += r.white_points
-        if r.black is not None:
-            points[r.black] += r.black_points
+        if r.black is None:
+            points[r.white] += r.white_points
+            continue
+        white, black = scoring.game(r.white_points, r.black_points)
+        points[r.white] += white
+        points[r.black] += black
     for w, b in left:
         games_left[w] += 1
         games_left[b] += 1
     leader = max(points.values())
-    return [p for p in players if points[p] + games_left[p] >= leader]
+    tidy = scoring.tidy
+    return [p for p in players if tidy(points[p] + scoring.most * games_left[p]) >= tidy(leader)]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
+from livegain.core.scoring import Scoring
 from livegain.core.standings import Result, Standings, tiebreak_names
 
 G = Result.game
@@ -245,3 +248,143 @@ def test_results_and_names_are_checked() -> None:
         tiebreak_names(["koya"])
     with pytest.raises(ValueError, match="twice"):
         tiebreak_names(["SB", "sonneborn_berger"])
+
+
+# ---- custom scoring ----------------------------------------------------------
+#
+# A 4-player round robin, White first: A-B 1-0, A-C 1/2, A-D 0-1, B-C 1-0,
+# B-D 1/2, C-D 1/2. With 1 / 1/2 / 0: D 2, A 1.5, B 1.5, C 1, and A and B are
+# level on Sonneborn-Berger too (A = 1*1.5 + 1/2*1 = 2, B = 1*1 + 1/2*2 = 2).
+RR4_SCORED = [
+    G("A", "B", "1-0"),
+    G("A", "C", "1/2-1/2"),
+    G("A", "D", "0-1"),
+    G("B", "C", "1-0"),
+    G("B", "D", "1/2-1/2"),
+    G("C", "D", "1/2-1/2"),
+]
+
+
+def test_three_one_zero_round_robin() -> None:
+    # 3/1/0: A W D L = 4, B L W D = 4, C D L D = 2, D W D D = 5 (15 in all:
+    # 3 decisive games x 3 + 3 draws x 2)
+    norway = Scoring.symmetric(3, 1)
+    st = Standings.from_results(RR4_SCORED, ("SB", "DE", "WIN", "BH"), scoring=norway)
+    assert {r.player: r.points for r in st.rows} == {"D": 5, "A": 4, "B": 4, "C": 2}
+    # SB = opponent's points x own game points (1, 1/2, 0):
+    #   A: B 4 x 1 + C 2 x 1/2 + D 5 x 0 = 5;   B: A 4 x 0 + C 2 x 1 + D 5 x 1/2 = 4.5
+    #   C: A 4 x 1/2 + B 4 x 0 + D 5 x 1/2 = 4.5;   D: A 4 x 1 + B 4 x 1/2 + C 2 x 1/2 = 7
+    assert [st.value(p, "SB") for p in "ABCD"] == [5, 4.5, 4.5, 7]
+    # the tie on points is broken by SB, which the standard scoring could not do
+    assert [r.player for r in st.rows] == ["D", "A", "B", "C"]
+    assert [r.rank for r in st.rows] == [1, 2, 3, 4]
+    # the direct encounter was not needed (A and B split by SB): not shown
+    assert [st.value(p, "DE") for p in "ABCD"] == [None, None, None, None]
+    assert [st.value(p, "WIN") for p in "ABCD"] == [1, 1, 0, 1]
+    # complete round robin: Buchholz = all points (15) minus one's own
+    assert [st.value(p, "BH") for p in "ABCD"] == [11, 11, 13, 10]
+    # direct encounter in the event's points: A beat B, 3 to 0
+    de = Standings.from_results(RR4_SCORED, ("DE",), scoring=norway)
+    assert (de.value("A", "DE"), de.value("B", "DE")) == (3.0, 0.0)
+    assert [r.player for r in de.rows] == ["D", "A", "B", "C"]
+    # the standard scoring on the same games: A and B level on points and SB
+    plain = Standings.from_results(RR4_SCORED, ("SB",))
+    assert {r.player: r.points for r in plain.rows} == {"D": 2, "A": 1.5, "B": 1.5, "C": 1}
+    assert ranks(plain) == {"D": 1, "A": 2, "B": 2, "C": 4}
+
+
+def test_asymmetric_scoring_black_gets_more_for_a_draw() -> None:
+    # Lichess customScoring: White 3 / 1 / 0, Black 3 / 1.5 / 0
+    doc = {"white": {"win": 3, "draw": 1}, "black": {"win": 3, "draw": 1.5}}
+    asym = Scoring.from_lichess(doc)
+    st = Standings.from_results(RR4_SCORED, ("SB",), scoring=asym)
+    # A (White in all three): 3 + 1 + 0 = 4;  B: 0 (Black) + 3 + 1 (White's draw) = 4
+    # C: 1.5 (Black's draw) + 0 + 1 (White's draw) = 2.5;  D: 3 + 1.5 + 1.5 = 6
+    assert {r.player: r.points for r in st.rows} == {"D": 6, "A": 4, "B": 4, "C": 2.5}
+    # SB: A = B 4 x 1 + C 2.5 x 1/2 = 5.25;  B = C 2.5 x 1 + D 6 x 1/2 = 5.5:
+    # B ahead here, A ahead with 3/1/0 (above)
+    #     C = A 4 x 1/2 + D 6 x 1/2 = 5;  D = A 4 x 1 + B 4 x 1/2 + C 2.5 x 1/2 = 7.25
+    assert [st.value(p, "SB") for p in "ABCD"] == [5.25, 5.5, 5, 7.25]
+    assert [r.player for r in st.rows] == ["D", "B", "A", "C"]
+    # the direct encounter (A beat B) puts A ahead whatever the scoring
+    de = Standings.from_results(RR4_SCORED, ("DE",), scoring=asym)
+    assert [r.player for r in de.rows] == ["D", "A", "B", "C"]
+
+
+def test_custom_scoring_unplayed_rounds_and_byes() -> None:
+    # the 5-player Swiss above with 3/1/0: games and forfeits scored 3/1/0,
+    # byes keep their value (1: worth a draw here, not a win)
+    norway = Scoring.symmetric(3, 1)
+    st = Standings.from_results(SWISS, ("BH", "SB", "WIN", "WON", "DE"), scoring=norway)
+    # A: 3 + 1 + 3 = 7;  D: 1 + 1 (bye) + 3 (forfeit win) = 5;  C: 1 + 1 + 1 (bye) = 3
+    # E: 1 (bye) + 3 + 0 = 4;  B: 0
+    assert {r.player: r.points for r in st.rows} == {"A": 7, "D": 5, "E": 4, "C": 3, "B": 0}
+    # BH (an unplayed round counts the player's own points):
+    #   A: B 0 + C 3 + E 4 = 7;  D: C 3 + 2 unplayed x 5 = 13;  E: own 4 + B 0 + A 7 = 11
+    #   C: D 5 + A 7 + own 3 = 15;  B: A 7 + E 4 + own 0 = 11
+    assert [st.value(p, "BH") for p in "ADECB"] == [7, 13, 11, 15, 11]
+    # SB: A: B 0 x 1 + C 3 x 1/2 + E 4 x 1 = 5.5
+    #     D: C 3 x 1/2 + own 5 x (1/2 for the bye worth a draw + 1 for the forfeit win) = 9
+    #     E: own 4 x 1/2 (bye) + B 0 x 1 + A 7 x 0 = 2
+    #     C: A 7 x 1/2 + D 5 x 1/2 + own 3 x 1/2 (bye) = 7.5;  B: 0
+    assert [st.value(p, "SB") for p in "ADECB"] == [5.5, 9, 2, 7.5, 0]
+    # WIN: a forfeit win counts, a bye worth a draw does not
+    assert [st.value(p, "WIN") for p in "ADECB"] == [2, 1, 1, 0, 0]
+    assert [st.value(p, "WON") for p in "ADECB"] == [2, 0, 1, 0, 0]
+    # a bye worth a win counts as one, for WIN and as a full game point for SB
+    won_bye = Standings.from_results(
+        [Result.bye("A", 3.0), G("A", "B", "1/2-1/2")], ("WIN", "SB"), scoring=norway
+    )
+    assert won_bye.value("A", "WIN") == 1
+    assert won_bye.value("A", "SB") == 4 * 1 + 1 * 0.5  # own 4 x 1 + B 1 x 1/2
+    assert won_bye.row("A").points == 4.0
+
+
+def test_direct_encounter_reach_uses_the_larger_win() -> None:
+    # A, B, C on 3 with 3/1/0; A beat B (3 to 0), C met neither: C could still
+    # score 3 against A (and against B), so A is not separated (with a reach
+    # of 1 point a game he would be: 3 > 2)
+    norway = Scoring.symmetric(3, 1)
+    games = [G("A", "B", "1-0"), G("B", "Y", "1-0"), G("C", "Z", "1-0")]
+    st = Standings.from_results(games, ("DE",), scoring=norway)
+    assert {r.player: r.points for r in st.rows if r.points == 3} == {"A": 3, "B": 3, "C": 3}
+    assert st.leaders() == ["A", "B", "C"]
+    assert [st.value(p, "DE") for p in "ABC"] == [3.0, 0.0, 0.0]
+
+
+def test_standard_scoring_is_the_default() -> None:
+    for games, tbs in ((RR5, ("DE", "SB", "WIN", "BH", "BH-C1")), (SWISS, ("BH", "SB", "WON"))):
+        assert Standings.from_results(games, tbs, scoring=Scoring.standard()) == (
+            Standings.from_results(games, tbs)
+        )
+    # scoring 2 / 1 / 0 doubles every value and ranks alike
+    double = Standings.from_results(RR5, ("DE", "SB", "WIN", "BH"), scoring=Scoring.symmetric(2, 1))
+    plain = Standings.from_results(RR5, ("DE", "SB", "WIN", "BH"))
+    assert [r.player for r in double.rows] == [r.player for r in plain.rows]
+    assert [r.points for r in double.rows] == [2 * r.points for r in plain.rows]
+    assert double.value("A", "SB") == 2 * (plain.value("A", "SB") or 0)
+
+
+def test_totals_that_are_not_exact_in_binary_still_tie() -> None:
+    # draws worth 0.1: 1 + 0.1 + 0.1 and 0.1 + 0.1 + 1 differ in the last bit
+    # when added in that order; they are rounded, so A and B tie on points
+    tenths = Scoring.symmetric(1, 0.1)
+    games = [
+        G("A", "X", "1-0"),
+        G("A", "Y", "1/2-1/2"),
+        G("A", "Z", "1/2-1/2"),
+        G("B", "X", "1/2-1/2"),
+        G("B", "Y", "1/2-1/2"),
+        G("B", "Z", "1-0"),
+    ]
+    assert 1 + 0.1 + 0.1 != 0.1 + 0.1 + 1
+    st = Standings.from_results(games, (), scoring=tenths)
+    assert (st.row("A").points, st.row("B").points) == (1.2, 1.2)
+    assert st.leaders() == ["A", "B"]
+
+
+def test_bye_values() -> None:
+    assert Result.bye("A", 3.0).white_points == 3.0
+    for bad in (-1.0, math.nan):
+        with pytest.raises(ValueError, match="bye is worth"):
+            Result.bye("A", bad)

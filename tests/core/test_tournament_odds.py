@@ -9,6 +9,7 @@ import math
 import pytest
 
 from livegain.core.elo import expected_logistic
+from livegain.core.scoring import Scoring, SidePoints
 from livegain.core.standings import Result
 from livegain.core.tournament_odds import (
     Playoff,
@@ -83,6 +84,81 @@ def test_simulation_matches_exact_enumeration(tiebreaks: tuple[str, ...], playof
     assert_close(mc, exact, 60_000)
 
 
+NORWAY = Scoring.symmetric(3, 1)
+# Lichess customScoring: Black gets more for a draw
+BLACK_DRAW = Scoring.from_lichess(
+    {"white": {"win": 3, "draw": 1}, "black": {"win": 3, "draw": 1.5}}
+)
+# asymmetric wins too, and a loss worth something
+LOPSIDED = Scoring(SidePoints(2, 1, 0.5), SidePoints(3, 2, 0))
+
+
+@pytest.mark.parametrize("scoring", [NORWAY, BLACK_DRAW, LOPSIDED], ids=["3-1-0", "black", "lop"])
+@pytest.mark.parametrize(
+    ("tiebreaks", "playoff"),
+    [((), "share"), (("DE", "SB", "WIN"), "share"), (("WON", "BH-C1", "DE"), "rating")],
+)
+def test_simulation_matches_exact_enumeration_with_custom_scoring(
+    scoring: Scoring, tiebreaks: tuple[str, ...], playoff: Playoff
+) -> None:
+    exact = exact_win_odds(
+        PLAYERS,
+        RATINGS,
+        FINISHED,
+        IN_PROGRESS,
+        UPCOMING,
+        tiebreaks=tiebreaks,
+        playoff=playoff,
+        scoring=scoring,
+    )
+    mc = win_odds(
+        PLAYERS,
+        RATINGS,
+        FINISHED,
+        IN_PROGRESS,
+        UPCOMING,
+        sims=60_000,
+        seed=8,
+        tiebreaks=tiebreaks,
+        playoff=playoff,
+        scoring=scoring,
+    )
+    assert_close(mc, exact, 60_000)
+    # the scoring changes the odds (the same games, 1 / 1/2 / 0)
+    plain = exact_win_odds(
+        PLAYERS, RATINGS, FINISHED, IN_PROGRESS, UPCOMING, tiebreaks=tiebreaks, playoff=playoff
+    )
+    assert max(abs(exact[p] - plain[p]) for p in PLAYERS) > 0.01
+
+
+def test_scoring_that_only_scales_the_points_changes_nothing() -> None:
+    # 2 / 1 / 0 doubles every total: the same simulations rank alike (the
+    # general code path against the standard one), and exactly so
+    args = (PLAYERS, RATINGS, FINISHED, IN_PROGRESS, UPCOMING)
+    tbs = ("DE", "SB", "WIN", "BH")
+    double = Scoring.symmetric(2, 1)
+    assert win_odds(*args, sims=30_000, seed=3, tiebreaks=tbs, scoring=double) == win_odds(
+        *args, sims=30_000, seed=3, tiebreaks=tbs
+    )
+    assert win_odds(*args, sims=1_000, seed=3, scoring=Scoring.standard()) == win_odds(
+        *args, sims=1_000, seed=3
+    )
+    assert exact_win_odds(*args, tiebreaks=tbs, scoring=double) == pytest.approx(
+        exact_win_odds(*args, tiebreaks=tbs)
+    )
+
+
+def test_scoring_not_exact_in_binary() -> None:
+    # draws worth 0.1: totals are rounded so that equal ones tie, in the
+    # simulation as in the standings
+    tenths = Scoring.symmetric(1, 0.1)
+    args = (PLAYERS, RATINGS, FINISHED, IN_PROGRESS, UPCOMING)
+    tbs = ("DE", "SB", "WIN")
+    exact = exact_win_odds(*args, tiebreaks=tbs, scoring=tenths)
+    mc = win_odds(*args, sims=60_000, seed=11, tiebreaks=tbs, scoring=tenths)
+    assert_close(mc, exact, 60_000)
+
+
 # A Swiss after 3 rounds (byes, a forfeit; A and D never met, nor C and E),
 # round 4 under way: A-D in progress, C-E not started, B has a bye.
 SWISS = [
@@ -112,6 +188,12 @@ def test_swiss_round_matches_exact_enumeration(tiebreaks: tuple[str, ...]) -> No
     assert_close(mc, exact, 40_000)
     # leading after round 4 needs 3 points at least: C and E cannot (at most 3, behind A/D)
     assert exact["B"] == 0.0
+    # with 3 / 1 / 0 the byes keep their value (1, a draw's): byes, a forfeit
+    # and players who never met, scored with the custom points
+    args = (players, ratings, SWISS, live, upcoming)
+    exact = exact_win_odds(*args, tiebreaks=tiebreaks, scoring=NORWAY)
+    mc = win_odds(*args, sims=40_000, seed=3, tiebreaks=tiebreaks, scoring=NORWAY)
+    assert_close(mc, exact, 40_000)
 
 
 # A Swiss after 3 rounds: A, B, C on 2 points; A beat B and C, B and C never met.
@@ -297,3 +379,8 @@ def test_contenders() -> None:
     # A 2, B 0.5, C 0.5: B can reach 2.5 in two games, C only 1.5
     assert contenders(["A", "B", "C"], done, [("B", "C"), ("A", "B")]) == ["A", "B"]
     assert contenders(["A", "B", "C"], done, []) == ["A"]
+    # 3/1/0: A 6, B 1, C 1; B can reach 7 in two games, C only 4
+    assert contenders(["A", "B", "C"], done, [("B", "C"), ("A", "B")], NORWAY) == ["A", "B"]
+    # a game left is worth the larger win: C reaches 1 + 6 with Black's wins worth 6
+    big_black = Scoring(SidePoints(3, 1), SidePoints(6, 1))
+    assert contenders(["A", "B", "C"], done, [("B", "C")], big_black) == ["A", "B", "C"]
