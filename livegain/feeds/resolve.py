@@ -61,6 +61,7 @@ from urllib.parse import SplitResult, urlsplit
 
 from livegain.core.errors import LivegainError
 from livegain.core.event_format import EventFormat, format_from_counts, format_from_text
+from livegain.core.scoring import Scoring
 from livegain.feeds.base import (
     FeedConfig,
     FileFeedConfig,
@@ -676,6 +677,14 @@ async def _resolve_lichess(
         name=f"lichess:{tour_id}", url=ep.lichess, tournament=tour_id, round=pinned
     )
     shown = chosen if chosen is not None else rounds[-1]
+    notes = [format_note(fmt)]
+    scoring = scoring_of(rounds)
+    if scoring is not None:
+        try:
+            notes.append(f"scoring: {Scoring.from_lichess(scoring).label()}")
+        except ValueError as exc:
+            notes.append(f"scoring not read ({exc}): counted as 1, 1/2, 0")
+            scoring = None
     return Resolved(
         text,
         rule,
@@ -684,8 +693,8 @@ async def _resolve_lichess(
         round=shown.name,
         state=why,
         boards=games if named is not None and named == shown.id else None,
-        standings=standings_entry(event, fmt, scoring_of(rounds)),
-        notes=(format_note(fmt),),
+        standings=standings_entry(event, fmt, scoring),
+        notes=tuple(notes),
     )
 
 

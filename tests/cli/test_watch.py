@@ -49,6 +49,7 @@ from livegain.feeds.resolve import (
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_ROUND = REPO / "livegain" / "data" / "demo-round.pgn"
+DEMO_EVENT = REPO / "livegain" / "data" / "demo-event.pgn"
 LCC_ID = "0b9b5e3e-1c2d-4e5f-8a9b-0123456789ab"
 REAL = Endpoints()
 DEPTH = 6
@@ -599,3 +600,51 @@ async def test_watch_follows_every_kind_of_source_live(tmp_path: Path, stockfish
                 _, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
     assert "stopped" in err.decode()
+
+
+async def test_the_event_s_scoring_and_format_reach_the_standings(tmp_path: Path) -> None:
+    """A Lichess tournament whose rounds carry a customScoring (3/1/0): the
+    standings entry watch configures has it, and a configuration's own entry
+    for the same event wins."""
+    from livegain.core.scoring import Scoring
+    from livegain.feeds.event_relay import EventRelay
+
+    three = {"white": {"win": 3, "draw": 1}, "black": {"win": 3, "draw": 1}}
+    relay = EventRelay.from_pgn(
+        DEMO_EVENT.read_text(encoding="utf-8"),
+        info_format="6-player double round robin",
+        scoring=three,
+    )
+    async with relay:
+        got = await resolve(relay.tournament_url, Endpoints(lichess=relay.base_url))
+        assert got.standings == {
+            "name": "livegain Demo Open 2026",
+            "format": "round-robin",
+            "cycles": 2,
+            "scoring": three,
+        }
+        assert "scoring: 3/1/0" in got.notes
+        bad = EventRelay.from_pgn(
+            DEMO_EVENT.read_text(encoding="utf-8"), scoring={"white": {"win": -3}}
+        )
+        async with bad:
+            worse = await resolve(bad.tournament_url, Endpoints(lichess=bad.base_url))
+        assert worse.standings is not None and "scoring" not in worse.standings
+        assert any(n.startswith("scoring not read") for n in worse.notes)
+    args = build_parser("watch").parse_args(["watch", "x"])
+    s = watch_settings(args, [got], str(tmp_path))
+    (event,) = s.events
+    rules = event.rules()
+    assert (rules.format, rules.cycles, rules.scoring) == (
+        "round-robin",
+        2,
+        Scoring.symmetric(3, 1),
+    )
+    # The configuration's entry for the same event wins.
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[[events]]\nname = "LIVEGAIN demo open 2026"\nformat = "swiss"\n')
+    args = build_parser("watch").parse_args(["watch", "x", "--config", str(cfg)])
+    s = watch_settings(args, [got], None)
+    assert [(e.name, e.format, e.scoring) for e in s.events] == [
+        ("LIVEGAIN demo open 2026", "swiss", None)
+    ]
