@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import json
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -120,6 +121,8 @@ class EventRelay:
         self.requests: dict[str, int] = {}
         self.in_flight = 0
         self.max_in_flight = 0
+        self.not_modified = 0
+        """Answers 304 to the tournament document (it carries an ETag)."""
         self.rounds: list[RelayRound] = []
         for n in sorted(by_round):
             rid = f"{tour_id[:4]}R{n:03d}"[:8].ljust(8, "0")
@@ -305,16 +308,16 @@ class EventRelay:
         path = path.split("?", 1)[0]
         self.requests[path] = self.requests.get(path, 0) + 1
         if not path.startswith("/api/") or path.startswith("/api/stream/"):
-            return self._route(path)  # LiveChess Cloud, or a stream: not counted in flight
+            return self._route(path, headers)  # LiveChess Cloud, or a stream: not in flight
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             await asyncio.sleep(self.hold)  # a request in flight across a turn of the loop
-            return self._route(path)
+            return self._route(path, headers)
         finally:
             self.in_flight -= 1
 
-    def _route(self, path: str) -> Reply:
+    def _route(self, path: str, headers: Mapping[str, str]) -> Reply:
         seg = [s for s in path.split("/") if s]
         if seg[:4] == ["api", "stream", "broadcast", "round"] and len(seg) == 5:
             rnd = self._by_id(seg[4].removesuffix(".pgn"))
@@ -328,12 +331,18 @@ class EventRelay:
             body = rnd.replay.round_pgn() if self._paired(rnd) else ""
             return Reply(200, body.encode(), "application/x-chess-pgn")
         if seg[:2] == ["api", "broadcast"] and len(seg) == 3 and seg[2] == self.tour_id:
-            return _json(
+            reply = _json(
                 {
                     "tour": self.lichess_tour(),
                     "rounds": [self.lichess_round(r) for r in self.rounds],
                 }
             )
+            etag = '"' + hashlib.sha256(reply.body).hexdigest()[:16] + '"'
+            if headers.get("if-none-match") == etag:
+                self.not_modified += 1
+                return Reply(304, headers={"ETag": etag})
+            reply.headers["ETag"] = etag
+            return reply
         if seg[:2] == ["api", "broadcast"] and len(seg) == 5:
             rnd = self._by_id(seg[4])
             if rnd is None:

@@ -8,7 +8,9 @@ stream, ``GET /api/stream/broadcast/round/{roundId}.pgn`` (every game once,
 then a game again each time it changes; it stays open, silent, after the round
 ends). This feed:
 
-* reads the tournament document every ``interval`` seconds (60 by default):
+* reads the tournament document every ``interval`` seconds (60 by default;
+  asked with ``If-None-Match``/``If-Modified-Since`` when it gave an ETag or a
+  Last-Modified):
   the round to follow is the **ongoing** one (the last, if several are), else
   the **next not finished** (followed from its first move), else, the event
   over, none (:func:`pick_round`). The next round is found there, never from
@@ -252,7 +254,8 @@ class LichessFeed:
         self.reads = 0
         self._boards: dict[str, RoundBoards] = {}
         self._stream: asyncio.Task[None] | None = None
-        self._stream_feed: Any = None
+        self._tournament_doc: tuple[str, str, Mapping[str, Any]] | None = None
+        """The tournament document last read: its ETag, Last-Modified and content."""
 
     @property
     def errors(self) -> int:
@@ -308,19 +311,39 @@ class LichessFeed:
         return True
 
     async def _json(self, url: str) -> Mapping[str, Any]:
-        resp = await self._get(url, "application/json", MAX_DOCUMENT)
+        """The tournament document, asked conditionally (ETag, Last-Modified):
+        an answer 304 is the document read before."""
+        kept = self._tournament_doc
+        headers = {}
+        if kept is not None and kept[0]:
+            headers["If-None-Match"] = kept[0]
+        if kept is not None and kept[1]:
+            headers["If-Modified-Since"] = kept[1]
+        resp = await self._get(url, "application/json", MAX_DOCUMENT, headers)
+        if resp.status == 304 and kept is not None:
+            return kept[2]
         if resp.status != 200:
             raise HttpError(f"HTTP {resp.status} {resp.reason}".strip())
         data = loads_bounded(resp.body)
         if not isinstance(data, Mapping):
             raise ValueError("not a JSON object")
+        self._tournament_doc = (
+            resp.headers.get("etag", ""),
+            resp.headers.get("last-modified", ""),
+            data,
+        )
         return data
 
-    async def _get(self, url: str, accept: str, max_body: int) -> HttpResponse:
+    async def _get(
+        self, url: str, accept: str, max_body: int, headers: Mapping[str, str] | None = None
+    ) -> HttpResponse:
         host = host_of(url)
         async with host.slot():
             resp = await http_get(
-                url, headers={"Accept": accept}, timeout=self.cfg.timeout, max_body=max_body
+                url,
+                headers={"Accept": accept, **(headers or {})},
+                timeout=self.cfg.timeout,
+                max_body=max_body,
             )
         host.answered(resp.status, resp.headers)
         return resp
@@ -373,7 +396,6 @@ class LichessFeed:
         )
         feed = PgnStreamFeed(cfg, max_plies=self.max_plies)
         feed.emitter = self.emitter  # one record of what was sent, across reads and streams
-        self._stream_feed = feed
         placed = PlacingSink(sink, self.event or "", rnd, self._boards_of(rnd))
         self._stream = asyncio.create_task(feed.run(placed), name=f"{self.name}-stream")
 

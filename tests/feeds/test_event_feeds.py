@@ -123,6 +123,7 @@ async def test_the_lichess_feed_reads_finished_rounds_once_and_moves_on() -> Non
         assert r[f"/api/stream/broadcast/round/{relay.rounds[2].id}.pgn"] == 1
         assert r[f"/api/stream/broadcast/round/{relay.rounds[3].id}.pgn"] == 1
         assert sink.errors == []
+        assert relay.not_modified > 0  # the tournament asked conditionally, unchanged: 304
         finished = [s for s in sink.snaps.values() if s.round in ("1", "2", "3")]
         assert all(s.result != "*" for s in finished)
 

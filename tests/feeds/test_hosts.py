@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from email.utils import formatdate
+from typing import Any
 
 import pytest
 
@@ -119,3 +120,49 @@ async def test_a_document_nested_100000_deep_is_one_error_not_a_traceback() -> N
     async with MiniHttpServer(handle) as server:
         with pytest.raises(LookupFailed, match="nested deeper than 32 levels"):
             await HttpLookup().json(f"{server.base_url}/api/broadcast/AbCd1234")
+
+
+async def test_a_stream_answered_429_is_not_opened_again_before_retry_after() -> None:
+    from livegain.feeds.base import PgnStreamFeedConfig
+    from livegain.feeds.pgn_stream import PgnStreamFeed
+
+    opened: list[float] = []
+    loop = asyncio.get_running_loop()
+    game = b'[Event "E"]\n[White "A"]\n[Black "B"]\n[Result "*"]\n\n1. e4 *\n\n'
+
+    def handle(path: str, headers: object) -> Reply:
+        opened.append(loop.time())
+        if len(opened) == 1:
+            return Reply(429, b"slow down", headers={"Retry-After": "2"})
+
+        async def body() -> Any:
+            yield game
+            await asyncio.sleep(30)
+
+        return Reply(200, content_type="application/x-chess-pgn", stream=body)
+
+    class Sink:
+        def __init__(self) -> None:
+            self.got = asyncio.Event()
+            self.errors: list[str] = []
+
+        def snapshot(self, snap: object) -> None:
+            self.got.set()
+
+        def error(self, source: str, where: str, message: str) -> None:
+            self.errors.append(message)
+
+    async with MiniHttpServer(handle) as server:
+        feed = PgnStreamFeed(
+            PgnStreamFeedConfig(url=f"{server.base_url}/api/stream/broadcast/round/AbCd1234.pgn"),
+            backoff=(0.05, 0.05, 0.05),  # its own back-off is short: Retry-After is longer
+        )
+        sink = Sink()
+        task = asyncio.create_task(feed.run(sink))
+        try:
+            async with asyncio.timeout(20):
+                await sink.got.wait()
+        finally:
+            task.cancel()
+    assert opened[1] - opened[0] >= 1.9
+    assert "HTTP 429" in sink.errors[0]
