@@ -170,6 +170,11 @@ class GameEntry:
     """The ratings-only layer of the board's human W/D/L model (None: none)."""
     accuracy: GameAccuracy | None = None
     """Both players' accuracies in the game (None: not known)."""
+    board: int | None = None
+    """The board's number in its round, when the feed gives one."""
+    white_team: str | None = None
+    """The ``WhiteTeam`` tag (a team event's team, or a federation in some files)."""
+    black_team: str | None = None
 
 
 @dataclass(frozen=True)
@@ -250,7 +255,15 @@ def entry_of(game: BoardGame) -> GameEntry:
         model=game.model,
         prior=None if human is None else human.prior,
         accuracy=game.accuracy(),
+        board=game.board,
+        white_team=_team(game.tags.get("WhiteTeam")),
+        black_team=_team(game.tags.get("BlackTeam")),
     )
+
+
+def _team(tag: str | None) -> str | None:
+    text = " ".join((tag or "").split())
+    return text if text and text not in ("?", "-") else None
 
 
 def round_number(text: str | None) -> int | None:

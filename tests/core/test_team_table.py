@@ -1,0 +1,76 @@
+"""A team event's table from its boards (livegain.core.team_table): team tags
+told apart from federations, the standings of the finished matches, and the
+latest round's matches board by board with their exact chances."""
+
+from __future__ import annotations
+
+import pytest
+
+from livegain.core.event_table import GameEntry
+from livegain.core.events import PlayerInfo
+from livegain.core.team_table import team_event, team_table
+
+
+def entry(
+    rnd: int,
+    board: int,
+    white_team: str,
+    black_team: str,
+    result: str,
+    wdl: tuple[float, float, float] | None = None,
+    plies: int = 40,
+) -> GameEntry:
+    return GameEntry(
+        board_id=f"r{rnd}b{board}{white_team}",
+        white=PlayerInfo(f"{white_team} {board}", rating=2500),
+        black=PlayerInfo(f"{black_team} {board}", rating=2500),
+        round=f"{rnd}.{board}",
+        result=result,
+        plies=plies,
+        wdl=wdl,
+        board=board,
+        white_team=white_team,
+        black_team=black_team,
+    )
+
+
+def test_federations_in_the_team_tags_are_not_a_team_event() -> None:
+    swiss = [entry(1, 1, "ENG", "FRA", "1-0"), entry(1, 2, "ENG", "GER", "0-1")]
+    assert team_event(swiss)[0] is False
+    assert "meets several teams" in team_event(swiss)[1]
+    assert team_event([entry(1, 1, "ENG", "ENG", "1-0")])[0] is False
+    assert team_table(swiss) is None
+    assert team_event([entry(1, 1, "A", "B", "1-0"), entry(1, 2, "B", "A", "1-0")])[0] is True
+
+
+def test_the_latest_round_s_match_board_by_board() -> None:
+    games = [
+        # round 1, finished: A beats B 2.5-1.5
+        entry(1, 1, "A", "B", "1-0"),
+        entry(1, 2, "B", "A", "1/2-1/2"),
+        entry(1, 3, "A", "B", "0-1"),
+        entry(1, 4, "B", "A", "0-1"),
+        # round 2: B against A again (a league's second leg), in progress
+        entry(2, 1, "B", "A", "1-0"),  # B 1 - 0
+        entry(2, 2, "A", "B", "1/2-1/2"),  # B 1.5 - 0.5
+        entry(2, 3, "B", "A", "*", wdl=(500, 300, 200)),  # in progress, White's view
+        entry(2, 4, "A", "B", "*", wdl=None, plies=0),  # not started: from the ratings
+    ]
+    table = team_table(games, draw_rate=0.4)
+    assert table is not None and table.round == 2
+    rows = {r.team: r for r in table.standings.rows}
+    assert (rows["A"].match_points, rows["A"].game_points) == (2.0, 2.5)  # round 1 only
+    (match,) = table.matches
+    assert (match.a, match.b) == ("B", "A")
+    assert [b.board for b in match.boards] == [1, 2, 3, 4]
+    assert [b.a_white for b in match.boards] == [True, False, True, False]
+    assert match.boards[2].wdl == pytest.approx((0.5, 0.3, 0.2)) and match.boards[2].live
+    # equal ratings, draw rate 0.4: .3 / .4 / .3
+    assert match.boards[3].wdl == pytest.approx((0.3, 0.4, 0.3)) and not match.boards[3].live
+    # B (team A of the match) leads 1.5-0.5; board 3 B's view .5/.3/.2, board 4
+    # (B has Black) .3/.4/.3: B loses the match only by losing both (.2 x .3),
+    # draws it on a half point of the two (.3 x .3 + .2 x .4).
+    assert match.odds.loss == pytest.approx(0.06)
+    assert match.odds.draw == pytest.approx(0.09 + 0.08)
+    assert match.odds.win == pytest.approx(1 - 0.06 - 0.17)
+    assert (match.odds.score_a, match.odds.score_b) == (1.5, 0.5)
