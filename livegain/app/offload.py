@@ -20,6 +20,19 @@ running fails with :class:`OffloadError` and its caller decides (the
 standings count a failure and compute again on their next turn). Where no
 process can be started, jobs run in a worker thread instead, logged once.
 
+Nothing outlives the service, whatever ends it (SIGKILL, the OOM killer
+included). The service's death closes the last write end of a pipe whose
+read end the child holds; a thread of the child blocked on it reads EOF and
+ends the child at once (:func:`_end_with_parent`). ``multiprocessing``'s own
+helpers then end by the same rule: the fork server leaves its loop when its
+"alive" pipe reaches EOF, and the resource tracker when its pipe does; each
+pipe's write ends were held by the service and by the child (which inherits
+copies of both), and by nothing else. Without the child's watch a SIGKILLed
+service left all three running: the child waits forever for its next job on
+a queue whose write end it holds itself, and keeps the other two alive.
+docs/service.md ("Processes") says how each of the service's processes ends;
+tests/app/test_no_orphans.py kills a real service and checks.
+
 As with any :mod:`multiprocessing` start method but ``fork``, the child
 imports the program's main module again: a script that runs the service
 itself must guard its entry point with ``if __name__ == "__main__":``
@@ -33,9 +46,12 @@ import contextlib
 import functools
 import multiprocessing
 import os
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.connection import Connection
 from typing import ParamSpec, TypeVar
 
 import structlog
@@ -62,6 +78,26 @@ def _lower_priority(nice: int) -> None:
             os.nice(nice)
 
 
+def _end_with_parent(service_alive: Connection) -> None:
+    """In the child (a daemon thread): wait for EOF on ``service_alive``, the
+    read end of a pipe whose only write end is the service's (nothing is ever
+    written to it), then end the process at once. The kernel closes the write
+    end when the service ends, whatever ends it. A job running meanwhile is
+    dropped: nobody waits for its result any more."""
+    with contextlib.suppress(EOFError, OSError):
+        service_alive.recv_bytes()
+    os._exit(0)
+
+
+def _child_start(nice: int, service_alive: Connection) -> None:
+    """The child's initializer, before any job: end with the service, and run
+    below it (:func:`_lower_priority`)."""
+    threading.Thread(
+        target=_end_with_parent, args=(service_alive,), name="end-with-service", daemon=True
+    ).start()
+    _lower_priority(nice)
+
+
 class Offload:
     """One child process for the service's heavy computations (see module)."""
 
@@ -73,24 +109,50 @@ class Offload:
         self.in_thread = False
         """True once no child process could be started: jobs run in threads."""
         self._pool: ProcessPoolExecutor | None = None
+        # The pipe the child watches (_end_with_parent): its read end goes to
+        # the child with the initializer's arguments; the write end stays here
+        # only (a pipe's ends are not inherited by the processes this one
+        # execs: engines, the fork server), so that it closes when this
+        # process ends.
+        self._alive: tuple[Connection, Connection] | None = None
+        self._closed: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
+        """Pools whose child :meth:`close` ended (its jobs' failures are no news)."""
 
     def _start(self) -> ProcessPoolExecutor | None:
+        alive: tuple[Connection, Connection] | None = None
         try:
             ctx = multiprocessing.get_context("forkserver")
             if self.preload:
                 ctx.set_forkserver_preload(list(self.preload))
+            # A Connection in the initializer's arguments is pickled as a
+            # duplicate of its descriptor, sent to the child through the fork
+            # server (the documented way to hand a Pipe end to a process).
+            alive = ctx.Pipe(duplex=False)
             pool = ProcessPoolExecutor(
                 max_workers=1,
                 mp_context=ctx,
-                initializer=_lower_priority,
-                initargs=(self.nice,),
+                initializer=_child_start,
+                initargs=(self.nice, alive[0]),
             )
         except (OSError, ValueError) as exc:
+            if alive is not None:
+                _close_pipe(alive)
             log.warning("offload_in_thread", error=str(exc))
             self.in_thread = True
             return None
+        self._alive = alive
         self.starts += 1
         return pool
+
+    def _drop(self, pool: ProcessPoolExecutor) -> None:
+        """Stop using ``pool``: jobs not started are dropped, and closing the
+        pipe its child watches ends the child at once (even mid-job)."""
+        if self._pool is pool:
+            self._pool = None
+        pool.shutdown(wait=False, cancel_futures=True)
+        alive, self._alive = self._alive, None
+        if alive is not None:
+            _close_pipe(alive)
 
     async def run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """``fn(*args, **kwargs)`` in the child process (or a thread, see module)."""
@@ -110,14 +172,24 @@ class Offload:
                 return await asyncio.wrap_future(future)
             return await asyncio.get_running_loop().run_in_executor(pool, call)
         except BrokenProcessPool as exc:
+            if pool in self._closed:  # close() ended it on purpose: nothing to report
+                raise OffloadError("the child process was ended by close()") from exc
             if self._pool is pool:
-                self._pool = None
-                pool.shutdown(wait=False, cancel_futures=True)
+                self._drop(pool)
             log.error("offload_child_died", error=str(exc))
             raise OffloadError(f"the child process died while computing: {exc}") from exc
 
     def close(self) -> None:
-        """End the child process (jobs not started are dropped)."""
-        pool, self._pool = self._pool, None
+        """End the child process now: jobs not started are dropped, and a job
+        it is running too (its caller gets :class:`OffloadError`). A later
+        :meth:`run` starts a new child."""
+        pool = self._pool
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            self._closed.add(pool)
+            self._drop(pool)
+
+
+def _close_pipe(ends: tuple[Connection, Connection]) -> None:
+    for end in ends:
+        with contextlib.suppress(OSError):
+            end.close()

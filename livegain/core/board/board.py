@@ -267,8 +267,12 @@ class BoardGame:
 
     @property
     def evaluated_plies(self) -> int:
-        """Length of the contiguous evaluated prefix (gains known up to this ply); -1: none."""
-        return self._scoring.plies
+        """Plies evaluated: the length of the contiguous evaluated prefix (gains
+        known up to this ply), never negative. 0 until the first move's gain
+        is known, whether the start position is evaluated or not (the scoring's
+        own -1, "start score not set", stays inside it: this is a count, and
+        /healthz and /metrics sum it over the boards)."""
+        return max(0, self._scoring.plies)
 
     @property
     def ledger(self) -> GameLedger:

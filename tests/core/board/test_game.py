@@ -263,7 +263,7 @@ def test_latest_eval_first_then_backfill_advances_contiguous_prefix() -> None:
     assert [u.kind for u in ups] == ["eval"]
     assert ups[0].eval == ev_of(fens[4]) and ups[0].ply is not None and ups[0].ply.gain is None
     g = t.board(bid)
-    assert g.current_eval == ev_of(fens[4]) and g.evaluated_plies == -1
+    assert g.current_eval == ev_of(fens[4]) and g.evaluated_plies == 0  # a count: never -1
     assert t.record_eval(bid, 0, fens[0], ev_of(fens[0])) == []
     assert [u.kind for u in t.record_eval(bid, 2, fens[2], ev_of(fens[2]))] == ["eval"]
     ups = t.record_eval(bid, 1, fens[1], ev_of(fens[1]))
