@@ -13,6 +13,15 @@ ten on a loaded machine).
 
 :class:`Client` overrides aiomqtt's public coroutines and raises the
 cancellation they swallowed, so a cancelled task stops.
+
+aiomqtt registers paho's socket with the event loop through callbacks
+(``loop.call_soon(loop.add_writer, sock, ...)``). When the connection fails
+between the scheduling and the call (a TLS handshake refused: a worker
+without a client certificate), the call finds the socket closed and the
+loop's default handler prints a traceback to stderr, though the failure is
+already reported as the connection's error. :func:`quiet_socket_callbacks`
+logs such an error in one line instead; every other exception goes to the
+loop's default handler as before.
 """
 
 from __future__ import annotations
@@ -26,12 +35,14 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import aiomqtt
+import structlog
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from livegain.mqtt.address import BrokerAddress, parse_mqtt_url
 
 T = TypeVar("T")
+log = structlog.get_logger("livegain.mqtt")
 
 
 async def keep_cancellation(aw: Awaitable[T]) -> T:
@@ -45,8 +56,33 @@ async def keep_cancellation(aw: Awaitable[T]) -> T:
     return result
 
 
+_SOCKET_CALLS = ("add_writer", "add_reader", "remove_writer", "remove_reader")
+
+
+def quiet_socket_callbacks(loop: asyncio.AbstractEventLoop) -> None:
+    """On ``loop`` (unless it has a handler of its own), an error of a socket
+    callback on a socket already closed is one log line, not a traceback."""
+    if loop.get_exception_handler() is not None:
+        return
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        where = repr(context.get("handle", ""))
+        if isinstance(exc, OSError | ValueError) and any(c in where for c in _SOCKET_CALLS):
+            log.warning("mqtt_socket_closed", error=f"{type(exc).__name__}: {exc}")
+            return
+        loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+
+
 class Client(aiomqtt.Client):
     """:class:`aiomqtt.Client` whose waits on the broker end when cancelled."""
+
+    async def __aenter__(self) -> Client:
+        quiet_socket_callbacks(asyncio.get_running_loop())
+        await super().__aenter__()
+        return self
 
     async def publish(self, *args: Any, **kwargs: Any) -> None:
         await keep_cancellation(super().publish(*args, **kwargs))
