@@ -15,7 +15,8 @@ other). The table is:
   ratings-only W/D/L (the boards' human model's prior, else the draw-rate
   model; an unrated player at the field's mean rating); and the match's exact
   chances (:func:`~livegain.core.team_match.team_match_odds`), team A being
-  the first team named.
+  the team with White on the match's first board (the first-named team, as
+  team events pair them), whatever order the boards come in.
 
 Pure: no I/O.
 """
@@ -106,9 +107,13 @@ def team_table(
         return None
     rounds = [r for g in games if (r := round_number(g.round)) is not None]
     latest = max(rounds) if rounds else None
+    # in board order: a match's first team is the one with White on its first board
+    ordered = sorted(
+        games, key=lambda g: (round_number(g.round) or 0, g.board is None, g.board or 0, g.board_id)
+    )
     team_games = [
         TeamGame(round_number(g.round) or 0, g.white_team or "", g.black_team or "", g.result)
-        for g in games
+        for g in ordered
     ]
     matches = team_matches(team_games)
     standings = TeamStandings.from_matches(matches, tiebreaks, points=points)

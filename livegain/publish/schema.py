@@ -485,6 +485,60 @@ class StandingsRow(_Model):
     )
 
 
+class TeamBoard(_Model):
+    """One board of a team match."""
+
+    board: int | None = Field(description="the board's number, when the feed gives one")
+    white: str
+    black: str
+    a_white: bool = Field(description="team ``a``'s player has White on this board")
+    result: str = Field(description="1-0, 0-1, 1/2-1/2, or * while not over")
+    wdl: list[float] | None = Field(
+        description="while not over: win/draw/loss, White's view, per mille (in progress: "
+        "the board's shown W/D/L; not started: from the ratings); null once finished"
+    )
+    live: bool = Field(description="the game is in progress (a move played, no result)")
+
+
+class TeamMatch(_Model):
+    """A match of the latest round, team ``a`` the first named."""
+
+    round: int
+    a: str
+    b: str
+    score_a: float = Field(description="game points of the finished boards, team a")
+    score_b: float
+    boards_left: int
+    win: float = Field(description="probability that team a wins the match")
+    draw: float
+    loss: float
+    expected_a: float = Field(description="team a's expected final game points")
+    boards: list[TeamBoard]
+
+
+class TeamRow(_Model):
+    rank: int = Field(description="tied teams share a rank")
+    team: str
+    match_points: float
+    game_points: float
+    matches: int
+    won: int
+    drawn: int
+    lost: int
+    tiebreaks: dict[str, float] = Field(description="team tie-break name -> value, in order")
+
+
+class Teams(_Model):
+    """A team event's table (docs/standings.md, "Team events")."""
+
+    tiebreaks: list[str] = Field(description="the team tie-breaks in order (OSB, GP, BH-C1, ...)")
+    primary: Literal["MP", "GP"] = Field(description="teams ordered first by match or game points")
+    rows: list[TeamRow] = Field(description="the finished matches' standings, by rank")
+    round: int | None = Field(description="the latest round")
+    matches: list[TeamMatch] = Field(description="the latest round's matches")
+    why: str = Field(description="why the boards were read as a team event")
+
+
 class Standings(_Model):
     """An event's standings and each player's chance of finishing first.
 
@@ -517,6 +571,11 @@ class Standings(_Model):
     note: str | None = Field(
         default=None,
         description="what the figures mean, e.g. 'Swiss: only round 5 is simulated ...'",
+    )
+    teams: Teams | None = Field(
+        default=None,
+        description="a team event (its games' WhiteTeam/BlackTeam name teams): the team "
+        "standings and the latest round's matches with their odds; null otherwise",
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import chess.pgn
 import pytest
+from cli.test_watch import read_until_url
 from conftest import TATA_STEEL, need
 
 from app.mirror import Mirror, fully_evaluated
@@ -59,20 +60,6 @@ def get_json(url: str) -> Any:
         return json.loads(resp.read())
 
 
-async def read_until_url(proc: asyncio.subprocess.Process, wait: float = 60) -> str:
-    assert proc.stdout is not None
-    lines: list[str] = []
-    async with asyncio.timeout(wait):
-        while not any("Ctrl-C to stop" in line for line in lines):
-            line = await proc.stdout.readline()
-            if not line:
-                assert proc.stderr is not None
-                err = await proc.stderr.read()
-                raise AssertionError(f"watch ended: {''.join(lines)} {err.decode()}")
-            lines.append(line.decode())
-    return "".join(lines)
-
-
 async def follow_whole_event(
     text: str, info_format: str | None, via: str, stockfish: str, events_wait: float
 ) -> dict[str, Any]:
@@ -108,7 +95,7 @@ async def follow_whole_event(
             env=env,
         )
         try:
-            out = await read_until_url(proc)
+            out = "".join(await read_until_url(proc))
             m = re.search(r"live at (http://127\.0\.0\.1:(\d+)/)", out)
             assert m, out
             base = m.group(1)

@@ -74,3 +74,15 @@ def test_the_latest_round_s_match_board_by_board() -> None:
     assert match.odds.draw == pytest.approx(0.09 + 0.08)
     assert match.odds.win == pytest.approx(1 - 0.06 - 0.17)
     assert (match.odds.score_a, match.odds.score_b) == (1.5, 0.5)
+
+
+def test_a_match_s_first_team_has_white_on_its_first_board_whatever_the_order() -> None:
+    games = [
+        entry(1, 2, "B", "A", "1/2-1/2"),
+        entry(1, 1, "A", "B", "1-0"),
+    ]
+    for order in (games, games[::-1]):
+        table = team_table(order)
+        assert table is not None
+        (match,) = table.matches
+        assert (match.a, match.b, [b.board for b in match.boards]) == ("A", "B", [1, 2])
