@@ -193,6 +193,20 @@ class BroadcastDelay:
         self.hold(f"standings/{event}", Message(f"standings/{event}", data), delay)
         return True
 
+    def held_standings(self) -> list[tuple[str, bytes]]:
+        """The ``standings`` messages the line holds, (event, message), each
+        event's in order."""
+        line = self.line
+        if line is None:
+            return []
+        return [
+            (key.removeprefix("standings/"), h.item.data)
+            for key in line.boards()
+            if key.startswith("standings/")
+            for h in line.held(key)
+            if isinstance(h.item, Message)
+        ]
+
     async def run(self) -> None:
         """Release what the delay line holds, each item at its time."""
         line = self.line

@@ -55,6 +55,7 @@ from livegain.app.models import (
 )
 from livegain.app.outputs import Outputs
 from livegain.app.scheduler import Evaluator, Scheduler
+from livegain.app.shown import ShownRecord, load_shown
 from livegain.app.standings import LiveStandings
 from livegain.app.stats import ServiceStats
 from livegain.app.store_writes import StoreWrites
@@ -343,7 +344,19 @@ class Service:
             self._restore()
         if s.mqtt.enabled:
             self.mqtt = MqttPublisher.from_config(s.mqtt)
+        if self.store is not None:
+            # What viewers had besides the boards (standings, moments): served
+            # again now, before anyone can connect, with or without a delay;
+            # from now on each is kept as it goes out.
+            shown = load_shown(self.store)
+            self.outputs.restore(shown.standings, shown.moments)
+            self.outputs.kept = ShownRecord(self.store_writes)
+            if shown.standings or shown.moments:
+                log.info(
+                    "restored_shown", standings=len(shown.standings), moments=len(shown.moments)
+                )
         self.delay.start(self.feeds, self.store)
+        self._resume_standings()
         # Publish what was restored before anyone can connect (with a delay:
         # each board's whole state enters the line now, nothing goes out early).
         for bid in list(self.registry.boards):
@@ -401,6 +414,19 @@ class Service:
                 evaluations=self.stats.restored_evals,
                 store=str(self.store.path),
             )
+
+    def _resume_standings(self) -> None:
+        """Each event's standings go on from the versions viewers have (and
+        the delay holds), so that ``version`` grows across a restart too."""
+        hub = self.server.hub
+        had = [(e, hub.standings(e)) for e in hub.standings_events()]
+        for event, data in [*had, *self.delay.held_standings()]:
+            if data is None:
+                continue
+            try:
+                self.standings.resume(event, data)
+            except ValueError as exc:
+                log.warning("standings_not_resumed", tournament=event, error=str(exc))
 
     # ---------------------------------------------------------------- feeds
 

@@ -38,13 +38,16 @@ his configured facts give, accuracy over the event).
 
 Each new ``standings`` message goes to ``publish(event, data)``: the service
 hands it to its WebSocket server (``/api/standings``, ``subscribe_standings``)
-and its MQTT publisher.
+and its MQTT publisher. A message's ``version`` grows with each message of
+its event, across restarts too: the service hands :meth:`LiveStandings.resume`
+the messages viewers had (and the delay held) before the stop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -67,6 +70,7 @@ from livegain.core.events import PlayerInfo
 from livegain.core.human_wdl import RatingsPrior
 from livegain.core.perceived import CalibratedRating
 from livegain.core.players import PlayerFacts, PlayerLine, player_table, resolve_facts
+from livegain.core.team_table import TeamTable, team_table
 from livegain.publish import convert, schema
 
 if TYPE_CHECKING:
@@ -103,10 +107,14 @@ def _tenth(x: float | None) -> float | None:
 
 
 def standings_message(
-    table: EventTable, version: int, players: Mapping[str, PlayerLine] | None = None
+    table: EventTable,
+    version: int,
+    players: Mapping[str, PlayerLine] | None = None,
+    teams: TeamTable | None = None,
 ) -> schema.Standings:
     """The wire message of a computed table, each row with its player's line
-    (:mod:`livegain.core.players`) when ``players`` has it."""
+    (:mod:`livegain.core.players`) when ``players`` has it, and a team
+    event's table (:mod:`livegain.core.team_table`) when ``teams`` is one."""
     lines = players or {}
     return schema.Standings(
         event=table.event,
@@ -143,6 +151,63 @@ def standings_message(
         live=table.live,
         upcoming=table.upcoming,
         note=table.note,
+        teams=teams_message(teams) if teams is not None else None,
+    )
+
+
+def _per_mille(wdl: tuple[float, float, float] | None) -> list[float] | None:
+    return None if wdl is None else [round(1000.0 * x, 1) for x in wdl]
+
+
+def teams_message(t: TeamTable) -> schema.Teams:
+    """A team event's table on the wire."""
+    st = t.standings
+    return schema.Teams(
+        tiebreaks=list(st.tiebreaks),
+        primary="GP" if st.primary == "GP" else "MP",
+        rows=[
+            schema.TeamRow(
+                rank=r.rank,
+                team=r.team,
+                match_points=r.match_points,
+                game_points=r.game_points,
+                matches=r.matches,
+                won=r.won,
+                drawn=r.drawn,
+                lost=r.lost,
+                tiebreaks={n: round(v, 3) for n, v in zip(st.tiebreaks, r.tiebreaks, strict=True)},
+            )
+            for r in st.rows
+        ],
+        round=t.round,
+        matches=[
+            schema.TeamMatch(
+                round=m.round,
+                a=m.a,
+                b=m.b,
+                score_a=m.odds.score_a,
+                score_b=m.odds.score_b,
+                boards_left=m.odds.boards_left,
+                win=round(m.odds.win, 4),
+                draw=round(m.odds.draw, 4),
+                loss=round(m.odds.loss, 4),
+                expected_a=round(m.odds.expected_a, 3),
+                boards=[
+                    schema.TeamBoard(
+                        board=b.board,
+                        white=b.white,
+                        black=b.black,
+                        a_white=b.a_white,
+                        result=b.result,
+                        wdl=_per_mille(b.wdl),
+                        live=b.live,
+                    )
+                    for b in m.boards
+                ],
+            )
+            for m in t.matches
+        ],
+        why=t.why,
     )
 
 
@@ -186,7 +251,8 @@ def compute_standings(job: StandingsJob) -> bytes | None:
     :class:`~livegain.app.offload.Offload` child process."""
     table = event_table(job.event, job.games, job.rules, job.prior)
     players = event_players(table, job.games, job.facts, job.year)
-    msg = standings_message(table, job.version, players)
+    teams = team_table(job.games, prior=job.prior, draw_rate=job.rules.draw_rate)
+    msg = standings_message(table, job.version, players, teams)
     key = (job.owner, job.event)
     last = _LAST.get(key)
     same = {"version": msg.version, "plies": msg.plies}
@@ -194,6 +260,21 @@ def compute_standings(job: StandingsJob) -> bytes | None:
         return None
     _LAST[key] = msg
     return msg.model_dump_json().encode()
+
+
+def version_of(data: bytes) -> int:
+    """The ``version`` of a serialised ``standings`` message (ValueError if
+    it is not one)."""
+    try:
+        msg = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"not a standings message: {exc}") from exc
+    if not isinstance(msg, dict) or msg.get("type") != "standings":
+        raise ValueError("not a standings message")
+    version = msg.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ValueError(f"standings message with version {version!r}")
+    return version
 
 
 @dataclass
@@ -267,10 +348,22 @@ class LiveStandings:
         self._tg: asyncio.TaskGroup | None = None
         self._waiting: list[_Event] = []  # events known before run() started
         self._owner = uuid.uuid4().hex
+        self._resumed: dict[str, int] = {}  # event -> the last version before a restart
         # Computed in a child process: a thread would hold the loop's GIL.
         self.offload = Offload(preload=("livegain.app.standings",))
 
     # ------------------------------------------------------------ changes
+
+    def resume(self, event: str, data: bytes) -> None:
+        """``data``, a ``standings`` message of ``event``, went out (or was
+        held by the delay) before a restart: the event's next message gets a
+        higher ``version``. ValueError if ``data`` is not a standings message."""
+        version = version_of(data)
+        if version > self._resumed.get(event, 0):
+            self._resumed[event] = version
+        ev = self._events.get(event)
+        if ev is not None:
+            ev.version = max(ev.version, version)
 
     def touch(self, board_id: str) -> None:
         """The board changed (or was removed): its event looks at it again on
@@ -319,7 +412,9 @@ class LiveStandings:
             rules = configured[1] if configured is not None else EventRules()
             facts = configured[2] if configured is not None else {}
             prior = self._prior(name) if self._prior is not None else None
-            ev = self._events[name] = _Event(name, rules, facts, prior)
+            ev = self._events[name] = _Event(
+                name, rules, facts, prior, version=self._resumed.get(name, 0)
+            )
             if self._tg is not None:
                 self._tg.create_task(self._follow(ev), name=f"standings-{name[:40]}")
             else:

@@ -184,6 +184,11 @@ class DelayLine:
         """Every board viewers see, in the order the line first knew them."""
         return {bid: b.released for bid, b in self._boards.items() if b.released is not None}
 
+    def held(self, board_id: str) -> list[Held]:
+        """The items of ``board_id`` (or a message key) not released yet, in order."""
+        board = self._boards.get(board_id)
+        return list(board.queue) if board is not None else []
+
     def expects(self, board_id: str) -> int | None:
         """The ``seq`` an update of this board must have to be held (None: the
         line needs the board's whole state first)."""

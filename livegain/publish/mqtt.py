@@ -42,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -160,6 +160,15 @@ class MqttPublisher:
         self._moments.append((board_id, moment))
         if self._recent.add(board_id, moment):
             self._recent_dirty = True
+        self._wake.set()
+
+    def restore_moments(self, moments: Iterable[tuple[str, bytes]]) -> None:
+        """Take back the latest moments viewers had before a restart, (board
+        id, message) oldest first: retained on ``{prefix}/moments`` again with
+        the next ones, not sent again one by one."""
+        for board_id, moment in moments:
+            if self._recent.add(board_id, moment):
+                self._recent_dirty = True
         self._wake.set()
 
     def publish_boards(self, boards: bytes) -> None:

@@ -26,6 +26,15 @@ last item folded into it; the rows up to it are deleted with each
 checkpoint). Items released since the last checkpoint stay in
 ``delay_held``: on restart they are due at once and folded in again.
 
+What viewers were shown besides the boards is kept too, as the very bytes
+they got, so that a restart serves it again at once (with a delay or
+without): ``shown_standings``, each event's latest ``standings`` message
+(in the order the events were first shown), and ``shown_moments``, the
+latest key moments (:data:`livegain.publish.moments.KEPT` across all
+boards, oldest first; a removed board's are forgotten). Both are written as
+they go out to viewers: with a broadcast delay, when they are released, not
+when they are held.
+
 This store is separate from ENGINE's :class:`EvalCache` on purpose: the cache
 is an optimisation that may be disabled, shared or cleared; the store is the
 service's record of a broadcast and lives in the configured data directory.
@@ -76,6 +85,16 @@ CREATE TABLE IF NOT EXISTS delay_released (
     ord INTEGER NOT NULL,
     through INTEGER NOT NULL,
     state TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS shown_standings (
+    event TEXT PRIMARY KEY,
+    ord INTEGER NOT NULL,
+    message BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS shown_moments (
+    n INTEGER PRIMARY KEY,
+    board_id TEXT NOT NULL,
+    message BLOB NOT NULL
 );
 """
 
@@ -366,6 +385,56 @@ class Store:
         self._db.execute("DELETE FROM delay_released")
         self._db.execute("DELETE FROM delay_held")
 
+    # --------------------------------------------------------------- shown
+
+    def save_shown_standings(self, event: str, message: bytes) -> None:
+        """The event's ``standings`` message viewers now have (replaces the last)."""
+        self._db.execute(
+            "INSERT INTO shown_standings(event, ord, message) VALUES(?, "
+            "(SELECT COALESCE(MAX(ord), 0) + 1 FROM shown_standings), ?) "
+            "ON CONFLICT(event) DO UPDATE SET message=excluded.message",
+            (event, message),
+        )
+
+    def save_shown_moment(self, board_id: str, message: bytes, kept: int) -> None:
+        """A ``moment`` message viewers got: kept among the latest ``kept``
+        (one already kept, the same bytes, is not kept twice)."""
+        db = self._db
+        db.execute("BEGIN")
+        try:
+            db.execute(
+                "INSERT INTO shown_moments(board_id, message) SELECT ?, ? "
+                "WHERE NOT EXISTS (SELECT 1 FROM shown_moments WHERE message=?)",
+                (board_id, message, message),
+            )
+            db.execute(
+                "DELETE FROM shown_moments WHERE n NOT IN "
+                "(SELECT n FROM shown_moments ORDER BY n DESC LIMIT ?)",
+                (kept,),
+            )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def forget_shown_moments(self, board_id: str) -> None:
+        """The board left the viewers' view: its moments are not kept."""
+        self._db.execute("DELETE FROM shown_moments WHERE board_id=?", (board_id,))
+
+    def load_shown(self) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+        """What viewers were shown besides the boards: ``(event, message)``
+        of each event's latest standings, in the order the events were first
+        shown, and ``(board_id, message)`` of the kept moments, oldest first."""
+        standings = [
+            (str(e), _blob(m))
+            for e, m in self._db.execute("SELECT event, message FROM shown_standings ORDER BY ord")
+        ]
+        moments = [
+            (str(b), _blob(m))
+            for b, m in self._db.execute("SELECT board_id, message FROM shown_moments ORDER BY n")
+        ]
+        return standings, moments
+
     # --------------------------------------------------------------- evals
 
     def save_eval(self, engine: str, fen: str, ev: Evaluation) -> None:
@@ -391,6 +460,11 @@ class Store:
         return int(
             self._db.execute("SELECT COUNT(*) FROM evals WHERE engine=?", (engine,)).fetchone()[0]
         )
+
+
+def _blob(value: object) -> bytes:
+    """A message column read back as bytes (written as a BLOB; text is encoded)."""
+    return value if isinstance(value, bytes) else str(value).encode()
 
 
 def _evals_from_schema_1(db: sqlite3.Connection) -> None:

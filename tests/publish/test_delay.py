@@ -232,6 +232,15 @@ def test_messages_are_held_by_key_in_order() -> None:
     assert not line.knows("standings/Open")
 
 
+def test_the_items_held_of_a_key_in_order() -> None:
+    line = DelayLine()
+    first = line.hold(T0, "standings/Open", Message("standings/Open", b'{"version":1}'), 5)
+    second = line.hold(T0 + 1, "standings/Open", Message("standings/Open", b'{"version":2}'), 5)
+    assert line.held("standings/Open") == [first, second] and line.held("b9") == []
+    line.due(T0 + 5)
+    assert line.held("standings/Open") == [second]
+
+
 def test_checkpoints_come_every_n_updates_and_with_each_state() -> None:
     line = DelayLine(checkpoint_every=3)
     started(line, T0, 0)

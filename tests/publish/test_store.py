@@ -70,6 +70,48 @@ def test_store_survives_reopen(tmp_path: Path) -> None:
     st.close()
 
 
+def test_what_viewers_were_shown_survives_reopen(tmp_path: Path) -> None:
+    """Each event's latest standings (the same bytes, in the order the events
+    were first shown) and the latest moments (the newest ``kept``, oldest
+    first, none twice, a removed board's forgotten)."""
+    path = tmp_path / "store.sqlite3"
+    st = Store(path)
+    assert st.load_shown() == ([], [])
+    st.save_shown_standings("Open B", b'{"version":1}')
+    st.save_shown_standings("Open A", b'{"version":1}')
+    st.save_shown_standings("Open B", b'{"version":2}')  # replaces, keeps its place
+    for k in range(5):
+        st.save_shown_moment(f"b{k % 2}", f'{{"n":{k}}}'.encode(), kept=3)
+    st.save_shown_moment("b0", b'{"n":4}', kept=3)  # kept already: not twice
+    st.close()
+    st = Store(path)
+    standings, moments = st.load_shown()
+    assert standings == [("Open B", b'{"version":2}'), ("Open A", b'{"version":1}')]
+    assert moments == [("b0", b'{"n":2}'), ("b1", b'{"n":3}'), ("b0", b'{"n":4}')]
+    st.forget_shown_moments("b0")
+    assert st.load_shown()[1] == [("b1", b'{"n":3}')]
+    st.close()
+
+
+def test_a_store_from_before_gets_the_shown_tables(tmp_path: Path) -> None:
+    """A store written before the shown tables existed opens, with its boards."""
+    path = tmp_path / "store.sqlite3"
+    st = Store(path)
+    st.save_snapshot("b1", snap(("e4",)))
+    st.close()
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE shown_standings")
+    db.execute("DROP TABLE shown_moments")
+    db.commit()
+    db.close()
+    st = Store(path)
+    assert [b for b, _ in st.load_snapshots()] == ["b1"]
+    assert st.load_shown() == ([], [])
+    st.save_shown_standings("Open", b"{}")
+    assert st.load_shown()[0] == [("Open", b"{}")]
+    st.close()
+
+
 def test_corrupt_store_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sqlite3"
     bad.write_bytes(b"this is not a database" * 100)
