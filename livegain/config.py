@@ -15,17 +15,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
+    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
 
 from livegain.core.board.board import DEFAULT_MAX_PLIES
+from livegain.core.board.identity import positive_number
 from livegain.core.board.registry import DEFAULT_MAX_BOARDS
 from livegain.core.errors import LivegainError
 from livegain.feeds.base import FeedConfig
+from livegain.feeds.json_bounds import loads_bounded, read_toml_bounded
 from livegain.mqtt.address import BrokerAccess
 
 if TYPE_CHECKING:
@@ -34,7 +38,8 @@ if TYPE_CHECKING:
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # a typo in a key is an error naming it; so is nan or inf for a number
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 GameKind = Literal["classical-otb", "online-rapid"]
@@ -334,6 +339,11 @@ class EventConfig(_Section):
         description="Player name (or FIDE id) -> what is known of him for his FIDE K: "
         "games, born, ever_2400, k (the player table's rating change)",
     )
+    format_why: str | None = Field(
+        default=None,
+        description="Why this format: what the source said of it (livegain watch sets it; "
+        "shown on /healthz beside the format)",
+    )
     scoring: dict[str, Any] | None = Field(
         default=None,
         description="Points per result and colour: { white = { win = 3, draw = 1, loss = 0 }, "
@@ -415,7 +425,7 @@ def _read_pairings(path: Path) -> list[tuple[str, str, int | None]]:
                 (
                     headers.get("White", "?"),
                     headers.get("Black", "?"),
-                    int(head) if head.isdigit() else None,
+                    positive_number(head),
                 )
             )
         return out
@@ -535,10 +545,36 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        sources: list[PydanticBaseSettingsSource] = [init_settings, _BoundedEnv(settings_cls)]
         if cls._toml_file is not None:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls._toml_file))
+            sources.append(_BoundedToml(settings_cls, toml_file=cls._toml_file))
         return tuple(sources)
+
+
+class _BoundedToml(TomlConfigSettingsSource):
+    """The configuration file, read within bounds (size, depth): a ValueError
+    saying what is wrong, never a RecursionError."""
+
+    def _read_file(self, file_path: Any) -> dict[str, Any]:
+        return read_toml_bounded(Path(file_path))
+
+
+class _BadVariable(LivegainError):
+    """A ``LIVEGAIN_*`` variable that is not JSON within bounds (not a
+    ValueError: pydantic-settings would replace its message)."""
+
+
+class _BoundedEnv(EnvSettingsSource):
+    """``LIVEGAIN_*`` variables; a JSON value (a list, a table) is checked
+    within bounds first: an error naming the variable, never a RecursionError."""
+
+    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
+        if isinstance(value, str | bytes):
+            try:
+                loads_bounded(value)
+            except ValueError as exc:
+                raise _BadVariable(f"{self.env_prefix}{field_name}".upper() + f": {exc}") from None
+        return super().decode_complex_value(field_name, field, value)
 
 
 class ConfigError(LivegainError, ValueError):
@@ -570,9 +606,14 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
         for err in exc.errors(include_url=False, include_input=False)[:5]:
             loc = ".".join(str(p) for p in err.get("loc", ()))
             lines.append(f"{loc}: {err.get('msg', '')}")
-        raise ConfigError(f"{where}: " + "; ".join(lines)) from None
-    except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
-        raise ConfigError(f"{toml}: {exc}") from None
+        raise ConfigError(f"{where}: " + " ".join("; ".join(lines).split())) from None
+    except _BadVariable as exc:
+        raise ConfigError(f"environment: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{toml}: cannot read ({exc.strerror or exc})") from None
+    except ValueError as exc:  # not TOML, too large or too deep; a bad variable
+        where = f"{toml}" if toml else "configuration"
+        raise ConfigError(f"{where}: {' '.join(str(exc).split())}") from None
     return loaded
 
 

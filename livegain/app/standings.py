@@ -336,6 +336,9 @@ class LiveStandings:
         self._configured: dict[str, tuple[str, EventRules, dict[str, PlayerFacts]]] = {
             event_key(e.name): (e.name, e.rules(), e.player_facts()) for e in events
         }
+        self._format_why: dict[str, str] = {
+            event_key(e.name): e.format_why or "as configured ([[events]])" for e in events
+        }
         self._boards = boards
         self._publish = publish
         self._prior = prior
@@ -504,4 +507,12 @@ class LiveStandings:
             "last_seconds": {
                 name: round(ev.seconds, 3) for name, ev in sorted(self._events.items())
             },
+            "formats": {name: self._format(name, ev) for name, ev in sorted(self._events.items())},
         }
+
+    def _format(self, name: str, ev: _Event) -> dict[str, object]:
+        """Which format the event is counted as, and why (``/healthz``)."""
+        why = self._format_why.get(event_key(name))
+        if why is None:
+            return {"format": None, "why": "no [[events]] entry: standings only, no odds"}
+        return {"format": ev.rules.format, "cycles": ev.rules.cycles, "why": why}

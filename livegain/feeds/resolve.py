@@ -477,7 +477,7 @@ def standings_entry(
     and its custom scoring. None without an event name."""
     if event is None:
         return None
-    entry: dict[str, Any] = {"name": event, "format": "swiss"}
+    entry: dict[str, Any] = {"name": event, "format": "swiss", "format_why": format_note(fmt)}
     if fmt is not None and fmt.format == "round-robin":
         entry.update(format="round-robin", cycles=fmt.cycles)
     if scoring is not None:

@@ -166,6 +166,9 @@ async def follow_whole_event(
                 # The player table counts the whole event.
                 assert mine["rated_games"] <= mine["games"]
             health = await asyncio.to_thread(get_json, f"{base}healthz")
+            # which format the event was read as, and why (the source's words)
+            fmt = health["standings"]["formats"][relay.name]
+            assert fmt["format"] == msg["format"] and fmt["why"].startswith("format: ")
             status = next(iter(health["feeds"].values()))["status"]
             if via == "lichess":
                 assert status["finished_rounds_read"] == len(relay.rounds)

@@ -289,6 +289,7 @@ async def test_a_lichess_round_url_follows_its_tournament() -> None:
             "name": "livegain Demo Open 2026",
             "format": "round-robin",
             "cycles": 1,
+            "format_why": "format: round-robin (the source says '10-player round robin')",
         }
         # --round without a number: that round only.
         got = await resolve(lichess.round_url("OpenRd05"), ep, pin=True)
@@ -322,7 +323,11 @@ async def test_a_lichess_tournament_url_follows_the_event() -> None:
         del wijk.info["format"]
         got = await resolve(lichess.tour_url("WijkTour"), ep)
         assert got.notes == ("format: not told by the source, counted as a Swiss",)
-        assert got.standings == {"name": "Wijk Masters 2026", "format": "swiss"}
+        assert got.standings == {
+            "name": "Wijk Masters 2026",
+            "format": "swiss",
+            "format_why": "format: not told by the source, counted as a Swiss",
+        }
 
 
 async def test_an_lcc_tournament_id_follows_the_event(tmp_path: Path) -> None:
@@ -342,7 +347,11 @@ async def test_an_lcc_tournament_id_follows_the_event(tmp_path: Path) -> None:
             3,
         )
         # 3 rounds for 6 players: a Swiss
-        assert got.standings == {"name": "Tata Steel Masters", "format": "swiss"}
+        assert got.standings == {
+            "name": "Tata Steel Masters",
+            "format": "swiss",
+            "format_why": "format: swiss (3 rounds for 6 players: a Swiss)",
+        }
         # tournament.json, then the round's index
         assert lcc.paths == [f"/get/{LCC_ID}/tournament.json", f"/get/{LCC_ID}/round-2/index.json"]
         # No game live: the indexes say which round is not over.
@@ -622,6 +631,7 @@ async def test_the_event_s_scoring_and_format_reach_the_standings(tmp_path: Path
             "format": "round-robin",
             "cycles": 2,
             "scoring": three,
+            "format_why": "format: round-robin (the source says '6-player double round robin')",
         }
         assert "scoring: 3/1/0" in got.notes
         bad = EventRelay.from_pgn(
