@@ -347,6 +347,7 @@ async def main() -> int:
                 await asyncio.sleep(1.0)
 
         kills: list[str] = []
+        bag: list[Part] = []
         done = asyncio.Event()
 
         async def chaos() -> None:
@@ -354,7 +355,9 @@ async def main() -> int:
                 await asyncio.sleep(rng.uniform(*args.kill_every))
                 if done.is_set():
                     return
-                victim = rng.choice(parts)
+                if not bag:  # each part in turn, in a shuffled order each cycle
+                    bag.extend(rng.sample(parts, len(parts)))
+                victim = bag.pop()
                 victim.kill()
                 if victim is service:
                     calls_lives.append(0.0)
