@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from livegain.core.evaluation import Evaluation
+from livegain.core.events import official_rating
 
 
 @dataclass
@@ -48,11 +49,11 @@ class AnnotatedGame:
 
     @property
     def white_elo(self) -> int | None:
-        return _elo(self.headers.get("WhiteElo"))
+        return official_rating(self.headers.get("WhiteElo"))
 
     @property
     def black_elo(self) -> int | None:
-        return _elo(self.headers.get("BlackElo"))
+        return official_rating(self.headers.get("BlackElo"))
 
     def move_label(self, ply: int) -> str:
         """``11.Bg5`` / ``11...Na4`` for ply ``ply`` (1-based)."""
@@ -67,16 +68,6 @@ class AnnotatedGame:
         number = fullmove + k // 2
         dots = "." if k % 2 == 0 else "..."
         return f"{number}{dots}{self.sans[ply - 1]}"
-
-
-def _elo(value: str | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        elo = int(value.strip())
-    except ValueError:
-        return None
-    return elo if elo > 0 else None
 
 
 #: ``Stockfish 15.1 depth 10``, ``Stockfish 16 nodes 100000``, ``Komodo 14 depth 12 nodes 5000``:

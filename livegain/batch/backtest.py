@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from livegain.core.elo import Model
+from livegain.core.events import official_rating
 from livegain.core.standings import Result, Standings
 from livegain.core.tournament_odds import (
     DEFAULT_DRAW_RATE,
@@ -128,10 +129,8 @@ def read_event(path: Path) -> Event:
 
 
 def _elo(raw: str | None) -> float | None:
-    try:
-        return float(raw) if raw else None
-    except ValueError:
-        return None
+    rating = official_rating(raw)
+    return None if rating is None else float(rating)
 
 
 def _event_facts(

@@ -130,7 +130,9 @@ async def calibrate(
     ]
     rated = [r for r in rows if r.elo is not None]
     if not rated:
-        raise NoRatedPlayerError("no player with an Elo tag (WhiteElo/BlackElo)")
+        raise NoRatedPlayerError(
+            "no player with an Elo tag (WhiteElo/BlackElo: a whole number 1-3999)"
+        )
     strength = engine_strength((r.elo, r.difference) for r in rated if r.elo is not None)
     result = Calibration(
         engine=engine_name,

@@ -3,7 +3,13 @@
 argparse (standard library) parses; each sub-command lives in its own module
 with a ``register(subparsers)`` function. Errors the user can fix raise
 :class:`CliError` and end as one line on stderr with a non-zero exit, never a
-traceback.
+traceback; so do usage errors (argparse's, without its usage lines).
+
+Exit codes (docs/service.md, "Exit codes"): 0 done; 2 an error the user can
+fix (bad input, a usage error); 130 a command that ends on its own,
+interrupted by Ctrl-C. A command that runs until it is stopped
+(:data:`UNTIL_STOPPED`) ends on Ctrl-C or SIGTERM with "stopped" and 0,
+whether it was starting, looking up its sources or running.
 
 Start-up: only the module of the sub-command being run is imported; the others
 are listed by name and one-line help (``_COMMANDS``, kept equal to what their
@@ -18,8 +24,12 @@ import atexit
 import contextlib
 import importlib
 import os
+import signal
 import sys
+import warnings
 from collections.abc import Sequence
+from types import FrameType
+from typing import NoReturn
 
 from livegain import __version__
 from livegain.cli._common import CliError
@@ -57,12 +67,35 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: Commands that run until they are stopped: Ctrl-C or SIGTERM is their way
+#: to end ("stopped", exit 0), not an interruption (``demo --batch`` excepted).
+UNTIL_STOPPED = frozenset({"serve", "watch", "worker", "gateway", "demo", "replay"})
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors are one line on stderr, exit 2
+    (``livegain odds game: error: argument --rating-a: 'nan' is not a finite
+    number (livegain odds game --help)``); the sub-commands' parsers are of
+    this class too."""
+
+    #: The sub-command named (the top-level parser reports some of its
+    #: errors, such as arguments nobody takes, under that name).
+    command = ""
+
+    def error(self, message: str) -> NoReturn:
+        text = " ".join(message.split())
+        if len(text) > 300:  # a value of 5,000 digits, quoted back
+            text = text[:297] + "..."
+        prog = f"livegain {self.command}" if self.command else self.prog
+        self.exit(2, f"{prog}: error: {text} ({prog} --help)\n")
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser. ``command=None``: every sub-command complete (imports every
     module). Otherwise only the module of ``command`` is imported and registers
     its sub-commands; the others are listed by name and help only (``""``: all
     of them, for ``livegain --help`` and errors)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="livegain",
         description="Live chess broadcast analyzer: perceived Elo ratings from engine gains.",
     )
@@ -93,22 +126,48 @@ def _command_word(words: Sequence[str]) -> str:
     return ""
 
 
+def runs_until_stopped(words: Sequence[str]) -> bool:
+    """Whether the command line names a command that runs until it is stopped."""
+    return _command_word(words) in UNTIL_STOPPED and "--batch" not in words
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(argv) if argv is not None else sys.argv[1:]
-    parser = build_parser(_command_word(words))
-    args = parser.parse_args(words)
-    args.argv = words  # the command as typed, for provenance records
+    command = _command_word(words)
     try:
+        parser = build_parser(command)
+        if isinstance(parser, _Parser) and command in _COMMANDS:
+            parser.command = command
+        args = parser.parse_args(words)
+        args.argv = words  # the command as typed, for provenance records
         code = args.func(args)
     except CliError as exc:
-        print(f"livegain {args.command}: error: {exc}", file=sys.stderr)
+        message = " ".join(str(exc).split())
+        print(f"livegain {command}: error: {message}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        return _interrupted(command or "", runs_until_stopped(words))
     except BrokenPipeError:
         return 0
     return int(code or 0)
+
+
+def _interrupted(command: str, until_stopped: bool) -> int:
+    """Ctrl-C (or SIGTERM, for a command that runs until stopped): one line,
+    and nothing more from the half-done work as the process ends (an event
+    loop interrupted while it was being made, a coroutine never awaited)."""
+    sys.unraisablehook = lambda _unraisable: None
+    warnings.simplefilter("ignore")
+    name = f"livegain {command}" if command in _COMMANDS else "livegain"
+    if until_stopped:
+        print(f"{name}: stopped", file=sys.stderr)
+        return 0
+    print(f"{name}: interrupted", file=sys.stderr)
+    return 130
+
+
+def _stop(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 #: Commands that end a batch: their files are closed and nothing of theirs
@@ -126,11 +185,16 @@ def console() -> None:
     the process ends. When a batch command has returned (its output written,
     its files and engine processes closed), the other exit handlers run, then
     stdout and stderr are flushed and the process exits at once
-    (``os._exit``). A command that raised keeps the usual exit and its
-    traceback; :func:`main` itself (tests, embedding) never exits.
+    (``os._exit``). A command that raised (a bug: no input should make one
+    raise) keeps the usual exit and its traceback; :func:`main` itself
+    (tests, embedding) never exits.
     """
     words = sys.argv[1:]
     returned: list[int] = []
+    if runs_until_stopped(words):
+        # SIGTERM stops it as Ctrl-C does, before its own handlers are in
+        # place too (while it starts, or looks up its sources).
+        signal.signal(signal.SIGTERM, _stop)
     if _command_word(words) in _BATCH_COMMANDS:
         # Registered before the command runs, so it runs after the handlers
         # the command's libraries register (exit handlers run last-in first-out).

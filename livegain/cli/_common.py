@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from livegain.core.errors import LivegainError
 
 if TYPE_CHECKING:  # rich is imported when a table is printed, not at start-up
+    import asyncio
+
     from rich.console import Console
     from rich.table import Table
 
@@ -21,6 +23,76 @@ class CliError(LivegainError):
     def __init__(self, message: str, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def stopped(command: str) -> int:
+    """A command that runs until it is stopped, stopped (Ctrl-C, SIGTERM):
+    one line on stderr, exit code 0 (docs/service.md, "Exit codes")."""
+    print(f"livegain {command}: stopped", file=sys.stderr)
+    return 0
+
+
+def cancel_on_signals(task: asyncio.Task[Any]) -> list[int]:
+    """SIGINT and SIGTERM cancel ``task`` (from the running event loop); the
+    list returned gets each signal that came."""
+    import asyncio
+    import contextlib
+    import signal
+
+    loop = asyncio.get_running_loop()
+    came: list[int] = []
+
+    def on_signal(sig: int) -> None:
+        came.append(sig)
+        task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, on_signal, sig)
+    return came
+
+
+def finite_float(text: str) -> float:
+    """An option's number (argparse ``type``): a finite float; ``nan``, ``inf``
+    and ``1e999`` are a usage error naming the option."""
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a finite number")
+    return value
+
+
+def count(text: str) -> int:
+    """A count given as an option (argparse ``type``): games, years. A whole
+    number of at most nine digits: ``1e999`` and a number of 400 digits are a
+    usage error naming the option (a sign is kept for the command to refuse)."""
+    import argparse
+
+    digits = text.strip().removeprefix("-")
+    if not (digits.isascii() and digits.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number")
+    if len(digits) > 9:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is too large (at most 9 digits)")
+    return int(text)
+
+
+#: Most engine processes one command starts (``--workers``).
+MAX_WORKERS = 1024
+
+
+def processes(text: str) -> int:
+    """``--workers`` (argparse ``type``): a whole number 1..:data:`MAX_WORKERS`."""
+    import argparse
+
+    n = count(text)
+    if not 1 <= n <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"{n} is not a number of processes 1-{MAX_WORKERS}")
+    return n
 
 
 def existing_file(path: str) -> Path:
@@ -38,7 +110,7 @@ def add_engine_options(p: Any, engine_default: str | None = None) -> None:
     processes, binary and evaluation cache."""
     p.add_argument("--depth", type=int, default=None, metavar="D", help="engine depth (12)")
     p.add_argument("--nodes", type=int, default=None, metavar="N", help="engine node limit")
-    p.add_argument("--workers", type=int, default=None, metavar="W", help="engine processes")
+    p.add_argument("--workers", type=processes, default=None, metavar="W", help="engine processes")
     p.add_argument("--engine", default=engine_default, metavar="PATH", help="UCI engine")
     p.add_argument("--cache", default=None, metavar="PATH", help="SQLite evaluation cache")
 

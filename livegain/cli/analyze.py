@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from livegain.cli._common import CliError, add_engine_options
+from livegain.cli._common import CliError, add_engine_options, finite_float
 from livegain.core.elo import PAPER_ENGINE_RATING
 
 # Chess, the PGN reader and the engine pool are imported once the engine
@@ -90,7 +90,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--engine-rating",
-        type=float,
+        type=finite_float,
         default=None,
         metavar="R",
         help="engine strength r_e (default: the shipped calibration in engine mode, "
@@ -102,7 +102,7 @@ def register(sub: Any) -> None:
     add_broker_options(p, url_required=False)  # --broker: `livegain worker` processes evaluate
     p.add_argument(
         "--job-timeout",
-        type=float,
+        type=finite_float,
         default=30.0,
         metavar="S",
         help="with --broker: seconds a worker has for a position before another gets it (30)",

@@ -26,7 +26,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import sys
 import tempfile
 import urllib.parse
 from collections.abc import Callable, Coroutine
@@ -34,7 +33,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from livegain.cli._common import CliError, print_json
+from livegain.cli._common import CliError, finite_float, print_json, stopped
 
 DEMO_FILES = ("game_of_the_century.pgn", "demo-round.pgn")
 # The demo Open's five rounds; round 5 is demo-round.pgn.
@@ -92,7 +91,9 @@ def register(sub: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--speed", type=float, default=20.0, help="replay speed factor (default 20)")
+    p.add_argument(
+        "--speed", type=finite_float, default=20.0, help="replay speed factor (default 20)"
+    )
     p.add_argument("--port", type=int, default=8080, help="HTTP/WebSocket port (default 8080)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument(
@@ -118,6 +119,13 @@ def run(args: argparse.Namespace) -> int:
         return run_batch(args)
     if args.speed <= 0:
         raise CliError("--speed must be > 0")
+    if args.mqtt is not None:
+        from livegain.mqtt.address import parse_mqtt_url
+
+        try:
+            parse_mqtt_url(args.mqtt)
+        except ValueError as exc:
+            raise CliError(f"--mqtt: {exc}") from None
     return run_live(args)
 
 
@@ -195,8 +203,7 @@ def run_live(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot start the server on {args.host}:{args.port}: {exc}") from None
-    print("stopped", file=sys.stderr)
-    return 0
+    return stopped("demo")
 
 
 def _demo_settings(args: argparse.Namespace, feeds: list[Any], events: list[Any], tmp: str) -> Any:

@@ -17,7 +17,7 @@ import argparse
 import math
 from typing import Any
 
-from livegain.cli._common import CliError, console, print_json, show
+from livegain.cli._common import CliError, console, count, finite_float, print_json, show
 from livegain.core import elo
 
 
@@ -32,8 +32,8 @@ def register(sub: Any) -> None:
     esub.required = True
 
     ex = esub.add_parser("expected", help="expected score of A against B")
-    ex.add_argument("--rating-a", type=float, required=True, help="rating of player A")
-    ex.add_argument("--rating-b", type=float, required=True, help="rating of player B")
+    ex.add_argument("--rating-a", type=finite_float, required=True, help="rating of player A")
+    ex.add_argument("--rating-b", type=finite_float, required=True, help="rating of player B")
     _model_arg(ex)
     _json_arg(ex)
     ex.set_defaults(func=run_expected)
@@ -41,27 +41,27 @@ def register(sub: Any) -> None:
     df = esub.add_parser("diff", help="rating difference implied by a fractional score")
     df.add_argument(
         "--score",
-        type=float,
+        type=finite_float,
         required=True,
         help="fractional score in (0, 1), or points out of --games",
     )
-    df.add_argument("--games", type=int, help="games played; --score is then a number of points")
+    df.add_argument("--games", type=count, help="games played; --score is then a number of points")
     _model_arg(df)
     _json_arg(df)
     df.set_defaults(func=run_diff)
 
     ch = esub.add_parser("change", help="rating change over a set of games (sum of K*(S-E))")
-    ch.add_argument("--rating", type=float, required=True, help="the player's rating")
+    ch.add_argument("--rating", type=finite_float, required=True, help="the player's rating")
     kg = ch.add_mutually_exclusive_group(required=True)
-    kg.add_argument("--k", type=float, help="development coefficient K")
+    kg.add_argument("--k", type=finite_float, help="development coefficient K")
     kg.add_argument("--auto-k", action="store_true", help="FIDE K from the flags below")
     ch.add_argument(
         "--games-played",
-        type=int,
+        type=count,
         help="rated games completed before this period (with --auto-k; < 30 gives K=40)",
     )
     age = ch.add_mutually_exclusive_group()
-    age.add_argument("--age", type=int, help="the player's age in years (under 18: junior rule)")
+    age.add_argument("--age", type=count, help="the player's age in years (under 18: junior rule)")
     age.add_argument("--under-18", action="store_true", help="the junior rule applies")
     ch.add_argument(
         "--ever-2400",
@@ -70,7 +70,7 @@ def register(sub: Any) -> None:
     )
     ch.add_argument(
         "--period-games",
-        type=int,
+        type=count,
         help="rated games in the whole rating period for the K*n <= 700 rule "
         "(default: the games given here)",
     )

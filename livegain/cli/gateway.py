@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import signal
 from typing import Any
 
-from livegain.cli._common import CliError, add_loop_option, run_async
+from livegain.cli._common import CliError, add_loop_option, cancel_on_signals, run_async, stopped
 
 HELP = "serve the overlays and /ws to viewers from the service's MQTT output"
 
@@ -103,25 +102,23 @@ def run(args: argparse.Namespace) -> int:
     )
     gateway = Gateway(live, broker, prefix=prefix, client_id=args.id)
 
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
+    async def main() -> bool:
         task = asyncio.current_task()
         assert task is not None
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, task.cancel)
+        signalled = cancel_on_signals(task)
         started = asyncio.create_task(_announce(gateway))
         try:
             with contextlib.suppress(asyncio.CancelledError):
                 await gateway.run()
         finally:
             started.cancel()
+        return bool(signalled)
 
     try:
-        run_async(main(), args.loop)
+        signalled = run_async(main(), args.loop)
     except OSError as exc:
         raise CliError(f"cannot start the gateway: {exc}") from None
-    return 0
+    return stopped("gateway") if signalled else 0
 
 
 async def _announce(gateway: Any) -> None:

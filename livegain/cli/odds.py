@@ -25,11 +25,15 @@ import argparse
 import math
 from typing import TYPE_CHECKING, Any
 
-from livegain.cli._common import CliError, console, print_json, show
+from livegain.cli._common import CliError, console, count, finite_float, print_json, show
 from livegain.core.odds import GameOdds, game_probabilities, match_odds, match_odds_games
 
 if TYPE_CHECKING:
     from livegain.core.human_wdl import RatingsPrior
+
+#: Longest match computed (the exact odds take time quadratic in its length:
+#: 10,000 games in under a second).
+MAX_MATCH_GAMES = 10_000
 
 
 def register(sub: Any) -> None:
@@ -48,9 +52,13 @@ def register(sub: Any) -> None:
 
     m = osub.add_parser("match", help="probability that A wins, the match is drawn, B wins")
     _common_args(m)
-    m.add_argument("--games", type=int, required=True, help="total number of games in the match")
-    m.add_argument("--score-a", type=float, default=0.0, help="A's points so far (default 0)")
-    m.add_argument("--score-b", type=float, default=0.0, help="B's points so far (default 0)")
+    m.add_argument("--games", type=count, required=True, help="total number of games in the match")
+    m.add_argument(
+        "--score-a", type=finite_float, default=0.0, help="A's points so far (default 0)"
+    )
+    m.add_argument(
+        "--score-b", type=finite_float, default=0.0, help="B's points so far (default 0)"
+    )
     m.add_argument(
         "--current",
         help="W,D,L of a game in progress from A's view (e.g. from the engine); "
@@ -58,14 +66,14 @@ def register(sub: Any) -> None:
     )
     m.add_argument(
         "--current-eval",
-        type=float,
+        type=finite_float,
         default=None,
         metavar="PAWNS",
         help="--wdl human: the evaluation (pawns, White's view) of the game in progress",
     )
     m.add_argument(
         "--current-ply",
-        type=int,
+        type=count,
         default=None,
         metavar="N",
         help="--wdl human: plies played in the game in progress",
@@ -81,11 +89,11 @@ def register(sub: Any) -> None:
 
 
 def _common_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rating-a", type=float, required=True, help="rating of player A")
-    p.add_argument("--rating-b", type=float, required=True, help="rating of player B")
+    p.add_argument("--rating-a", type=finite_float, required=True, help="rating of player A")
+    p.add_argument("--rating-b", type=finite_float, required=True, help="rating of player B")
     p.add_argument(
         "--draw-rate",
-        type=float,
+        type=finite_float,
         default=None,
         help="probability of a draw in one game, in [0, 1] (seed 000 uses 0.6 at the top level); "
         "required unless --wdl human",
@@ -303,6 +311,8 @@ def _played(args: argparse.Namespace) -> tuple[int, int]:
     """(games played, games left) from the score and the match length."""
     if args.games <= 0:
         raise CliError(f"--games must be positive (the match length), got {args.games}")
+    if args.games > MAX_MATCH_GAMES:
+        raise CliError(f"--games {args.games}: at most {MAX_MATCH_GAMES:,} games in a match")
     _check_score("--score-a", args.score_a)
     _check_score("--score-b", args.score_b)
     played_f = args.score_a + args.score_b

@@ -19,16 +19,20 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import re
 from pathlib import Path
 from typing import Any
 
 import chess.pgn
 from rich.markup import escape
 
-from livegain.cli._common import CliError, console, existing_file, print_json, show
+from livegain.cli._common import CliError, console, existing_file, finite_float, print_json, show
 from livegain.core.ranking import PairResult, RankingError, RankingFit, fit_ranking, tally_results
 
 CSV_COLUMNS = ("player_a", "player_b", "wins_a", "draws", "wins_b")
+#: Most games counted in one field of the results table.
+MAX_COUNT = 1_000_000
+_WHOLE = re.compile(r"-?[0-9]+")
 
 
 def register(sub: Any) -> None:
@@ -50,7 +54,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--fix-alpha",
-        type=float,
+        type=finite_float,
         help="hold alpha at this value and maximise over the gammas only (profile likelihood)",
     )
     p.add_argument("--json", action="store_true", help="print JSON for machines")
@@ -66,6 +70,13 @@ def _read_text(path: Path) -> str:
         raise CliError(f"{path}: cannot read: {exc.strerror}") from None
 
 
+def _fields(path: Path, n: int, line: str) -> list[str]:
+    try:
+        return next(csv.reader([line]))
+    except csv.Error as exc:  # a field over the csv module's limit (128 KiB), a stray quote
+        raise CliError(f"{path}:{n}: not a CSV line ({exc})") from None
+
+
 def read_results_csv(path: Path) -> list[PairResult]:
     """Parse the pairwise-results CSV; errors name the file and line."""
     text = _read_text(path)
@@ -77,7 +88,7 @@ def read_results_csv(path: Path) -> list[PairResult]:
     if not lines:
         raise CliError(f"{path}: empty results table (no header, no rows)")
     header_no, header_line = lines[0]
-    header = [h.strip().lower() for h in next(csv.reader([header_line]))]
+    header = [h.strip().lower() for h in _fields(path, header_no, header_line)]
     missing = [c for c in CSV_COLUMNS if c not in header]
     if missing:
         raise CliError(
@@ -87,7 +98,7 @@ def read_results_csv(path: Path) -> list[PairResult]:
     col = {c: header.index(c) for c in CSV_COLUMNS}
     rows: list[PairResult] = []
     for n, line in lines[1:]:
-        fields = next(csv.reader([line]))
+        fields = _fields(path, n, line)
         if len(fields) != len(header):
             raise CliError(f"{path}:{n}: expected {len(header)} fields, found {len(fields)}")
         a = fields[col["player_a"]].strip()
@@ -97,12 +108,14 @@ def read_results_csv(path: Path) -> list[PairResult]:
         counts: list[int] = []
         for c in ("wins_a", "draws", "wins_b"):
             raw = fields[col[c]].strip()
-            try:
-                v = int(raw)
-            except ValueError:
-                raise CliError(f"{path}:{n}: {c} {raw!r} is not a whole number") from None
+            shown = raw if len(raw) <= 40 else raw[:37] + "..."
+            if not _WHOLE.fullmatch(raw):
+                raise CliError(f"{path}:{n}: {c} {shown!r} is not a whole number")
+            v = int(raw) if len(raw) <= 12 else MAX_COUNT + 1
             if v < 0:
-                raise CliError(f"{path}:{n}: {c} {v} is negative")
+                raise CliError(f"{path}:{n}: {c} {shown} is negative")
+            if v > MAX_COUNT:
+                raise CliError(f"{path}:{n}: {c} {shown} is more than {MAX_COUNT:,} games")
             counts.append(v)
         if a == b:
             raise CliError(f"{path}:{n}: {a!r} cannot play themself")

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
-from livegain.cli._common import CliError, existing_file
+from livegain.cli._common import CliError, existing_file, finite_float
 from livegain.feeds.replay import DEFAULT_SECONDS_PER_MOVE, MODES, Replay, ReplayError
 
 
@@ -22,7 +22,9 @@ def register(sub: Any) -> None:
         ),
     )
     p.add_argument("file", metavar="FILE.pgn", help="PGN file (one or more games)")
-    p.add_argument("--speed", type=float, default=1.0, help="time factor (default 1 = real time)")
+    p.add_argument(
+        "--speed", type=finite_float, default=1.0, help="time factor (default 1 = real time)"
+    )
     p.add_argument(
         "--as",
         dest="mode",
@@ -37,7 +39,7 @@ def register(sub: Any) -> None:
     p.add_argument("--tournament-id", default="replay", help="LCC id / MQTT tournament level")
     p.add_argument(
         "--seconds-per-move",
-        type=float,
+        type=finite_float,
         default=DEFAULT_SECONDS_PER_MOVE,
         help=f"move time where the PGN has no clocks (default {DEFAULT_SECONDS_PER_MOVE:g})",
     )
@@ -56,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--speed must be > 0")
     if args.seconds_per_move <= 0:
         raise CliError("--seconds-per-move must be > 0")
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port must be 0-65535 (0: a free one), got {args.port}")
     try:
         replay = Replay.from_file(
             path,

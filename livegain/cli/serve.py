@@ -6,10 +6,9 @@ import argparse
 import asyncio
 import contextlib
 import signal
-import sys
 from typing import Any
 
-from livegain.cli._common import CliError, add_loop_option, run_async
+from livegain.cli._common import CliError, add_loop_option, run_async, stopped
 
 
 def register(sub: Any) -> None:
@@ -139,5 +138,4 @@ def run_service(
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot start the server: {exc}") from None
-    print("stopped", file=sys.stderr)
-    return 0
+    return stopped("serve")

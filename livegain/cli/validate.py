@@ -16,7 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from livegain.cli._common import CliError, add_engine_options, console, print_json, table
+from livegain.cli._common import (
+    CliError,
+    add_engine_options,
+    console,
+    finite_float,
+    print_json,
+    table,
+)
 from livegain.core.human_wdl import KINDS
 from livegain.core.perceived import MoveClasses
 
@@ -123,7 +130,7 @@ def register(sub: Any) -> None:
     )
     _common(val, "held-out")
     val.add_argument(
-        "--engine-rating", type=float, default=None, metavar="R", help="r_e for Algorithm 4"
+        "--engine-rating", type=finite_float, default=None, metavar="R", help="r_e for Algorithm 4"
     )
     val.add_argument("--plots", default=None, metavar="DIR", help="write PNG plots there")
     val.add_argument(
@@ -434,11 +441,10 @@ def _run_fit_wdl(args: argparse.Namespace) -> int:
 
 
 def _rating(text: str | None) -> float | None:
-    try:
-        value = float(text) if text else None
-    except ValueError:
-        return None
-    return value if value and value > 0 else None
+    from livegain.core.events import official_rating
+
+    rating = official_rating(text)
+    return None if rating is None else float(rating)
 
 
 def run_validate(args: argparse.Namespace) -> int:

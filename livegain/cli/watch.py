@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from livegain.cli._common import CliError
+from livegain.cli._common import CliError, finite_float, stopped
 
 if TYPE_CHECKING:
     from livegain.config import Settings
@@ -52,7 +51,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--interval",
-        type=float,
+        type=finite_float,
         metavar="SECONDS",
         help="seconds between polls of each source: a Lichess tournament's document "
         "(default 60; its round is streamed), a LiveChess Cloud tournament and a PGN URL "
@@ -235,5 +234,4 @@ def serve(settings: Settings) -> int:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot start the server: {exc}") from None
-    print("stopped", file=sys.stderr)
-    return 0
+    return stopped("watch")

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import signal
 from typing import Any
 
-from livegain.cli._common import CliError
+from livegain.cli._common import CliError, cancel_on_signals, processes, stopped
 
 
 def add_broker_options(
@@ -60,7 +59,7 @@ def register(sub: Any) -> None:
         "service asks for (docs/workers.md).",
     )
     add_broker_options(p, url_required=True)
-    p.add_argument("--workers", type=int, default=None, metavar="N", help="engine processes")
+    p.add_argument("--workers", type=processes, default=None, metavar="N", help="engine processes")
     p.add_argument("--engine", default="/usr/games/stockfish", metavar="PATH", help="UCI engine")
     limit = p.add_mutually_exclusive_group()
     limit.add_argument("--depth", type=int, default=None, metavar="D", help="depth (12)")
@@ -101,18 +100,16 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(f"--id: {exc}") from None
 
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
+    async def main() -> bool:
         task = asyncio.current_task()
         assert task is not None
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, task.cancel)
+        signalled = cancel_on_signals(task)
         with contextlib.suppress(asyncio.CancelledError):
             await worker.run()
+        return bool(signalled)
 
     try:
-        asyncio.run(main())
+        signalled = asyncio.run(main())
     except EngineStartError as exc:
         raise CliError(f"engine: {exc}") from None
-    return 0
+    return stopped("worker") if signalled else 0

@@ -16,7 +16,17 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-__all__ = ["GameSnapshot", "PlayerInfo", "normalise_name", "player_key"]
+__all__ = [
+    "RATING_RANGE",
+    "GameSnapshot",
+    "PlayerInfo",
+    "normalise_name",
+    "official_rating",
+    "player_key",
+]
+
+#: Official ratings (Elo) a source may give; anything else is no rating.
+RATING_RANGE = (1, 3999)
 
 
 @dataclass(frozen=True)
@@ -26,6 +36,25 @@ class PlayerInfo:
     federation: str | None = None
     rating: int | None = None
     fide_id: str | None = None
+
+
+def official_rating(value: object) -> int | None:
+    """A player's rating as a source gives it (a PGN tag ``"2750"``, a JSON
+    number): a whole number in :data:`RATING_RANGE`, else None. ``"-"``,
+    ``"?"``, ``"0"``, ``"2750.5"``, ``"1e999"``, ``10**400``, NaN and ``True``
+    are no rating; the text is never converted beyond four digits."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        n = value
+    elif isinstance(value, str):
+        text = value.strip()
+        if not (0 < len(text) <= 4 and text.isascii() and text.isdigit()):
+            return None
+        n = int(text)
+    else:
+        return None
+    return n if RATING_RANGE[0] <= n <= RATING_RANGE[1] else None
 
 
 @functools.lru_cache(maxsize=8192)  # the same names come in every poll

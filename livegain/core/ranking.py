@@ -329,7 +329,10 @@ def fit_ranking(
         return -h
 
     x0 = np.zeros(t.shape[1])
-    res = minimize(fun, x0, jac=jac, hess=hess, method="trust-exact", options={"gtol": gtol})
+    try:
+        res = minimize(fun, x0, jac=jac, hess=hess, method="trust-exact", options={"gtol": gtol})
+    except np.linalg.LinAlgError as exc:  # counts so lopsided that the Hessian is singular
+        raise RankingError(f"the maximisation failed ({exc})") from None
     a_hat, g_ref = unpack(np.asarray(res.x, dtype=np.float64))
     grad_full, hess_full = _grad_hess(data, a_hat, g_ref)
     g_red, h_red = restrict(grad_full, hess_full)
@@ -342,7 +345,10 @@ def fit_ranking(
     if max_eig >= 0:
         raise RankingError("the optimum is not a strict maximum (Hessian not negative definite)")
     # Covariance in the reference parametrisation (gamma_M = 0), then centre the gammas.
-    cov_ref = t @ np.linalg.inv(-h_red) @ t.T
+    try:
+        cov_ref = t @ np.linalg.inv(-h_red) @ t.T
+    except np.linalg.LinAlgError as exc:
+        raise RankingError(f"no standard errors ({exc})") from None
     centre = np.eye(m + 1)
     centre[1:, 1:] -= 1.0 / m
     cov = centre @ cov_ref @ centre.T

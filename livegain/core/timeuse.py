@@ -100,7 +100,8 @@ class TimeControl:
         return 0
 
 
-_PERIOD = re.compile(r"^(?:(\d+)/)?(\d+)(?:\+(\d+))?$")
+# at most nine digits a number: a longer one is no time control (and no int to convert)
+_PERIOD = re.compile(r"^(?:(\d{1,9})/)?(\d{1,9})(?:\+(\d{1,9}))?$")
 
 
 @functools.lru_cache(maxsize=256)

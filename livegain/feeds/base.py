@@ -109,7 +109,7 @@ def source_sink(sink: FeedSink, cfg: _FeedConfigBase) -> FeedSink:
 
 
 class _FeedConfigBase(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str | None = Field(
         default=None, description="Label used in errors and snapshots' source (default: derived)"

@@ -29,15 +29,13 @@ import chess
 from livegain.core.board.board import DEFAULT_MAX_PLIES
 from livegain.core.board.results import normalize_result
 from livegain.core.errors import LivegainError
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.events import RATING_RANGE, GameSnapshot, PlayerInfo
 from livegain.feeds.pgn import MAX_TRAILING_ILLEGAL, ply_label
 
 STANDARD_START = 518
 _TOKEN_TAIL = re.compile(r"(?:([0-9]{1,9}))?(?:\+([0-9]{1,9}))?")
 #: Largest clock or time spent accepted, in seconds (about 11.5 days); more is no chess clock.
 MAX_CLOCK_SECONDS = 1_000_000
-#: Official ratings accepted (Elo); anything else is dropped with an error.
-RATING_RANGE = (1, 3999)
 #: Characters kept of a name, title, federation, event, site or date.
 MAX_TEXT = 200
 #: Plies per game (the game state's default ``limits.max_plies``); a longer game is refused.

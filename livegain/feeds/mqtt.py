@@ -29,6 +29,7 @@ import aiomqtt
 from livegain.core.events import GameSnapshot
 from livegain.feeds._common import Backoff
 from livegain.feeds.base import FeedSink, MqttFeedConfig, source_sink
+from livegain.feeds.json_bounds import loads_bounded
 from livegain.feeds.mqtt_ingest import IngestResult, MqttIngest
 from livegain.mqtt.address import redact_url
 from livegain.mqtt.client import connect, taken_over, unique_client_id
@@ -92,7 +93,7 @@ class MqttFeed:
 
     def _load_state(self, path: Path) -> dict[str, Any]:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = loads_bounded(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:

@@ -37,7 +37,8 @@ import chess
 
 from livegain.core.board.identity import positive_number, split_round
 from livegain.core.board.results import RESULTS, normalize_result
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.events import GameSnapshot, PlayerInfo, official_rating
+from livegain.feeds.json_bounds import loads_bounded
 from livegain.feeds.pgn import parse_game, split_games
 
 MAX_PAYLOAD = 1024 * 1024
@@ -228,9 +229,9 @@ class MqttIngest:
         stripped = text.lstrip()
         if stripped.startswith("{"):
             try:
-                data = json.loads(stripped)
+                data = loads_bounded(stripped)
             except ValueError as exc:
-                out.errors.append((topic, f"invalid JSON move event: {exc}"))
+                out.errors.append((topic, f"move event: {exc}"))
                 return out
             if not isinstance(data, dict):
                 out.errors.append((topic, "JSON payload is not an object"))
@@ -592,6 +593,7 @@ def _player(v: object) -> PlayerInfo | None:
             return None
         rating = v.get("rating")
         fide = v.get("fide_id")
+        fide_id = str(fide) if isinstance(fide, int | str) else None
 
         def opt(key: str) -> str | None:
             x = v.get(key)
@@ -601,8 +603,8 @@ def _player(v: object) -> PlayerInfo | None:
             name=name.strip() or "?",
             title=opt("title"),
             federation=opt("federation"),
-            rating=rating if isinstance(rating, int) and not isinstance(rating, bool) else None,
-            fide_id=str(fide) if isinstance(fide, int | str) and str(fide).isdigit() else None,
+            rating=official_rating(rating),
+            fide_id=fide_id if positive_number(fide_id) else None,
         )
     return None
 

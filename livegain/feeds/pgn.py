@@ -32,7 +32,7 @@ import chess
 from livegain.core.board.board import DEFAULT_MAX_PLIES
 from livegain.core.board.identity import positive_number, split_round
 from livegain.core.board.results import normalize_result
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.events import GameSnapshot, PlayerInfo, official_rating
 
 #: Default plies per game (``limits.max_plies``); a longer game is refused.
 MAX_PLIES = DEFAULT_MAX_PLIES
@@ -128,7 +128,7 @@ def player_from_headers(headers: dict[str, str], color: str) -> PlayerInfo:
         name=(headers.get(color) or "?").strip() or "?",
         title=_text_or_none(headers.get(f"{color}Title")),
         federation=_text_or_none(headers.get(f"{color}Fed") or headers.get(f"{color}Federation")),
-        rating=positive_number(headers.get(f"{color}Elo")),
+        rating=official_rating(headers.get(f"{color}Elo")),
         fide_id=_id_or_none(headers.get(f"{color}FideId")),
     )
 

@@ -51,7 +51,7 @@ from livegain.feeds.pgn import ParsedGame, game_to_pgn, parse_pgn
 ReplayMode = Literal["pgn-http", "lcc", "mqtt"]
 MODES: tuple[str, ...] = ("pgn-http", "lcc", "mqtt")
 DEFAULT_SECONDS_PER_MOVE = 10.0
-_TC_RE = re.compile(r"^(?:\d+/)?(\d+)(?:\+(\d+))?")
+_TC_RE = re.compile(r"^(?:\d{1,9}/)?(\d{1,9})(?:\+(\d{1,9}))?(?!\d)")
 
 
 _END = -1
@@ -525,7 +525,7 @@ class Replay:
             return self._cached(path, headers, lambda: self.round_pgn(), "application/x-chess-pgn")
         if path == "/stream.pgn":
             return Reply(200, content_type="application/x-chess-pgn", stream=self.stream)
-        m = re.fullmatch(r"/game-(\d+)\.pgn", path)
+        m = re.fullmatch(r"/game-(\d{1,9})\.pgn", path)
         if m and 1 <= int(m.group(1)) <= len(self.games):
             i = int(m.group(1)) - 1
             return self._cached(path, headers, lambda: self.game_pgn(i), "application/x-chess-pgn")
@@ -536,7 +536,7 @@ class Replay:
                 return self._json(path, headers, self.lcc_tournament)
             if rest == "round-1/index.json":
                 return self._json(path, headers, self.lcc_index)
-            m = re.fullmatch(r"round-1/game-(\d+)\.json", rest)
+            m = re.fullmatch(r"round-1/game-(\d{1,9})\.json", rest)
             if m and 1 <= int(m.group(1)) <= len(self.games):
                 i = int(m.group(1)) - 1
                 return self._json(path, headers, lambda: self.lcc_game(i))

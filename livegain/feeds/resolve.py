@@ -105,6 +105,7 @@ _LCC_UUID = re.compile(
 )
 _LCC_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 _LCC_ROUND = re.compile(r"round-([0-9]{1,4})")
+_ROUND_NUMBER = re.compile(r"[0-9]{1,4}")  # ``{id}/{N}``: N in ASCII digits, as in round-N
 # /broadcast/{these}/...: Lichess pages, not tournaments
 _LICHESS_PAGES = frozenset({"by", "calendar", "help", "my-rounds", "new", "official", "top"})
 
@@ -118,7 +119,8 @@ class ResolveError(LivegainError, ValueError):
     """A source that cannot be followed: the message names it and says why."""
 
     def __init__(self, source: str, why: str) -> None:
-        super().__init__(f"{source}: {why}")
+        shown = source if len(source) <= 200 else source[:197] + "..."  # a line, not a page
+        super().__init__(f"{shown}: {why}")
         self.source = source
         self.why = why
 
@@ -301,7 +303,7 @@ def lcc_url(text: str, ep: Endpoints) -> Source | None:
     if host == LCC_DOMAIN or host.endswith(f".{LCC_DOMAIN}"):
         where = parts.fragment.strip("/") or parts.path.strip("/")
         tid, _, rnd = where.partition("/")
-        if _LCC_ID.fullmatch(tid) and (rnd == "" or rnd.isdigit()):
+        if _LCC_ID.fullmatch(tid) and (rnd == "" or _ROUND_NUMBER.fullmatch(rnd)):
             return LccTournament(tid, None, int(rnd) if rnd else None)
     return None
 
@@ -317,7 +319,7 @@ def pgn_url(text: str, ep: Endpoints) -> Source | None:
 def lcc_id(text: str, ep: Endpoints) -> Source | None:
     """A bare LiveChess Cloud tournament id (a UUID), ``/N`` after it for round N."""
     tid, _, rnd = text.strip().partition("/")
-    if _LCC_UUID.fullmatch(tid) and (rnd == "" or rnd.isdigit()):
+    if _LCC_UUID.fullmatch(tid) and (rnd == "" or _ROUND_NUMBER.fullmatch(rnd)):
         return LccTournament(tid, None, int(rnd) if rnd else None)
     return None
 

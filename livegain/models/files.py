@@ -9,13 +9,13 @@ import dataclasses
 import datetime as _dt
 import importlib.resources
 import os
-import tomllib
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from livegain.core.errors import LivegainError
+from livegain.feeds.json_bounds import loads_toml_bounded, read_toml_text
 
 
 class _Limit(Protocol):
@@ -94,18 +94,20 @@ def read_toml(p: Path) -> dict[str, Any]:
     """A TOML file's tables (not to be changed: they are kept for the next
     read); an empty dict when the file does not exist."""
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_toml_text(p)
     except FileNotFoundError:
         return {}
     except OSError as exc:
         raise CalibrationError(f"{p}: cannot read ({exc})") from exc
+    except ValueError as exc:  # too large, not UTF-8
+        raise CalibrationError(f"{p}: {exc}") from None
     kept = _PARSED.get(p)
     if kept is not None and kept[0] == text:
         return kept[1]
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CalibrationError(f"{p}: not valid TOML ({exc})") from exc
+        data = loads_toml_bounded(text)
+    except ValueError as exc:  # not TOML, too deep
+        raise CalibrationError(f"{p}: {exc}") from None
     _PARSED[p] = (text, data)
     return data
 

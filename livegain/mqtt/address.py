@@ -82,6 +82,8 @@ def parse_mqtt_url(
     ``ca_file``, ``cert_file``, ``key_file`` need ``mqtts://``.
     """
     shown = redact_url(url)
+    if len(shown) > 120:  # quoted back in errors: a line, not a page
+        shown = shown[:117] + "..."
     parts = urlsplit(url)
     if parts.scheme not in ("mqtt", "mqtts", "tcp", "ssl"):
         raise ValueError(f"not an MQTT URL: {shown!r} (expected mqtt://host:port or mqtts://...)")

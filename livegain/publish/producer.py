@@ -4,11 +4,11 @@ and ranked by :func:`core.producer.rank_boards` (docs/producer.md)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from urllib.parse import quote
 
 from livegain.core.producer import BoardLook, rank_boards
+from livegain.feeds.json_bounds import loads_bounded
 from livegain.publish import schema
 
 
@@ -79,7 +79,7 @@ def standings_of(raw: Iterable[bytes]) -> list[schema.Standings]:
     out: list[schema.Standings] = []
     for data in raw:
         try:
-            out.append(schema.Standings.model_validate(json.loads(data)))
+            out.append(schema.Standings.model_validate(loads_bounded(data)))
         except ValueError:
             continue
     return out

@@ -48,15 +48,21 @@ broker then sends every retained state again, and the retained ``status``
 (subscribed last) after them: the adapter then calls
 :meth:`Replica.end_resync`, which removes the boards whose state did not come
 back (removed meanwhile). No sockets, no asyncio, no clock here.
+
+Every message is untrusted (anyone who may publish under the prefix can
+send one): a payload over :data:`MAX_PAYLOAD` bytes, JSON nested deeper than
+32 levels (:mod:`livegain.feeds.json_bounds`; the models' parser stops at
+200), or a message that is not what its topic says is counted as ``junk``
+and changes nothing, never an exception.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from livegain.feeds.json_bounds import loads_bounded
 from livegain.mqtt.topics import OutputTopics, topic_safe
 from livegain.publish.fold import apply_update
 from livegain.publish.moments import RecentMoments, payload_lines
@@ -115,6 +121,10 @@ class Moment:
 
 
 Action = SetBoard | Publish | Remove | Resync | Standings | Moment
+
+#: Largest message taken from the broker, bytes (a board's whole state with a
+#: thousand plies is well under 1 MiB); a larger one is junk.
+MAX_PAYLOAD = 16 * 1024 * 1024
 
 
 @dataclass
@@ -262,6 +272,9 @@ class Replica:
     def feed(self, topic: str, payload: bytes) -> list[Action]:
         """One MQTT message: what the WebSocket server must do for it."""
         self.stats.messages += 1
+        if len(payload) > MAX_PAYLOAD:
+            self.stats.junk += 1
+            return []
         parsed = self.topics.parse(topic)
         kind, level = parsed if parsed is not None else (None, "")
         if kind == "status":
@@ -285,7 +298,7 @@ class Replica:
         if not payload:  # a retained message cleared
             return []
         try:
-            event = json.loads(payload)["event"]
+            event = loads_bounded(payload)["event"]
         except (ValueError, KeyError, TypeError):
             self.stats.junk += 1
             return []
@@ -321,7 +334,7 @@ class Replica:
 
     def _listed(self, payload: bytes) -> None:
         try:
-            data = json.loads(payload)
+            data = loads_bounded(payload)
             ids = [str(b["board_id"]) for b in data["boards"]]
         except (ValueError, TypeError, KeyError):
             self.stats.junk += 1

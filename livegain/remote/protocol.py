@@ -28,7 +28,6 @@ livegain.remote.protocol``; ``--check`` fails when stale).
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -36,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from livegain import schemas
 from livegain.core.errors import LivegainError
 from livegain.core.evaluation import Evaluation
+from livegain.feeds.json_bounds import loads_bounded
 from livegain.mqtt.topics import topic_safe
 
 VERSION = 2
@@ -218,7 +218,7 @@ class OutdatedError(ProtocolError):
 def outdated(data: bytes) -> object | None:
     """The ``v`` of a JSON object body whose version is not :data:`VERSION`, else None."""
     try:
-        obj = json.loads(data)
+        obj = loads_bounded(data)
     except ValueError:
         return None
     if isinstance(obj, dict) and "v" in obj and obj["v"] != VERSION:
