@@ -46,6 +46,7 @@ import contextlib
 import functools
 import multiprocessing
 import os
+import signal
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -91,7 +92,10 @@ def _end_with_parent(service_alive: Connection) -> None:
 
 def _child_start(nice: int, service_alive: Connection) -> None:
     """The child's initializer, before any job: end with the service, and run
-    below it (:func:`_lower_priority`)."""
+    below it (:func:`_lower_priority`). A Ctrl-C in the terminal reaches the
+    whole process group: the child ignores it (no KeyboardInterrupt traceback
+    of its own), and ends when the service closes its pipe."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(
         target=_end_with_parent, args=(service_alive,), name="end-with-service", daemon=True
     ).start()

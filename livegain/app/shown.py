@@ -16,13 +16,13 @@ in the delay line's own tables and comes out at its own time.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import structlog
 
 from livegain.app.standings import version_of
 from livegain.app.store_writes import StoreWrites
+from livegain.feeds.json_bounds import loads_bounded
 from livegain.publish.moments import KEPT
 from livegain.publish.store import Store
 
@@ -76,7 +76,7 @@ def load_shown(store: Store) -> Shown:
     good_moments = []
     for board_id, data in moments:
         try:
-            msg = json.loads(data)
+            msg = loads_bounded(data)
             if not isinstance(msg, dict) or msg.get("type") != "moment":
                 raise ValueError("not a moment message")
         except (ValueError, UnicodeDecodeError) as exc:

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -71,6 +70,7 @@ from livegain.core.human_wdl import RatingsPrior
 from livegain.core.perceived import CalibratedRating
 from livegain.core.players import PlayerFacts, PlayerLine, player_table, resolve_facts
 from livegain.core.team_table import TeamTable, team_table
+from livegain.feeds.json_bounds import loads_bounded
 from livegain.publish import convert, schema
 
 if TYPE_CHECKING:
@@ -266,7 +266,7 @@ def version_of(data: bytes) -> int:
     """The ``version`` of a serialised ``standings`` message (ValueError if
     it is not one)."""
     try:
-        msg = json.loads(data)
+        msg = loads_bounded(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"not a standings message: {exc}") from exc
     if not isinstance(msg, dict) or msg.get("type") != "standings":
