@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 from brokers import MOSQUITTO, PrivateBroker, port_open
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,6 +45,18 @@ def stockfish_path() -> str | None:
     if found:
         return found
     return "/usr/games/stockfish" if Path("/usr/games/stockfish").exists() else None
+
+
+@pytest.fixture(autouse=True)
+def structlog_config_restored() -> Iterator[None]:
+    """structlog's configuration as it was before each test: a command run in
+    the test's process (``main(["gateway", ...])``) configures logging for the
+    whole process, and a later test capturing logs (``capture_logs``) would see
+    nothing under that command's level filter."""
+    saved = dict(structlog.get_config())
+    saved["processors"] = list(saved["processors"])
+    yield
+    structlog.configure(**saved)
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ class ShownRecord:
         """Moments kept (across all boards), as viewers' hubs keep them."""
 
     def standings(self, event: str, data: bytes) -> None:
-        self.writes.write(lambda store: store.save_shown_standings(event, data), event=event)
+        self.writes.write(lambda store: store.save_shown_standings(event, data), tournament=event)
 
     def moment(self, board_id: str, data: bytes) -> None:
         self.writes.write(
