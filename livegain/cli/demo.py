@@ -57,16 +57,16 @@ def game_of_the_century_path() -> Path:
 def demo_points_before() -> dict[str, float]:
     """Each player's points from the demo Open's rounds before round 5 (the MQTT
     demo carries them in: it replays round 5 only)."""
+    from livegain.core.scoring import outcome
     from livegain.feeds.pgn import parse_pgn
 
     text = data_path(DEMO_EVENT_FILE).read_text(encoding="utf-8")
     points: dict[str, float] = {}
-    share = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
     for g in parse_pgn(text, "demo", max_games=None):
         snap = g.snapshot
         if snap is None or (snap.round or "").split(".")[0] == str(DEMO_LIVE_ROUND):
             continue
-        w, b = share.get(snap.result, (0.0, 0.0))
+        w, b, _ = outcome(snap.result)  # the demo's rounds 1-4 are all finished
         points[snap.white.name] = points.get(snap.white.name, 0.0) + w
         points[snap.black.name] = points.get(snap.black.name, 0.0) + b
     return points

@@ -29,17 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from livegain.core.odds import GameOdds, match_odds_games
-
-#: Game points of each result, White's then Black's (a double forfeit: none).
-RESULT_POINTS: dict[str, tuple[float, float]] = {
-    "1-0": (1.0, 0.0),
-    "0-1": (0.0, 1.0),
-    "1/2-1/2": (0.5, 0.5),
-    "½-½": (0.5, 0.5),
-    "+/-": (1.0, 0.0),
-    "-/+": (0.0, 1.0),
-    "-/-": (0.0, 0.0),
-}
+from livegain.core.scoring import outcome
 
 
 @dataclass(frozen=True)
@@ -54,15 +44,15 @@ class TeamBoard:
     """While not over: its win/draw/loss, White's view (None with a result)."""
 
     def __post_init__(self) -> None:
-        if self.result is not None and self.result not in RESULT_POINTS:
-            raise ValueError(f"unknown result {self.result!r}")
+        if self.result is not None:
+            outcome(self.result)  # ValueError: not a finished result
         if (self.result is None) == (self.wdl is None):
             raise ValueError("a board has either a result or a win/draw/loss, not both")
 
     def points_a(self) -> tuple[float, float]:
         """A finished board's game points, team A's then team B's."""
         assert self.result is not None
-        white, black = RESULT_POINTS[self.result]
+        white, black, _ = outcome(self.result)
         return (white, black) if self.a_white else (black, white)
 
     def odds_a(self) -> GameOdds:

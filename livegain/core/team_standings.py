@@ -41,7 +41,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from livegain.core.team_match import RESULT_POINTS, MatchPoints
+from livegain.core.scoring import outcome
+from livegain.core.team_match import MatchPoints
 
 TEAM_TIEBREAKS = frozenset({"OSB", "SB", "GP", "MP", "BH", "BH-C1", "DE", "MW"})
 #: The Olympiad's order (match points first).
@@ -92,10 +93,11 @@ def team_matches(games: Iterable[TeamGame]) -> list[TeamMatch]:
         a, _b = names[key]
         slot = acc[key]
         slot[2] += 1
-        if g.result not in RESULT_POINTS:
+        try:
+            w, bl, _ = outcome(g.result)
+        except ValueError:  # not over yet
             slot[3] += 1
             continue
-        w, bl = RESULT_POINTS[g.result]
         if g.white_team == a:
             slot[0] += w
             slot[1] += bl
