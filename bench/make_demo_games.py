@@ -22,16 +22,29 @@ unchanged (``--round5``). It prints the crosstable:
 
     .venv/bin/python bench/make_demo_games.py --event --out livegain/data/demo-event.pgn
 
+``--team`` writes the demo's team event instead (livegain/data/demo-team.pgn
+by default): the livegain Demo Team Cup, four teams of four players (ratings
+1600-2150 and skill levels as in the Open) in a round robin of 3 rounds, two
+matches of 4 boards a round, the first-named team White on boards 1 and 3 of
+its match, every game with its ``WhiteTeam``/``BlackTeam`` tags and a round's
+boards numbered on from match to match (``Round`` "R.B", ``Board`` B). It
+prints the matches and the team crosstable (match points and game points
+after each round, the Olympiad's tie-breaks):
+
+    nice .venv/bin/python bench/make_demo_games.py --team
+
 Stockfish's own Skill Level draws its weaker moves from a generator seeded by
 the clock, so that the same command plays other moves each run. ``--event``
-makes that draw itself, from ``--seed`` (``skill_move``), and clears the
-engine's hash before each game, and so is deterministic for a given seed and
-engine build, whatever ``--jobs`` (engines playing a round's games at once).
+and ``--team`` make that draw themselves, from ``--seed`` (``skill_move``),
+and clear the engine's hash before each game, and so are deterministic for a
+given seed and engine build, whatever ``--jobs`` (engines playing games at
+once).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import random
 import time
@@ -39,17 +52,20 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from queue import Queue
+from typing import Any
 
 import chess
 import chess.engine
 import chess.pgn
 
 ROOT = Path(__file__).resolve().parent.parent
+OPEN = "livegain Demo Open 2026"
 
 # (name, title, federation, rating, skill level): a club Open, ratings
 # 1600-2150 by skill level, inside the range the shipped perceived-rating
 # models are validated for (docs/validity.md)
-PLAYERS = [
+Player = tuple[str, str, str, int, int]
+PLAYERS: list[Player] = [
     ("Varga, Lenke", "FM", "HUN", 2150, 20),
     ("Okafor, Chidi", "CM", "NGR", 2050, 16),
     ("Lindqvist, Elin", "", "SWE", 1900, 12),
@@ -91,8 +107,8 @@ def clk(seconds: float) -> str:
 def play(
     engine: chess.engine.SimpleEngine,
     rng: random.Random,
-    white: tuple[str, str, str, int, int],
-    black: tuple[str, str, str, int, int],
+    white: Player,
+    black: Player,
     opening: str,
     board_no: int,
     nodes: int,
@@ -101,12 +117,15 @@ def play(
     round_no: int = 5,
     date: str = "2026.03.14",
     seeded_skill: bool = False,
+    event: str = OPEN,
+    game_id: str = "demo",
 ) -> chess.pgn.Game:
     """One game. ``seeded_skill``: the players' Skill Level moves drawn from ``rng``
-    (``skill_move``), not by Stockfish, and the engine's hash cleared first."""
+    (``skill_move``), not by Stockfish, and the engine's hash cleared first.
+    ``game_id``: the ``GameId`` tag's prefix (the round and board follow)."""
     game = chess.pgn.Game()
     h = game.headers
-    h["Event"] = "livegain Demo Open 2026"
+    h["Event"] = event
     h["Site"] = "Demo Hall"
     h["Date"] = date
     h["Round"] = f"{round_no}.{board_no}"
@@ -118,7 +137,7 @@ def play(
         h[f"{side}Elo"] = str(p[3])
         h[f"{side}Fed"] = p[2]
     h["TimeControl"] = "5400+30"
-    h["GameId"] = f"demo-r{round_no}-b{board_no}"
+    h["GameId"] = f"{game_id}-r{round_no}-b{board_no}"
     board = chess.Board()
     node: chess.pgn.GameNode = game
     clocks = {chess.WHITE: 5400.0, chess.BLACK: 5400.0}
@@ -396,6 +415,52 @@ def pair_round(
     raise SystemExit(f"round {round_no} cannot be paired")
 
 
+@contextlib.contextmanager
+def engine_pool(path: str, jobs: int) -> Iterator[Queue[chess.engine.SimpleEngine]]:
+    """``jobs`` engines, one game each at a time (taken from the queue, put back)."""
+    engines: Queue[chess.engine.SimpleEngine] = Queue()
+    try:
+        for _ in range(jobs):
+            engine = chess.engine.SimpleEngine.popen_uci(path)
+            engine.configure({"Threads": 1, "Hash": 16, "Skill Level": 20})
+            engines.put(engine)
+        yield engines
+    finally:
+        while not engines.empty():
+            engines.get().quit()
+
+
+def seeded_game(
+    engines: Queue[chess.engine.SimpleEngine],
+    args: argparse.Namespace,
+    seed: str,
+    white: Player,
+    black: Player,
+    round_no: int,
+    board_no: int,
+    **kwargs: Any,
+) -> chess.pgn.Game:
+    """One game of ``--event`` or ``--team`` on an engine of the pool: its moves
+    drawn from ``seed`` (``seeded_skill``), its opening by round and board."""
+    engine = engines.get()
+    try:
+        return play(
+            engine,
+            random.Random(seed),
+            white,
+            black,
+            OPENINGS[(board_no - 1 + round_no) % len(OPENINGS)],
+            board_no,
+            args.nodes,
+            args.max_plies,
+            round_no=round_no,
+            seeded_skill=True,
+            **kwargs,
+        )
+    finally:
+        engines.put(engine)
+
+
 def read_games(path: Path) -> list[chess.pgn.Game]:
     games = []
     with path.open() as f:
@@ -440,7 +505,7 @@ def event(args: argparse.Namespace) -> int:
     if sorted(p for pair in last_pairs for p in pair) != list(range(len(PLAYERS))):
         raise SystemExit(f"{args.round5}: not one game for each of the {len(PLAYERS)} players")
     h = last_games[0].headers
-    if (h["Event"], h["Site"], h["Round"]) != ("livegain Demo Open 2026", "Demo Hall", "5.1"):
+    if (h["Event"], h["Site"], h["Round"]) != (OPEN, "Demo Hall", "5.1"):
         raise SystemExit(f"{args.round5}: not round 5 of the demo event")
     day5 = datetime.datetime.strptime(h["Date"], "%Y.%m.%d").date()
     last = [""] * len(PLAYERS)
@@ -451,61 +516,45 @@ def event(args: argparse.Namespace) -> int:
     colours = [""] * len(PLAYERS)
     rounds: list[list[tuple[Pair, str]]] = []
     games: list[chess.pgn.Game] = []
-    engines: Queue[chess.engine.SimpleEngine] = Queue()
-    for _ in range(args.jobs):
-        engine = chess.engine.SimpleEngine.popen_uci(args.engine)
-        engine.configure({"Threads": 1, "Hash": 16, "Skill Level": 20})
-        engines.put(engine)
 
     def one(round_no: int, board_no: int, white: int, black: int) -> chess.pgn.Game:
-        engine = engines.get()
-        try:
-            date = day5 - datetime.timedelta(days=5 - round_no)
-            return play(
-                engine,
-                random.Random(f"{args.seed}:{round_no}:{board_no}"),
-                PLAYERS[white],
-                PLAYERS[black],
-                OPENINGS[(board_no - 1 + round_no) % len(OPENINGS)],
-                board_no,
-                args.nodes,
-                args.max_plies,
-                round_no=round_no,
-                date=date.strftime("%Y.%m.%d"),
-                seeded_skill=True,
-            )
-        finally:
-            engines.put(engine)
+        date = day5 - datetime.timedelta(days=5 - round_no)
+        return seeded_game(
+            engines,
+            args,
+            f"{args.seed}:{round_no}:{board_no}",
+            PLAYERS[white],
+            PLAYERS[black],
+            round_no,
+            board_no,
+            date=date.strftime("%Y.%m.%d"),
+        )
 
-    try:
-        with ThreadPoolExecutor(args.jobs) as pool:
-            for round_no in range(1, ROUNDS_BEFORE + 1):
-                boards = pair_round(round_no, points, colours, met, last)
-                played = list(
-                    pool.map(
-                        one,
-                        [round_no] * len(boards),
-                        range(1, len(boards) + 1),
-                        *zip(*boards, strict=True),
-                    )
+    with engine_pool(args.engine, args.jobs) as engines, ThreadPoolExecutor(args.jobs) as pool:
+        for round_no in range(1, ROUNDS_BEFORE + 1):
+            boards = pair_round(round_no, points, colours, met, last)
+            played = list(
+                pool.map(
+                    one,
+                    [round_no] * len(boards),
+                    range(1, len(boards) + 1),
+                    *zip(*boards, strict=True),
                 )
-                rounds.append([])
-                for (w, k), g in zip(boards, played, strict=True):
-                    result = g.headers["Result"]
-                    print(
-                        f"round {round_no}.{g.headers['Board']}: {g.headers['White']} - "
-                        f"{g.headers['Black']} {result} ({g.end().ply()} plies)"
-                    )
-                    points[w] += POINTS[result][0]
-                    points[k] += POINTS[result][1]
-                    colours[w] += "W"
-                    colours[k] += "B"
-                    met.add(frozenset((w, k)))
-                    rounds[-1].append(((w, k), result))
-                games += played
-    finally:
-        while not engines.empty():
-            engines.get().quit()
+            )
+            rounds.append([])
+            for (w, k), g in zip(boards, played, strict=True):
+                result = g.headers["Result"]
+                print(
+                    f"round {round_no}.{g.headers['Board']}: {g.headers['White']} - "
+                    f"{g.headers['Black']} {result} ({g.end().ply()} plies)"
+                )
+                points[w] += POINTS[result][0]
+                points[k] += POINTS[result][1]
+                colours[w] += "W"
+                colours[k] += "B"
+                met.add(frozenset((w, k)))
+                rounds[-1].append(((w, k), result))
+            games += played
     rounds.append(
         [(pair, g.headers["Result"]) for pair, g in zip(last_pairs, last_games, strict=True)]
     )
@@ -518,6 +567,175 @@ def event(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- The team event (--team): a 4-team round robin, 4 boards a match ---
+
+TEAM_EVENT = "livegain Demo Team Cup 2026"
+TEAM_DAY1 = datetime.date(2026, 4, 10)
+SKILL = {p[3]: p[4] for p in PLAYERS}
+"""The Open's Skill Level for each rating (1600-2150, 50 apart)."""
+
+
+def member(name: str, title: str, federation: str, rating: int) -> Player:
+    return (name, title, federation, rating, SKILL[rating])
+
+
+# Four teams of four, board 1 first, ratings 1600-2150 as in the Open.
+TEAMS: list[tuple[str, list[Player]]] = [
+    (
+        "Northgate Rooks",
+        [
+            member("Falk, Johanna", "FM", "GER", 2150),
+            member("Mensah, Kwame", "", "GHA", 1950),
+            member("Ortiz, Lucia", "", "ESP", 1800),
+            member("Novak, Tomas", "", "CZE", 1700),
+        ],
+    ),
+    (
+        "Harbour Knights",
+        [
+            member("Keller, Anton", "FM", "SUI", 2100),
+            member("Nair, Priya", "WFM", "IND", 2000),
+            member("Dubois, Claire", "", "FRA", 1850),
+            member("Park, Seoyeon", "", "KOR", 1650),
+        ],
+    ),
+    (
+        "Riverside Pawns",
+        [
+            member("Moura, Tiago", "CM", "POR", 2050),
+            member("Berg, Ingrid", "", "NOR", 1900),
+            member("Adeyemi, Tunde", "", "NGR", 1750),
+            member("Walsh, Ciara", "", "IRL", 1650),
+        ],
+    ),
+    (
+        "Hilltop Bishops",
+        [
+            member("Horvat, Luka", "CM", "CRO", 2000),
+            member("Sato, Emi", "", "JPN", 1900),
+            member("Dlamini, Sipho", "", "RSA", 1800),
+            member("Costa, Beatriz", "", "BRA", 1600),
+        ],
+    ),
+]
+# The Berger tables of 4 teams: each round's matches, the first-named team
+# (White on boards 1 and 3 of the match) first.
+TEAM_ROUNDS: list[list[tuple[int, int]]] = [[(0, 3), (1, 2)], [(3, 2), (0, 1)], [(1, 3), (2, 0)]]
+
+
+def team_boards(a: int, b: int) -> list[tuple[Player, Player, str, str]]:
+    """A match's boards, (White, Black, White's team, Black's team) each: team
+    ``a`` White on boards 1 and 3, Black on 2 and 4."""
+    (ta, pa), (tb, pb) = TEAMS[a], TEAMS[b]
+    return [
+        (pa[i], pb[i], ta, tb) if i % 2 == 0 else (pb[i], pa[i], tb, ta) for i in range(len(pa))
+    ]
+
+
+def team_crosstable(games: list[chess.pgn.Game]) -> str:
+    """The matches round by round, the game points each team scored against each
+    other (a match won ``+``, drawn ``=``, lost ``-``), and the standings after
+    each round (match points, game points, the Olympiad's tie-breaks:
+    livegain.core.team_standings)."""
+    from livegain.core.team_standings import TeamGame, TeamStandings, team_matches
+
+    played = [
+        TeamGame(
+            int(g.headers["Round"].split(".")[0]),
+            g.headers["WhiteTeam"],
+            g.headers["BlackTeam"],
+            g.headers["Result"],
+        )
+        for g in games
+    ]
+    matches = team_matches(played)
+    names = [t for t, _ in TEAMS]
+    width = max(len(t) for t in names)
+    lines = []
+    for m in matches:
+        lines.append(
+            f"round {m.round}: {m.a:<{width}} {half_points(round(2 * m.points_a)):>2} - "
+            f"{half_points(round(2 * m.points_b)):<2} {m.b}"
+        )
+    cell: dict[tuple[str, str], str] = {}
+    for m in matches:
+        for x, y, px, py in (
+            (m.a, m.b, m.points_a, m.points_b),
+            (m.b, m.a, m.points_b, m.points_a),
+        ):
+            sign = "+" if px > py else "=" if px == py else "-"
+            cell[x, y] = f"{half_points(round(2 * px))}{sign}"
+    lines.append("")
+    head = f"{'No':>3}  {'Team':<{width}} " + " ".join(f"{n:>4}" for n in range(1, len(names) + 1))
+    last = max(m.round for m in matches)
+    head += "  | MP, GP after " + " ".join(f"{'R' + str(r):>7}" for r in range(1, last + 1))
+    lines.append(head)
+    after = [
+        TeamStandings.from_matches([m for m in matches if m.round <= r]) for r in range(1, last + 1)
+    ]
+    for row in after[-1].rows:
+        i = names.index(row.team)
+        cells = " ".join(f"{cell.get((row.team, o), '*'):>4}" for o in names)
+        totals = " ".join(
+            f"{half_points(round(2 * s.row(row.team).match_points)):>3} "
+            f"{half_points(round(2 * s.row(row.team).game_points)):>3}"
+            for s in after
+        )
+        lines.append(f"{i + 1:>3}  {row.team:<{width}} {cells}  |              {totals}")
+    for r, st in enumerate(after, 1):
+        ranked = "; ".join(
+            f"{row.rank}. {row.team} "
+            + ", ".join(f"{n} {v:g}" for n, v in zip(st.tiebreaks, row.tiebreaks, strict=True))
+            for row in st.rows
+        )
+        lines.append(f"ranked after round {r}: {ranked}")
+    return "\n".join(lines)
+
+
+def team(args: argparse.Namespace) -> int:
+    """--team: the team event, every round played here."""
+    start = time.monotonic()
+    jobs = []
+    for round_no, matches in enumerate(TEAM_ROUNDS, 1):
+        date = (TEAM_DAY1 + datetime.timedelta(days=round_no - 1)).strftime("%Y.%m.%d")
+        board_no = 0
+        for a, b in matches:
+            for white, black, wt, bt in team_boards(a, b):
+                board_no += 1  # the boards of a round numbered on, match after match
+                jobs.append((round_no, board_no, white, black, wt, bt, date))
+
+    def one(
+        round_no: int, board_no: int, white: Player, black: Player, wt: str, bt: str, date: str
+    ) -> chess.pgn.Game:
+        g = seeded_game(
+            engines,
+            args,
+            f"{args.seed}:team:{round_no}:{board_no}",
+            white,
+            black,
+            round_no,
+            board_no,
+            date=date,
+            event=TEAM_EVENT,
+            game_id="demo-team",
+        )
+        g.headers["WhiteTeam"], g.headers["BlackTeam"] = wt, bt
+        return g
+
+    with engine_pool(args.engine, args.jobs) as engines, ThreadPoolExecutor(args.jobs) as pool:
+        games = list(pool.map(one, *zip(*jobs, strict=True)))
+    for g in games:
+        h = g.headers
+        print(
+            f"round {h['Round']}: {h['White']} ({h['WhiteTeam']}) - {h['Black']} "
+            f"({h['BlackTeam']}) {h['Result']} ({g.end().ply()} plies)"
+        )
+    args.out.write_text("\n\n".join(str(g) for g in games) + "\n", encoding="utf-8")
+    print(team_crosstable(games))
+    print(f"wrote {args.out} ({len(games)} games, {time.monotonic() - start:.0f} s)")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=2026)
@@ -525,7 +743,11 @@ def main() -> int:
     ap.add_argument("--nodes", type=int, default=20000)
     ap.add_argument("--max-plies", type=int, default=120)
     ap.add_argument("--engine", default="/usr/games/stockfish")
-    ap.add_argument("--out", type=Path, default=ROOT / "livegain" / "data" / "demo-round.pgn")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        help="the PGN written (default livegain/data/demo-round.pgn; --team: demo-team.pgn)",
+    )
     ap.add_argument(
         "--retime", action="store_true", help="only apply the time trouble to --out's games"
     )
@@ -535,8 +757,19 @@ def main() -> int:
         help="write rounds 1-5 of the event to --out: rounds 1-4 played here, round 5 --round5's",
     )
     ap.add_argument("--round5", type=Path, default=ROOT / "livegain" / "data" / "demo-round.pgn")
-    ap.add_argument("--jobs", type=int, default=2, help="--event: engines playing at once")
+    ap.add_argument(
+        "--team",
+        action="store_true",
+        help="write the team event (4 teams, a round robin of 3 rounds) to --out",
+    )
+    ap.add_argument("--jobs", type=int, default=2, help="--event, --team: engines playing at once")
     args = ap.parse_args()
+    if args.team and (args.event or args.retime):
+        ap.error("--team writes the team event alone: not with --event or --retime")
+    if args.out is None:
+        args.out = ROOT / "livegain" / "data" / ("demo-team.pgn" if args.team else "demo-round.pgn")
+    if args.team:
+        return team(args)
     if args.event:
         if args.out.resolve() == args.round5.resolve():
             ap.error("--event needs an --out other than --round5 (livegain/data/demo-event.pgn)")

@@ -34,6 +34,7 @@ from livegain.mqtt.address import BrokerAccess
 
 if TYPE_CHECKING:
     from livegain.core.event_table import EventRules
+    from livegain.core.knockout import KnockoutRules, StageRule
     from livegain.core.players import PlayerFacts
 
 
@@ -293,14 +294,52 @@ class PlayerConfig(_Section):
     k: Literal[10, 20, 40] | None = Field(default=None, description="K given outright")
 
 
+class StageConfig(_Section):
+    """A stage of a knockout's mini-matches (docs/standings.md, "Knockouts")."""
+
+    name: str = Field(min_length=1, max_length=40, description="Its name (shown)")
+    games: int = Field(default=2, ge=1, le=99, description="Games in the stage")
+    kind: GameKind = Field(
+        default="classical-otb",
+        description="Whose ratings-only win/draw/loss its games not started take",
+    )
+    time_control: str | None = Field(
+        default=None,
+        max_length=40,
+        description="The TimeControl tag of its games (such a game is of this stage)",
+    )
+    armageddon: bool = Field(
+        default=False, description="The Armageddon: one game, a draw sends Black through"
+    )
+
+    def rule(self) -> StageRule:
+        from livegain.core.knockout import StageRule
+
+        return StageRule(self.name, self.games, self.kind, self.time_control, self.armageddon)
+
+
 class EventConfig(_Section):
     """An event's standings and tournament-win odds (docs/standings.md)."""
 
     name: str = Field(min_length=1, description="The event's name as the boards carry it")
-    format: Literal["round-robin", "swiss"] = Field(
+    format: Literal["round-robin", "swiss", "knockout"] = Field(
         default="round-robin",
-        description="round-robin: the games left are simulated to the end; swiss: only "
-        "the current round (the chances of leading after it)",
+        description="round-robin: the games left are simulated to the end; swiss: every "
+        "round left when `rounds` is known (each paired as the Dutch system would), else "
+        "only the current round (the chances of leading after it)",
+    )
+    rounds: int | None = Field(
+        default=None,
+        ge=1,
+        le=99,
+        description="Swiss: rounds in all (livegain watch reads them from the source)",
+    )
+    top: int = Field(
+        default=3,
+        ge=1,
+        le=1000,
+        description="Swiss simulated to the end: the chance of finishing in the first `top` "
+        "places is given beside the chance of first place (prize places, qualifying spots)",
     )
     cycles: Literal[1, 2] = Field(default=1, description="Round robin: single or double")
     pairings: list[list[str]] | str | None = Field(
@@ -329,7 +368,13 @@ class EventConfig(_Section):
     scale: RatingScale | None = Field(
         default=None, description=_SCALE_HELP + " (wins over a feed's)"
     )
-    sims: int = Field(default=100_000, ge=100, le=10_000_000, description="Simulations")
+    sims: int | None = Field(
+        default=None,
+        ge=100,
+        le=10_000_000,
+        description="Simulations (default 100,000; a Swiss simulated to its last round "
+        "10,000: a standard error of at most 0.005 on any chance)",
+    )
     points_before: dict[str, float] = Field(
         default_factory=dict,
         description="Player name -> points from rounds the feed does not carry",
@@ -344,11 +389,32 @@ class EventConfig(_Section):
         description="Why this format: what the source said of it (livegain watch sets it; "
         "shown on /healthz beside the format)",
     )
-    scoring: dict[str, Any] | None = Field(
+    scoring: dict[str, Any] | str | None = Field(
         default=None,
         description="Points per result and colour: { white = { win = 3, draw = 1, loss = 0 }, "
         "black = { win = 3, draw = 1, loss = 0 } } (loss optional, default 0; the Lichess "
-        "customScoring shape is accepted); points_before is in these points. Default: 1, 1/2, 0",
+        "customScoring shape is accepted), with an optional armageddon = { win = 1.5, "
+        'loss = 1, draw = "black" } after a classical draw; or a preset: "norway" '
+        '(3/1/0 and that Armageddon), "standard"; points_before is in these points. '
+        "Default: 1, 1/2, 0",
+    )
+
+    stages: list[StageConfig] | None = Field(
+        default=None,
+        max_length=20,
+        description="Knockout: the stages of a mini-match in order; default the World "
+        "Cup's: classical 2, rapid 25+10 2, rapid 10+10 2, blitz 5+3 2, an Armageddon",
+    )
+    round_stages: dict[str, list[StageConfig]] = Field(
+        default_factory=dict,
+        description="Knockout: round number -> its stages, for rounds played otherwise "
+        "(a final of four classical games)",
+    )
+    bracket: Literal["adjacent", "folded"] | None = Field(
+        default=None,
+        description="Knockout: who meets next: adjacent, the winners of matches 2j and "
+        "2j+1 (board order); folded, of matches i and n-1-i (boards in seeding order); "
+        "default: as the rounds already paired show, else adjacent",
     )
 
     @model_validator(mode="after")
@@ -383,13 +449,32 @@ class EventConfig(_Section):
             for name, p in self.players.items()
         }
 
+    def knockout_rules(self) -> KnockoutRules:
+        """A knockout's stages and bracket order (ValueError naming what is wrong)."""
+        from livegain.core.knockout import WORLD_CUP_STAGES, KnockoutRules
+
+        def stages(given: list[StageConfig]) -> tuple[StageRule, ...]:
+            return tuple(s.rule() for s in given)
+
+        by_round = []
+        for rnd, given in self.round_stages.items():
+            number = positive_number(rnd)
+            if number is None:
+                raise ValueError(f"round_stages: {rnd!r} is not a round number")
+            by_round.append((number, stages(given)))
+        return KnockoutRules(
+            stages=stages(self.stages) if self.stages is not None else WORLD_CUP_STAGES,
+            round_stages=tuple(by_round),
+            bracket=self.bracket,
+        )
+
     def rules(self) -> EventRules:
         """The pure rules :func:`livegain.core.event_table.event_table` takes."""
         from livegain.core.event_table import EventRules, Pairing
         from livegain.core.scoring import Scoring
 
         scoring = (
-            Scoring.from_lichess(self.scoring) if self.scoring is not None else Scoring.standard()
+            Scoring.from_config(self.scoring) if self.scoring is not None else Scoring.standard()
         )
         return EventRules(
             format=self.format,
@@ -401,6 +486,9 @@ class EventConfig(_Section):
             sims=self.sims,
             points_before=tuple(self.points_before.items()),
             scoring=scoring,
+            knockout=self.knockout_rules(),
+            rounds=self.rounds,
+            top_k=self.top,
         )
 
 

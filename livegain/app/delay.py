@@ -33,7 +33,7 @@ from livegain.publish.delay import (
 from livegain.publish.entry import BoardEntry
 from livegain.publish.store import Store
 
-log = structlog.get_logger("livegain.service")
+log = structlog.get_logger("livegain.delay")
 
 
 class BroadcastDelay:

@@ -38,7 +38,7 @@ from typing import Any
 
 import structlog
 
-log = structlog.get_logger("livegain.service")
+log = structlog.get_logger("livegain.loop_lag")
 
 TICK = 0.05
 """Seconds between two wake-ups asked for."""

@@ -21,7 +21,7 @@ from livegain.core.human_wdl import (
 from livegain.core.perceived import PerceivedModel
 from livegain.engine.search import SearchLimit
 
-log = structlog.get_logger("livegain.service")
+log = structlog.get_logger("livegain.models")
 
 
 def engine_rating_for(settings: Settings, engine_name: str, limit: SearchLimit) -> float:

@@ -27,7 +27,7 @@ from livegain.core.board.updates import EvalRequest
 from livegain.core.evaluation import Evaluation
 from livegain.publish.store import Store
 
-log = structlog.get_logger("livegain.service")
+log = structlog.get_logger("livegain.scheduler")
 
 MAX_EVAL_ATTEMPTS = 3
 STORE_MISSED_MAX = 100_000

@@ -26,7 +26,7 @@ from livegain.feeds.json_bounds import loads_bounded
 from livegain.publish.moments import KEPT
 from livegain.publish.store import Store
 
-log = structlog.get_logger("livegain.service")
+log = structlog.get_logger("livegain.shown")
 
 
 class ShownRecord:

@@ -28,6 +28,12 @@ spaces) gives the format, tie-breaks, play-off rule, pairings and the points
 carried in; an event without one gets standings without odds. Boards without
 an event name are not part of any standings.
 
+A knockout (configured, or shown by its boards' Round tags) gets a
+``knockout`` part (:mod:`livegain.core.knockout_table`): its mini-matches
+stage by stage and its bracket, each stage's games not started from the
+ratings-only model of its kind of game (the boards' and the event's models at
+hand, :func:`_priors`).
+
 Games not started are simulated with the ratings-only layer of the human
 W/D/L model (``prior(event)``: the event's kind of game, as the service
 chooses it; else the one of its boards' model), the same model the boards'
@@ -67,6 +73,7 @@ from livegain.core.event_table import (
 )
 from livegain.core.events import PlayerInfo
 from livegain.core.human_wdl import RatingsPrior
+from livegain.core.knockout_table import KnockoutTable, knockout_table
 from livegain.core.perceived import CalibratedRating
 from livegain.core.players import PlayerFacts, PlayerLine, player_table, resolve_facts
 from livegain.core.team_table import TeamTable, team_table
@@ -111,16 +118,19 @@ def standings_message(
     version: int,
     players: Mapping[str, PlayerLine] | None = None,
     teams: TeamTable | None = None,
+    knockout: KnockoutTable | None = None,
 ) -> schema.Standings:
     """The wire message of a computed table, each row with its player's line
     (:mod:`livegain.core.players`) when ``players`` has it, and a team
-    event's table (:mod:`livegain.core.team_table`) when ``teams`` is one."""
+    event's table (:mod:`livegain.core.team_table`) when ``teams`` is one, and
+    a knockout's (:mod:`livegain.core.knockout_table`) when ``knockout`` is one."""
     lines = players or {}
     return schema.Standings(
         event=table.event,
         format=table.format,
         round=table.round,
         rounds=table.rounds,
+        top_k=table.top_k,
         tiebreaks=list(table.tiebreaks),
         playoff=table.playoff,
         rows=[
@@ -137,6 +147,8 @@ def standings_message(
                 tiebreaks=dict(r.tiebreaks),
                 win=r.win,
                 win_se=r.win_se,
+                top=r.top,
+                top_se=r.top_se,
                 live=r.live,
                 perceived=_rated(r, r.perceived),
                 form=_rated(r, r.form),
@@ -152,11 +164,78 @@ def standings_message(
         upcoming=table.upcoming,
         note=table.note,
         teams=teams_message(teams) if teams is not None else None,
+        knockout=knockout_message(knockout) if knockout is not None else None,
     )
 
 
 def _per_mille(wdl: tuple[float, float, float] | None) -> list[float] | None:
     return None if wdl is None else [round(1000.0 * x, 1) for x in wdl]
+
+
+def knockout_message(k: KnockoutTable) -> schema.Knockout:
+    """A knockout's mini-matches and bracket on the wire (chances to 4 decimals)."""
+    return schema.Knockout(
+        round=k.round,
+        rounds=list(k.bracket.rounds),
+        matches=[
+            schema.KnockoutMatch(
+                round=m.round,
+                a=m.a_name,
+                b=m.b_name,
+                a_key=m.a,
+                b_key=m.b,
+                a_rating=m.a_rating,
+                b_rating=m.b_rating,
+                stage=m.stage,
+                stages=[
+                    schema.KnockoutStage(
+                        name=s.name,
+                        games=s.games,
+                        played=s.played,
+                        score_a=s.score_a,
+                        score_b=s.score_b,
+                    )
+                    for s in m.stages
+                ],
+                games=[
+                    schema.KnockoutGame(
+                        game=g.game,
+                        stage=g.stage,
+                        white=g.white,
+                        black=g.black,
+                        a_white=g.a_white,
+                        result=g.result,
+                        wdl=_per_mille(g.wdl),
+                        live=g.live,
+                        on_board=g.on_board,
+                    )
+                    for g in sorted(m.games, key=lambda g: g.game)
+                ],
+                through_a=round(m.through_a, 4),
+                through_b=round(m.through_b, 4),
+                reach=[schema.StageChance(stage=s, p=round(p, 4)) for s, p in m.reach],
+                winner=None if m.winner is None else k.names.get(m.winner, m.winner),
+                live=m.live,
+                note=m.note,
+            )
+            for m in k.current
+        ],
+        bracket=[
+            schema.BracketRow(
+                key=r.player,
+                name=k.names.get(r.player, r.player),
+                rating=k.ratings.get(r.player),
+                round=r.round,
+                reach=[schema.RoundChance(round=n, p=round(p, 4)) for n, p in r.reach],
+                win=round(r.win, 4),
+            )
+            for r in k.bracket.rows
+        ],
+        order=k.bracket.order,
+        order_why=k.bracket.why,
+        why=k.why,
+        note=" ".join(k.notes) or None,
+    )
 
 
 def teams_message(t: TeamTable) -> schema.Teams:
@@ -249,10 +328,16 @@ def compute_standings(job: StandingsJob) -> bytes | None:
     viewer would see nothing new since the last one computed for the same
     owner and event (its version and move count aside). Runs in the
     :class:`~livegain.app.offload.Offload` child process."""
-    table = event_table(job.event, job.games, job.rules, job.prior)
-    players = event_players(table, job.games, job.facts, job.year)
     teams = team_table(job.games, prior=job.prior, draw_rate=job.rules.draw_rate)
-    msg = standings_message(table, job.version, players, teams)
+    table = event_table(job.event, job.games, job.rules, job.prior, teams=teams is not None)
+    players = event_players(table, job.games, job.facts, job.year)
+    knockout = knockout_table(
+        job.games,
+        job.rules,
+        priors=_priors(job),
+        prior=job.prior,
+    )
+    msg = standings_message(table, job.version, players, teams, knockout)
     key = (job.owner, job.event)
     last = _LAST.get(key)
     same = {"version": msg.version, "plies": msg.plies}
@@ -260,6 +345,15 @@ def compute_standings(job: StandingsJob) -> bytes | None:
         return None
     _LAST[key] = msg
     return msg.model_dump_json().encode()
+
+
+def _priors(job: StandingsJob) -> dict[str, RatingsPrior]:
+    """The ratings-only W/D/L models at hand, by kind of game: the boards'
+    human models' and the event's (which wins for its kind)."""
+    found = {g.prior.kind: g.prior for g in job.games if g.prior is not None}
+    if job.prior is not None:
+        found[job.prior.kind] = job.prior
+    return found
 
 
 def version_of(data: bytes) -> int:

@@ -19,7 +19,7 @@ from livegain.app.stats import ServiceStats
 from livegain.core.events import GameSnapshot
 from livegain.publish.store import Store, unavailable_reason
 
-log = structlog.get_logger("livegain.service")
+log = structlog.get_logger("livegain.store_writes")
 
 STORE_LOG_EVERY = 10.0
 """Seconds between log lines for one store error repeated (with its count)."""

@@ -3,11 +3,18 @@
 The project's own games (``livegain/data/``) are relayed on 127.0.0.1 at a
 watchable speed, and the full service (engine pool, game state, WebSocket,
 overlays, standings) follows them as ``livegain watch`` follows a real
-broadcast: the demo Open (``demo-event.pgn``, five rounds of a 12-player
-Swiss of engine games) is served as a Lichess broadcast tournament
-(:class:`~livegain.feeds.event_relay.EventRelay`) whose rounds 1-4 are over
-and round 5 is live; the service looks it up, reads the finished rounds, streams
-round 5, and takes its standings' format from the tournament. The game of the
+broadcast: the demo Open (``demo-event.pgn``, the first five rounds of a
+7-round 12-player Swiss of engine games) is served as a Lichess broadcast
+tournament (:class:`~livegain.feeds.event_relay.EventRelay`) whose rounds 1-4
+are over, round 5 is live and rounds 6-7 are announced (their chances are
+simulated, each round paired as a Swiss); the service looks it up, reads
+the finished rounds, streams round 5, and takes its standings' format and
+rounds from the tournament. A team event is a second Lichess broadcast
+beside it, followed the same way: the demo Team Cup (``demo-team.pgn``, a
+round robin of four teams of four, 3 rounds), rounds 1-2 over and round 3
+live, whose games name their teams (``WhiteTeam``/``BlackTeam``), so that
+its standings carry the team standings and each match board by board with
+its chances. The game of the
 century is a PGN relay beside it. No broker is needed; ``--mqtt URL`` replays
 round 5 and the game of the century over MQTT instead (the points of rounds
 1-4 carried in) and publishes the results there too, under
@@ -31,9 +38,13 @@ import urllib.parse
 from collections.abc import Callable, Coroutine
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from livegain.cli._common import CliError, finite_float, print_json, stopped
+
+if TYPE_CHECKING:
+    from livegain.feeds.event_relay import EventRelay
+    from livegain.feeds.resolve import Resolved
 
 DEMO_FILES = ("game_of_the_century.pgn", "demo-round.pgn")
 # The demo Open's five rounds; round 5 is demo-round.pgn.
@@ -42,7 +53,21 @@ DEMO_LIVE_ROUND = 5
 # The demo's MQTT output: apart from a real service's (livegain/out) on the same broker.
 DEMO_PREFIX = "livegain/demo/out"
 
-DEMO_EVENT: dict[str, Any] = {"name": "livegain Demo Open 2026", "format": "swiss"}
+# The demo Open has seven rounds; the shipped games are rounds 1-5 (round 5 live),
+# so its chances are simulated through rounds 6 and 7, each paired as a Swiss.
+DEMO_ROUNDS = 7
+DEMO_EVENT: dict[str, Any] = {
+    "name": "livegain Demo Open 2026",
+    "format": "swiss",
+    "rounds": DEMO_ROUNDS,
+}
+
+
+# The demo Team Cup: a round robin of four teams, rounds 1-2 over and round 3 live.
+DEMO_TEAM_FILE = "demo-team.pgn"
+DEMO_TEAM_EVENT = "livegain Demo Team Cup 2026"
+DEMO_TEAM_FORMAT = "4-team round robin"
+DEMO_TEAM_LIVE_ROUND = 3
 
 
 def data_path(name: str) -> Path:
@@ -229,7 +254,7 @@ def _demo_settings(args: argparse.Namespace, feeds: list[Any], events: list[Any]
         raise CliError(str(exc)) from None
 
 
-def _print_pages(service: Any, event_name: str, odds: str) -> None:
+def _print_pages(service: Any, event_name: str, odds: str, team_event: str | None = None) -> None:
     print(f"Perceived ratings: {service.perceived_model_line()}")
     print(f"Win/draw/loss: {service.wdl_model_line()}")
     event = urllib.parse.quote(event_name)
@@ -238,25 +263,65 @@ def _print_pages(service: Any, event_name: str, odds: str) -> None:
         "Player table (performance, rating change, perceived, accuracy): "
         f"{service.url}overlay/static/widget-players.html?event={event}"
     )
+    if team_event is not None:
+        team = urllib.parse.quote(team_event)
+        print(
+            "Team match (board by board, with its chances): "
+            f"{service.url}overlay/static/widget-team-match.html?event={team}"
+        )
+        print(
+            "Team standings (match points, game points, tie-breaks): "
+            f"{service.url}overlay/static/widget-team-standings.html?event={team}"
+        )
     print(f"Key moments: {service.url}overlay/static/widget-moments.html")
     print(f"Producer's view (for the crew): {service.url}overlay/producer")
     print(f"Open {service.url}  (Ctrl-C to stop)", flush=True)
 
 
+def team_relay(speed: float) -> EventRelay:
+    """The demo Team Cup as a Lichess broadcast tournament (not started: the
+    demo has rounds 1-2 over and round 3 played on the clock)."""
+    from livegain.feeds.event_relay import EventRelay
+
+    return EventRelay.from_pgn(
+        data_path(DEMO_TEAM_FILE).read_text(encoding="utf-8"),
+        name=DEMO_TEAM_EVENT,
+        tour_id="LgTeam01",
+        lcc_id="livegain-team",
+        info_format=DEMO_TEAM_FORMAT,
+        speed=speed,
+        seconds_per_move=45.0,
+    )
+
+
+async def follow(relay: EventRelay, interval: float = 2.0) -> tuple[Resolved, dict[str, Any]]:
+    """A relayed tournament looked up as ``livegain watch`` looks one up: what
+    was found (its event, its ``[[events]]`` entry) and its feed's settings,
+    polled every ``interval`` seconds."""
+    from livegain.feeds.resolve import Endpoints, ResolveError, resolve
+
+    try:
+        found = await resolve(relay.tournament_url, Endpoints(lichess=relay.base_url))
+    except ResolveError as exc:
+        raise CliError(f"the demo's relay: {exc}") from None
+    return found, found.feed.model_copy(update={"interval": interval}).model_dump()
+
+
 async def _live_event(args: argparse.Namespace) -> None:
-    """The demo Open as a Lichess broadcast (rounds 1-4 over, round 5 live), and
-    the game of the century as a PGN relay, followed as ``livegain watch`` would."""
+    """The demo Open (rounds 1-4 over, round 5 live) and the demo Team Cup
+    (rounds 1-2 over, round 3 live) as Lichess broadcasts, and the game of the
+    century as a PGN relay, followed as ``livegain watch`` would."""
     from livegain.app.service import Service
     from livegain.feeds.base import PgnHttpFeedConfig
     from livegain.feeds.event_relay import EventRelay
     from livegain.feeds.replay import Replay
-    from livegain.feeds.resolve import Endpoints, ResolveError, resolve
 
     relay = EventRelay.from_pgn(
         data_path(DEMO_EVENT_FILE).read_text(encoding="utf-8"),
         name=DEMO_EVENT["name"],
         tour_id="LgDemo01",
-        info_format="12-player Swiss, 5 rounds",
+        info_format=f"12-player Swiss, {DEMO_ROUNDS} rounds",
+        rounds=DEMO_ROUNDS,
         speed=args.speed,
         seconds_per_move=45.0,
     )
@@ -267,35 +332,50 @@ async def _live_event(args: argparse.Namespace) -> None:
         loop=not args.no_loop,
         seconds_per_move=45.0,
     )
-    async with relay:
-        # Rounds 1-4 over, round 5 on the clock (again and again unless --no-loop).
+    team = team_relay(args.speed)
+    async with relay, team:
+        # Rounds 1-4 over, round 5 on the clock (again and again unless --no-loop);
+        # the Team Cup's rounds 1-2 over, round 3 on the clock.
         relay.autoplay(start=DEMO_LIVE_ROUND, pause=10.0, loop=not args.no_loop)
+        team.autoplay(start=DEMO_TEAM_LIVE_ROUND, pause=10.0, loop=not args.no_loop)
         await century.start(autoplay=True)
         try:
-            try:
-                found = await resolve(relay.tournament_url, Endpoints(lichess=relay.base_url))
-            except ResolveError as exc:
-                raise CliError(f"the demo's relay: {exc}") from None
-            event = found.feed.model_copy(update={"interval": 2.0}).model_dump()
+            found, event = await follow(relay)
+            team_found, team_event = await follow(team)
             gotc = PgnHttpFeedConfig(name="demo", url=century.pgn_url, interval=0.5)
-            events = [found.standings] if found.standings is not None else []
+            events = [e for e in (found.standings, team_found.standings) if e is not None]
             with tempfile.TemporaryDirectory(prefix="livegain-demo-") as tmp:
-                settings = _demo_settings(args, [event, gotc.model_dump()], events, tmp)
+                feeds = [event, team_event, gotc.model_dump()]
+                settings = _demo_settings(args, feeds, events, tmp)
                 service = Service(settings)
 
                 async def on_ready() -> None:
-                    games = sum(len(r.replay.games) for r in relay.rounds)
                     print(
-                        f"livegain demo: {found.event}, {len(relay.rounds)} rounds ({games} "
-                        f"games), rounds 1-{DEMO_LIVE_ROUND - 1} over and round "
-                        f"{DEMO_LIVE_ROUND} live at {args.speed:g}x, followed as a Lichess "
-                        f"broadcast from {relay.base_url}; the game of the century beside it"
+                        f"livegain demo: {found.event}, {_rounds_line(relay, DEMO_LIVE_ROUND)} "
+                        f"at {args.speed:g}x, followed as a Lichess broadcast from "
+                        f"{relay.base_url}; beside it {team_found.event} (4 teams of 4), "
+                        f"{_rounds_line(team, DEMO_TEAM_LIVE_ROUND)}, from {team.base_url}, "
+                        "and the game of the century"
                     )
-                    _print_pages(service, DEMO_EVENT["name"], "Standings and chances of leading")
+                    _print_pages(
+                        service,
+                        DEMO_EVENT["name"],
+                        f"Standings and chances of winning (to round {DEMO_ROUNDS})",
+                        DEMO_TEAM_EVENT,
+                    )
 
                 await run_until_stopped(service, on_ready)
         finally:
             await century.stop()
+
+
+def _rounds_line(relay: EventRelay, live: int) -> str:
+    """``"7 rounds (30 games), rounds 1-4 over and round 5 live"``."""
+    games = sum(len(r.replay.games) for r in relay.rounds if r.replay is not None)
+    return (
+        f"{len(relay.rounds)} rounds ({games} games), rounds 1-{live - 1} over and "
+        f"round {live} live"
+    )
 
 
 async def _live_mqtt(args: argparse.Namespace) -> None:
@@ -346,7 +426,7 @@ async def _live_mqtt(args: argparse.Namespace) -> None:
                 _print_pages(
                     service,
                     DEMO_EVENT["name"],
-                    f"Standings and chances of leading after round {DEMO_LIVE_ROUND}",
+                    f"Standings and chances of winning (to round {DEMO_ROUNDS})",
                 )
 
             await run_until_stopped(service, on_ready)

@@ -32,11 +32,25 @@ Games:
   of the same two players);
 * round robin without ``pairings``: every pair of the field that has met fewer
   than ``cycles`` times plays the games missing (colours do not matter to the
-  model).
+  model);
+* with a scoring that has an Armageddon rule (Norway Chess), a board is an
+  Armageddon when its ``GameType`` tag, its round or its event name says so
+  (:func:`livegain.core.standings.names_armageddon`), or when it is the
+  second board of the same two players in a round whose first is a finished
+  classical draw. It is part of that classical pairing (no meeting of its
+  own): finished, it settles the pairing's points; in progress or not
+  started, it is simulated as such; a classical draw without its Armageddon
+  on a board has one still to come.
 
 Swiss events: later pairings depend on results, so only the games on the
 boards (the current round) and ``pairings`` are simulated: the chances are of
 leading the standings after the current round, and the table says so.
+
+Knockout events (``format = "knockout"``): the standings rows count the
+games' points and no tournament simulation runs (it would read the
+mini-matches as a round robin): the chances of going through and of winning
+the event are the knockout table's (:mod:`livegain.core.knockout_table`, the
+message's ``knockout``), with the rules' ``knockout`` (stages, bracket order).
 
 ``scoring``: the points of a win, a draw and a loss for each colour
 (:class:`livegain.core.scoring.Scoring`, default 1 / ½ / 0), for the
@@ -74,19 +88,30 @@ from livegain.core.accuracy import GameAccuracy
 from livegain.core.board.board import BoardGame
 from livegain.core.events import PlayerInfo, normalise_name, player_key
 from livegain.core.human_wdl import RatingsPrior
+from livegain.core.knockout import KnockoutRules
 from livegain.core.ledger import official_rating
 from livegain.core.perceived import CalibratedRating, PerceivedModel
 from livegain.core.scoring import Scoring
-from livegain.core.standings import ALIASES, Result, Standings, tiebreak_names
+from livegain.core.standings import (
+    ALIASES,
+    Result,
+    Standings,
+    classical_draw,
+    names_armageddon,
+    tiebreak_names,
+)
 
 if TYPE_CHECKING:  # the simulation (NumPy, SciPy) is imported when first used
-    from livegain.core.tournament_odds import InProgress, Playoff
+    from livegain.core.tournament_odds import ArmageddonLeft, InProgress, Playoff
 
-Format = Literal["round-robin", "swiss"]
+Format = Literal["round-robin", "swiss", "knockout"]
 
 ROUND_ROBIN_TIEBREAKS = ("DE", "SB", "WIN")
 SWISS_TIEBREAKS = ("BH-C1", "BH", "SB")
 DEFAULT_SIMS = 100_000
+SWISS_SIMS = 10_000
+"""Simulations of a Swiss to its last round unless configured: a standard
+error of at most 0.005 on any chance (sqrt(0.25 / 10,000))."""
 DEFAULT_DRAW_RATE = 0.5
 """As :data:`livegain.core.tournament_odds.DEFAULT_DRAW_RATE`."""
 DEFAULT_RATING = 1500.0
@@ -125,14 +150,25 @@ class EventRules:
     tiebreaks: tuple[str, ...] | None = None
     playoff: Playoff = "share"
     draw_rate: float = DEFAULT_DRAW_RATE
-    sims: int = DEFAULT_SIMS
+    sims: int | None = None
+    """Simulations (None: :data:`DEFAULT_SIMS`, a Swiss to its end :data:`SWISS_SIMS`)."""
     points_before: tuple[tuple[str, float], ...] = ()
     seed: int = 0
     scoring: Scoring = field(default_factory=Scoring.standard)
+    knockout: KnockoutRules = field(default_factory=KnockoutRules)
+    """A knockout's stages and bracket order (``format = "knockout"``)."""
+    rounds: int | None = None
+    """A Swiss's rounds in all: its odds are simulated to the last one (None: unknown)."""
+    top_k: int = 3
+    """A Swiss simulated to the end: the places counted as the top (prizes)."""
 
     def __post_init__(self) -> None:
         if self.cycles < 1:
             raise ValueError(f"cycles must be at least 1, got {self.cycles}")
+        if self.rounds is not None and self.rounds < 1:
+            raise ValueError(f"rounds must be at least 1, got {self.rounds}")
+        if self.top_k < 1:
+            raise ValueError(f"top_k must be at least 1, got {self.top_k}")
         standard = self.scoring.is_standard
         for name, pts in self.points_before:
             if standard and (pts < 0 or not math.isfinite(pts) or (2 * pts) != int(2 * pts)):
@@ -175,6 +211,10 @@ class GameEntry:
     white_team: str | None = None
     """The ``WhiteTeam`` tag (a team event's team, or a federation in some files)."""
     black_team: str | None = None
+    time_control: str | None = None
+    """The ``TimeControl`` tag (a knockout game's stage, where it names one)."""
+    armageddon: bool = False
+    """The board says it is an Armageddon (its ``GameType`` tag, round or event)."""
 
 
 @dataclass(frozen=True)
@@ -201,6 +241,9 @@ class TableRow:
     """The model of both (its scale, range and label)."""
     label: str | None = None
     """The model's label of his official rating (of his estimate when unrated)."""
+    top: float | None = None
+    """A Swiss simulated to the end: the chance of a place in the top ``top_k``."""
+    top_se: float | None = None
 
 
 @dataclass(frozen=True)
@@ -222,6 +265,8 @@ class EventTable:
     plies: int
     """Moves on the event's boards in all (it grows as the event goes on)."""
     notes: tuple[str, ...] = field(default=())
+    top_k: int | None = None
+    """The places of a row's ``top`` (None: no such chance, the odds are not to the end)."""
 
     @property
     def note(self) -> str | None:
@@ -258,12 +303,32 @@ def entry_of(game: BoardGame) -> GameEntry:
         board=game.board,
         white_team=_team(game.tags.get("WhiteTeam")),
         black_team=_team(game.tags.get("BlackTeam")),
+        time_control=game.tags.get("TimeControl"),
+        armageddon=names_armageddon(game.tags.get("GameType"), game.round, game.tags.get("Event")),
     )
 
 
 def _team(tag: str | None) -> str | None:
     text = " ".join((tag or "").split())
     return text if text and text not in ("?", "-") else None
+
+
+def _armageddon_boards(keyed: list[tuple[GameEntry, str, str, int | None]]) -> set[int]:
+    """The indexes of the Armageddon boards: those that say so, and the second
+    board of two players in a round whose other board is a finished classical
+    draw (the first such draw in the boards' order is the classical game)."""
+    out = {k for k, (g, _, _, _) in enumerate(keyed) if g.armageddon}
+    groups: dict[tuple[frozenset[str], int], list[int]] = {}
+    for k, (_, wk, bk, rnd) in enumerate(keyed):
+        if k not in out and rnd is not None:
+            groups.setdefault((frozenset((wk, bk)), rnd), []).append(k)
+    for ks in groups.values():
+        if len(ks) != 2:
+            continue
+        drawn = [k for k in ks if keyed[k][0].result == "1/2-1/2"]
+        if drawn:
+            out.add(ks[1] if drawn[0] == ks[0] else ks[0])
+    return out
 
 
 def round_number(text: str | None) -> int | None:
@@ -359,11 +424,15 @@ def event_table(
     games: Iterable[GameEntry],
     rules: EventRules,
     prior: RatingsPrior | None = None,
+    *,
+    teams: bool = False,
 ) -> EventTable:
     """The standings of ``event`` from its boards ``games``, with the odds of
     finishing first when ``rules`` has a format (see the module docstring).
     ``prior``: the ratings-only W/D/L of games not started (None: the first
-    board's human W/D/L model's, else ``rules.draw_rate``)."""
+    board's human W/D/L model's, else ``rules.draw_rate``). ``teams``: a team
+    event (its teams are paired, not its players): the players' standings
+    without odds (the teams' are :mod:`livegain.core.team_table`'s)."""
     boards = [g for g in games if _known(g.white) and _known(g.black)]
     if prior is None:
         prior = next((g.prior for g in boards if g.prior is not None), None)
@@ -387,12 +456,18 @@ def event_table(
     plies = 0
     n_live = 0
     played: dict[str, list[tuple[PerceivedModel, tuple[int, int]]]] = {}
-    for g, wk, bk, rnd in keyed:
+    rule = rules.scoring.armageddon
+    armageddon = _armageddon_boards(keyed) if rule is not None else set()
+    arm_boards: list[tuple[GameEntry, str, str, int | None]] = []
+    for k, (g, wk, bk, rnd) in enumerate(keyed):
         plies += g.plies
         if g.model is not None:
             for key, moves in ((wk, g.white_moves), (bk, g.black_moves)):
                 if moves[0] > 0:
                     played.setdefault(key, []).append((g.model, moves))
+        if k in armageddon:
+            arm_boards.append((g, wk, bk, rnd))
+            continue
         pair = frozenset((wk, bk))
         met[pair] += 1
         on_board[(pair, rnd)] += 1
@@ -407,7 +482,35 @@ def event_table(
                 upcoming.append((wk, bk))
         else:
             upcoming.append((wk, bk))
-    n_not_started = len(keyed) - len(finished) - n_live
+    n_not_started = len(keyed) - len(arm_boards) - len(finished) - n_live
+    # Armageddons: a finished one settles its classical draw, the others are left
+    arms: list[ArmageddonLeft] = []
+    arm_finished = 0
+    taken = list(finished)  # the draws with an Armageddon on a board
+    for g, wk, bk, rnd in arm_boards:
+        k_draw = classical_draw(taken, wk, bk, rnd)
+        if k_draw is None:
+            notes.append(
+                f"Armageddon {g.white.name} - {g.black.name}: no classical draw before it."
+            )
+            continue
+        taken[k_draw] = taken[k_draw].with_armageddon(wk, "1-0")
+        if g.result in FINISHED:
+            arm_finished += 1
+            finished[k_draw] = finished[k_draw].with_armageddon(wk, g.result)
+        elif g.plies > 0:
+            n_live += 1
+            playing.update((wk, bk))
+            arms.append((wk, bk, g.wdl if g.wdl is not None and sum(g.wdl) > 0 else None))
+        else:
+            n_not_started += 1
+            arms.append((wk, bk, None))
+    if rule is not None:  # a classical draw without its Armageddon on a board: one to come
+        arms += [
+            (r.white, r.black, None)
+            for r, t in zip(finished, taken, strict=True)
+            if r.black is not None and r.played and r.white_points == 0.5 and t.armageddon is None
+        ]
     before_extra = len(upcoming)
 
     # pairings of the rules that no board shows yet
@@ -455,8 +558,18 @@ def event_table(
         rounds = rules.cycles * (n - 1 if n % 2 == 0 else n)
 
     odds: dict[str, tuple[float, float]] = {}
+    tops: dict[str, tuple[float, float]] = {}
+    top_k: int | None = None
     sims = 0
-    if rules.format is not None and n > 0:
+    if teams and rules.format is not None:
+        notes.insert(0, "A team event: the chances are the teams' (the team standings).")
+    elif rules.format == "knockout":
+        notes.insert(
+            0,
+            "Knockout: points over the games played; the chances of going through "
+            "and of winning the event are in the bracket (knockout).",
+        )
+    elif rules.format is not None and n > 0:
         known = [float(p.rating) for p in people.info.values() if p.rating]
         fill = sum(known) / len(known) if known else DEFAULT_RATING
         ratings = {k: float(p.rating) if p.rating else fill for k, p in people.info.items()}
@@ -466,27 +579,53 @@ def event_table(
                 f"{missing} player{'s' if missing > 1 else ''} without a rating "
                 f"counted at {fill:.0f}."
             )
-        from livegain.core.tournament_odds import win_odds
+        current = max(rounds_seen) if rounds_seen else None
+        to_end = _swiss_to_end(rules, current, [*byes, *finished], notes)
+        if to_end is not None:
+            from livegain.core.swiss_odds import swiss_win_odds
 
-        chances = win_odds(
-            players,
-            ratings,
-            [*byes, *finished],
-            live,
-            upcoming,
-            sims=rules.sims,
-            seed=rules.seed,
-            tiebreaks=order,
-            playoff=rules.playoff,
-            draw_rate=rules.draw_rate,
-            prior=prior,
-            scoring=rules.scoring,
-        )
-        odds = {k: (c.p, c.stderr) for k, c in chances.items()}
-        sims = rules.sims
-        if rules.format == "swiss":
-            shown = max(rounds_seen) if rounds_seen else None
-            which = f"round {shown}" if shown is not None else "the current round"
+            sims = rules.sims or SWISS_SIMS
+            swiss = swiss_win_odds(
+                players,
+                ratings,
+                [*byes, *finished],
+                live,
+                upcoming,
+                round=to_end[0],
+                rounds_total=to_end[1],
+                sims=sims,
+                seed=rules.seed,
+                top_k=min(rules.top_k, n),
+                tiebreaks=order,
+                draw_rate=rules.draw_rate,
+                prior=prior,
+            )
+            odds = {k: (c.p_first, c.se_first) for k, c in swiss.items()}
+            tops = {k: (c.p_top, c.se_top) for k, c in swiss.items()}
+            top_k = min(rules.top_k, n)
+            rounds = to_end[1]
+        else:
+            from livegain.core.tournament_odds import win_odds
+
+            sims = rules.sims or DEFAULT_SIMS
+            chances = win_odds(
+                players,
+                ratings,
+                [*byes, *finished],
+                live,
+                upcoming,
+                sims=sims,
+                seed=rules.seed,
+                tiebreaks=order,
+                playoff=rules.playoff,
+                draw_rate=rules.draw_rate,
+                prior=prior,
+                scoring=rules.scoring,
+                armageddons=arms,
+            )
+            odds = {k: (c.p, c.stderr) for k, c in chances.items()}
+        if rules.format == "swiss" and to_end is None:
+            which = f"round {current}" if current is not None else "the current round"
             notes.insert(
                 0,
                 f"Swiss: only {which} is simulated; the chances are of leading "
@@ -499,6 +638,7 @@ def event_table(
     for r in table.rows:
         info = people.info[r.player]
         chance = odds.get(r.player)
+        top = tops.get(r.player)
         perceived, form, model, label = _ratings_of(r.player, info, played)
         rows.append(
             TableRow(
@@ -519,6 +659,8 @@ def event_table(
                 form=form,
                 model=model,
                 label=label,
+                top=None if top is None else top[0],
+                top_se=None if top is None else top[1],
             )
         )
     return EventTable(
@@ -527,12 +669,34 @@ def event_table(
         round=max(rounds_seen) if rounds_seen else None,
         rounds=rounds,
         tiebreaks=tuple(_SHORT[tb] for tb in order),
-        playoff=rules.playoff if rules.format is not None else None,
+        playoff=rules.playoff if rules.format not in (None, "knockout") else None,
         rows=tuple(rows),
         sims=sims,
-        finished=len(finished),
+        finished=len(finished) + arm_finished,
         live=n_live,
         upcoming=n_not_started + extra,
         plies=plies,
         notes=tuple(notes),
+        top_k=top_k,
     )
+
+
+def _swiss_to_end(
+    rules: EventRules, current: int | None, results: list[Result], notes: list[str]
+) -> tuple[int, int] | None:
+    """(current round, rounds in all) when a Swiss is simulated to its last
+    round, else None (with the reason in ``notes`` when it is not obvious):
+    the rounds in all must be known, the boards must carry round numbers, and
+    the scoring must be the standard one."""
+    if rules.format != "swiss" or rules.rounds is None:
+        return None
+    if current is None or any(r.round is None for r in results):
+        notes.append("The boards carry no round numbers: the Swiss is not simulated to its end.")
+        return None
+    if current > rules.rounds:
+        notes.append(f"Round {current} is past the {rules.rounds} rounds configured.")
+        return None
+    if not rules.scoring.is_standard:
+        notes.append("A Swiss with custom scoring is simulated for the current round only.")
+        return None
+    return current, rules.rounds

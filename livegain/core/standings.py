@@ -37,6 +37,18 @@ Tie-breaks (names, with FIDE's abbreviations accepted as aliases):
 ``buchholz_cut1`` (BH-C1)
     Buchholz without its least significant contribution.
 
+**Armageddon** (a scoring with an Armageddon rule, Norway Chess): the
+Armageddon that follows a classical draw is part of that pairing, not a game
+or a round of its own (:attr:`Result.armageddon` on the classical draw). It
+changes the pairing's points only: its winner gets the rule's ``win`` in all,
+its loser its ``loss`` (:meth:`Scoring.armageddon_points`), in the points and
+in the direct encounter; everything else sees the classical game: one round,
+one game over the board, a draw (Sonneborn-Berger counts half the opponent's
+points whoever won the Armageddon; an Armageddon win is no win for ``wins``
+and ``won``; Buchholz adds the opponent once). Until the Armageddon is over
+the classical draw counts alone. How a game is known to be an Armageddon is
+the caller's (:func:`names_armageddon`, :func:`attach_armageddons`).
+
 Unplayed rounds (byes, forfeits either way) are kept simple, in the spirit
 of C.07's "dummy opponent": for Buchholz and Sonneborn-Berger each unplayed
 round of a player counts as a game against an opponent with the player's own
@@ -60,8 +72,8 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
 from livegain.core.scoring import EXACT_STEP, ROUND_DIGITS, STANDARD, Scoring, outcome
@@ -124,8 +136,19 @@ class Result:
     black_points: float = 0.0
     played: bool = True
     round: int | None = None
+    armageddon: tuple[str, float] | None = None
+    """The Armageddon after this classical draw, when it is over: (the player
+    who had White in it, his game points 1, ½ or 0)."""
 
     def __post_init__(self) -> None:
+        if self.armageddon is not None:
+            arm_white, arm_points = self.armageddon
+            if not (self.played and self.white_points == self.black_points == 0.5):
+                raise ValueError("an Armageddon follows a classical draw played over the board")
+            if arm_white not in (self.white, self.black):
+                raise ValueError(f"Armageddon White {arm_white!r} is not one of the two players")
+            if arm_points not in _POINTS:
+                raise ValueError(f"Armageddon points must be 0, 0.5 or 1, got {arm_points}")
         if self.black is None:
             if self.played:
                 raise ValueError("a bye is not a played game (played=False)")
@@ -161,6 +184,79 @@ class Result:
         """A bye worth ``points`` (1 for a pairing-allocated bye, often 0.5 or 0 on
         request): the event's points, kept as given whatever the scoring."""
         return cls(player, None, points, 0.0, False, round)
+
+    def with_armageddon(self, white: str, result: str) -> Result:
+        """This classical draw with its Armageddon over: ``white`` had White in
+        it, ``result`` is its result (``1-0``, ``0-1``, ``1/2-1/2``)."""
+        w, _, played = outcome(result)
+        if not played:
+            raise ValueError(f"an Armageddon is played over the board, got {result!r}")
+        return replace(self, armageddon=(white, w))
+
+
+ARMAGEDDON = "armageddon"
+"""The word that marks an Armageddon game in a ``GameType`` tag, a round's or
+an event's name (case ignored)."""
+
+
+def names_armageddon(*labels: str | None) -> bool:
+    """Whether any of ``labels`` (a ``GameType`` tag, a round name, an event
+    name) says the game is an Armageddon."""
+    return any(label is not None and ARMAGEDDON in label.lower() for label in labels)
+
+
+def result_points(r: Result, scoring: Scoring) -> tuple[float, float]:
+    """White's and Black's points of a game ``r`` with ``scoring``: the
+    colours' points for their game points, or the pairing's totals when its
+    Armageddon is over (:meth:`Scoring.armageddon_points`)."""
+    if r.black is None:
+        raise ValueError("a bye has no game points")
+    if r.armageddon is None:
+        return scoring.game(r.white_points, r.black_points)
+    arm_white, arm_points = r.armageddon
+    first, second = scoring.armageddon_points(arm_points)
+    return (first, second) if arm_white == r.white else (second, first)
+
+
+def classical_draw(
+    results: Sequence[Result], white: str, black: str, round: int | None = None
+) -> int | None:
+    """The index in ``results`` of the classical draw an Armageddon between
+    ``white`` and ``black`` follows: a draw over the board between the two,
+    without an Armageddon yet, of the same ``round`` (any round when None or
+    when the draw has none); the latest one. None when there is none."""
+    pair = {white, black}
+    for k in range(len(results) - 1, -1, -1):
+        r = results[k]
+        if (
+            r.black is not None
+            and {r.white, r.black} == pair
+            and r.played
+            and r.white_points == 0.5
+            and r.armageddon is None
+            and (round is None or r.round is None or r.round == round)
+        ):
+            return k
+    return None
+
+
+def attach_armageddons(results: Iterable[Result], armageddons: Iterable[Result]) -> list[Result]:
+    """``results`` (classical games, byes) with each finished Armageddon of
+    ``armageddons`` attached to the classical draw it follows
+    (:func:`classical_draw`: the same two players, the same round when both
+    say). ValueError naming the game when there is no such draw."""
+    out = list(results)
+    for arm in armageddons:
+        if arm.black is None or not arm.played:
+            raise ValueError(f"Armageddon of {arm.white!r}: not a game played over the board")
+        k = classical_draw(out, arm.white, arm.black, arm.round)
+        if k is None:
+            where = f" in round {arm.round}" if arm.round is not None else ""
+            raise ValueError(
+                f"Armageddon {arm.white} - {arm.black}{where}: no classical draw between them"
+            )
+        out[k] = replace(out[k], armageddon=(arm.white, arm.white_points))
+    return out
 
 
 @dataclass(frozen=True)
@@ -231,7 +327,10 @@ class Standings:
             wkey, bkey = r.white, r.black
             black = stats.setdefault(bkey, _Player())
             wg, bg = r.white_points, r.black_points
-            wp, bp = (wg, bg) if standard else (white_of[wg], black_of[bg])
+            if r.armageddon is not None:
+                wp, bp = result_points(r, scoring)
+            else:
+                wp, bp = (wg, bg) if standard else (white_of[wg], black_of[bg])
             versus = encounters[wkey]
             versus[bkey] = versus.get(bkey, 0.0) + wp
             versus = encounters[bkey]

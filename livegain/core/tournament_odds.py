@@ -41,6 +41,18 @@ opponents' points by the game points 1 / ½ / 0; direct encounter counts the
 points scored within the tied group, a game not played there being worth the
 larger win).
 
+**Armageddon** (a scoring with an Armageddon rule, Norway Chess): a
+classical game left that the simulation draws is followed by an Armageddon
+between the same two players with the same colours, drawn from its own W/D/L
+(:func:`armageddon_wdl`: the Elo curve shifted by White's time edge
+:data:`ARMAGEDDON_WHITE_EDGE`, draws at :data:`ARMAGEDDON_DRAW_RATE`, a drawn
+Armageddon going to the rule's colour); its winner and loser get the rule's
+totals. An Armageddon whose classical draw is already finished
+(``armageddons``) is drawn from its live W/D/L when in progress, from
+:func:`armageddon_wdl` when not started. As in the standings, an Armageddon
+changes points and direct encounter only; the other tie-breaks see the
+classical draw.
+
 Each probability comes with its Monte Carlo standard error
 ``sd(x) / sqrt(sims)``, ``x`` being a player's share of first place in one
 simulation (0 or 1; 1/k when ``share`` splits a k-way tie).
@@ -64,7 +76,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple, Protocol, get_args
 
 import numpy as np
@@ -79,6 +91,8 @@ from livegain.core.standings import (
     Result,
     Standings,
     Tiebreak,
+    classical_draw,
+    result_points,
     tiebreak_names,
 )
 
@@ -92,7 +106,8 @@ CHUNK = 20_000
 """Simulations done at once (memory bound); results depend on ``sims`` and ``seed`` only."""
 
 EXACT_MAX_GAMES = 12
-""":func:`exact_win_odds` refuses more games left than this (3^12 = 531,441 outcomes)."""
+""":func:`exact_win_odds` refuses more outcomes than 3 to this power (531,441:
+12 games left with three outcomes each)."""
 
 Float = npt.NDArray[np.float64]
 Float32 = npt.NDArray[np.float32]
@@ -103,6 +118,20 @@ Sparse = csr_matrix
 InProgress = tuple[str, str, Sequence[float]]
 """(white, black, live W/D/L from White's view, per mille or probabilities)."""
 
+ArmageddonLeft = tuple[str, str, Sequence[float] | None]
+"""An Armageddon whose classical draw is finished: (its White, its Black, its
+live W/D/L from White's view, or None when not started)."""
+
+ARMAGEDDON_WHITE_EDGE = 150.0
+"""Elo points added to White's rating in an Armageddon (more time on the clock).
+Fitted with :data:`ARMAGEDDON_DRAW_RATE` by maximum likelihood on the 33
+Armageddons with both ratings of the Norway Chess files of the shared data
+(2024 and women 2025; docs/standings.md §3)."""
+
+ARMAGEDDON_DRAW_RATE = 0.18
+"""The draw probability of an Armageddon between equal players (see
+:data:`ARMAGEDDON_WHITE_EDGE`)."""
+
 
 class RatingsWdl(Protocol):
     """A ratings-only W/D/L model (:class:`livegain.core.human_wdl.RatingsPrior`)."""
@@ -110,6 +139,28 @@ class RatingsWdl(Protocol):
     def probabilities(
         self, white: float | None, black: float | None
     ) -> tuple[float, float, float]: ...
+
+
+def armageddon_wdl(
+    white_rating: float, black_rating: float, model: Model = "logistic"
+) -> tuple[float, float, float]:
+    """An Armageddon's W/D/L from the two ratings: the draw model of
+    :func:`livegain.core.odds.game_probabilities` with White's rating raised
+    by :data:`ARMAGEDDON_WHITE_EDGE` and :data:`ARMAGEDDON_DRAW_RATE`."""
+    g = game_probabilities(
+        white_rating - black_rating + ARMAGEDDON_WHITE_EDGE, ARMAGEDDON_DRAW_RATE, model
+    )
+    return g.win, g.draw, g.loss
+
+
+def _armageddon_white_wins(wdl: Sequence[float], scoring: Scoring) -> float:
+    """The probability that an Armageddon's White wins it (a draw counted for
+    the rule's colour)."""
+    rule = scoring.armageddon
+    if rule is None:
+        raise ValueError("an Armageddon game, but the scoring has no Armageddon rule")
+    w, d, _ = wdl
+    return w + d if rule.draw == "white" else w
 
 
 class WinChance(NamedTuple):
@@ -156,6 +207,21 @@ class _Setup:
     black_points: Float | None = None
     most: float = 1.0  # the most a game gives (the larger win)
     rounded: bool = False  # totals rounded to ROUND_DIGITS (points not exact in binary)
+    # Armageddon rule: None without one; else (g, 1) the chance that White of
+    # each game left wins the Armageddon after a draw, and (2,) the rule's
+    # totals (win, loss)
+    arm_p: Float32 | None = None
+    arm_totals: Float | None = None
+    # Armageddons whose classical draw is finished (a of them): (n, a) 1 for
+    # the Armageddon's White / Black, (a, 1) the chance White wins, (a,) the
+    # points each gets on top of the classical draw when White wins / loses
+    arm_of_white: Sparse | None = None
+    arm_of_black: Sparse | None = None
+    arm_white: Int | None = None
+    arm_black: Int | None = None
+    arm_p_left: Float32 | None = None
+    arm_add_white: tuple[Float, Float] | None = None  # White's extra: (White wins, loses)
+    arm_add_black: tuple[Float, Float] | None = None  # Black's extra: (White wins, loses)
 
 
 def _normalise_wdl(wdl: Sequence[float], where: str) -> tuple[float, float, float]:
@@ -208,7 +274,9 @@ def _check(
     upcoming: Sequence[tuple[str, str]],
     playoff: str,
     draw_rate: float,
+    armageddons: Sequence[ArmageddonLeft] | None = None,
 ) -> None:
+    """Check the arguments; ``armageddons`` None: the scoring has no Armageddon rule."""
     known = set(players)
     if len(known) != len(players):
         raise ValueError("a player is listed twice")
@@ -228,6 +296,14 @@ def _check(
         if w == b:
             raise ValueError(f"player {w!r} paired with himself")
     need_rating = {p for pair in upcoming for p in pair}
+    if armageddons is not None:
+        # a classical game left may end in a draw, then an Armageddon from the ratings
+        need_rating |= {p for pair in pairs for p in pair}
+        need_rating |= {p for w, b, wdl in armageddons if wdl is None for p in (w, b)}
+        named_arm = {p for w, b, _ in armageddons for p in (w, b)}
+        unknown_arm = sorted(named_arm - known)
+        if unknown_arm:
+            raise ValueError(f"not in the players: {', '.join(unknown_arm)}")
     if playoff == "rating":
         need_rating = set(players)
     missing = sorted(p for p in need_rating if p not in ratings or not math.isfinite(ratings[p]))
@@ -246,9 +322,9 @@ def _setup(
     model: Model,
     prior: RatingsWdl | None = None,
     scoring: Scoring = STANDARD,
+    armageddons: Sequence[ArmageddonLeft] = (),
 ) -> _Setup:
     n = len(players)
-    white_of, black_of = scoring.by_game_points
     exact = scoring.exact
     idx = {p: k for k, p in enumerate(players)}
     points = np.zeros(n)
@@ -272,7 +348,7 @@ def _setup(
             unplayed_points[w] += game
             continue
         b = idx[r.black]
-        white_pts, black_pts = white_of[r.white_points], black_of[r.black_points]
+        white_pts, black_pts = result_points(r, scoring)
         points[w] += white_pts
         points[b] += black_pts
         wins[w] += r.white_points == 1.0
@@ -316,7 +392,7 @@ def _setup(
     standard = scoring.is_standard and exact
     if not exact:
         points = np.round(points, ROUND_DIGITS)
-    return _Setup(
+    setup = _Setup(
         players=tuple(players),
         base=points + np.bincount(bi, minlength=n).astype(np.float64) if standard else points,
         score=csr_matrix(score),
@@ -345,6 +421,74 @@ def _setup(
         most=scoring.most,
         rounded=not exact,
     )
+    return _with_armageddons(setup, ratings, finished, left, armageddons, model, scoring)
+
+
+def _with_armageddons(
+    st: _Setup,
+    ratings: Mapping[str, float],
+    finished: Sequence[Result],
+    left: Sequence[tuple[int, int, tuple[float, float, float]]],
+    armageddons: Sequence[ArmageddonLeft],
+    model: Model,
+    scoring: Scoring,
+) -> _Setup:
+    """``st`` with the fields of the Armageddon rule (unchanged without one)."""
+    rule = scoring.armageddon
+    if rule is None:
+        if armageddons:
+            raise ValueError("Armageddon games, but the scoring has no Armageddon rule")
+        return st
+    players = st.players
+    idx = {p: k for k, p in enumerate(players)}
+    arm_p = [
+        _armageddon_white_wins(
+            armageddon_wdl(ratings[players[w]], ratings[players[b]], model), scoring
+        )
+        for w, b, _ in left
+    ]
+    done = list(finished)
+    rows: list[tuple[int, int, float, float, float, float, float]] = []
+    for white, black, wdl in armageddons:
+        k = classical_draw(done, white, black)
+        if k is None:
+            raise ValueError(f"Armageddon {white} - {black}: no classical draw between them")
+        draw = done[k]
+        done[k] = draw.with_armageddon(white, "1-0")  # claimed: one Armageddon per draw
+        before = result_points(draw, scoring)
+        d_white, d_black = before if draw.white == white else before[::-1]
+        live = (
+            armageddon_wdl(ratings[white], ratings[black], model)
+            if wdl is None
+            else _normalise_wdl(wdl, f"Armageddon {white} - {black}")
+        )
+        rows.append(
+            (
+                idx[white],
+                idx[black],
+                _armageddon_white_wins(live, scoring),
+                rule.win - d_white,
+                rule.loss - d_white,
+                rule.loss - d_black,
+                rule.win - d_black,
+            )
+        )
+    a = len(rows)
+    aw = np.array([r[0] for r in rows], dtype=np.int64)
+    ab = np.array([r[1] for r in rows], dtype=np.int64)
+    n = len(players)
+    return replace(
+        st,
+        arm_p=np.array(arm_p, dtype=np.float32)[:, None],
+        arm_totals=np.array([rule.win, rule.loss]),
+        arm_of_white=csr_matrix((np.ones(a), (aw, np.arange(a))), shape=(n, a)),
+        arm_of_black=csr_matrix((np.ones(a), (ab, np.arange(a))), shape=(n, a)),
+        arm_white=aw,
+        arm_black=ab,
+        arm_p_left=np.array([r[2] for r in rows], dtype=np.float32)[:, None],
+        arm_add_white=(np.array([r[3] for r in rows]), np.array([r[4] for r in rows])),
+        arm_add_black=(np.array([r[5] for r in rows]), np.array([r[6] for r in rows])),
+    )
 
 
 def _tiebreak_key(
@@ -354,18 +498,21 @@ def _tiebreak_key(
     pts: Float,
     cand: Bool,
     sides: tuple[Float, Float] | None = None,
+    extra: tuple[Float, Float] | None = None,
 ) -> tuple[Float, Float | None]:
     """Values of ``tb`` for each player (rows) and simulation (columns).
 
     ``s``: White's game points in each game left (games x simulations);
     ``pts``: final points; ``cand``: the players still tied for first;
     ``sides``: White's and Black's points in each game left (None: the
-    standard scoring, ``s`` and ``1 - s``). For direct encounter, returns the
+    standard scoring, ``s`` and ``1 - s``); ``extra``: the points the
+    Armageddons of finished classical draws add to their White and Black (see
+    :func:`_armageddons`; None: none). For direct encounter, returns the
     points scored against the other candidates and the most they could reach
     (the points plus the larger win per candidate never met); else the value
     and None.
     """
-    key, reach = _tiebreak_value(tb, st, s, pts, cand, sides)
+    key, reach = _tiebreak_value(tb, st, s, pts, cand, sides, extra)
     if st.rounded:
         key = np.round(key, ROUND_DIGITS)
         reach = None if reach is None else np.round(reach, ROUND_DIGITS)
@@ -379,6 +526,7 @@ def _tiebreak_value(
     pts: Float,
     cand: Bool,
     sides: tuple[Float, Float] | None,
+    extra: tuple[Float, Float] | None = None,
 ) -> tuple[Float, Float | None]:
     if tb == "sonneborn_berger":
         sb = (
@@ -419,6 +567,12 @@ def _tiebreak_value(
         st.score @ c + st.of_white @ (c[st.black] * pw) + st.of_black @ (c[st.white] * pb),
         dtype=np.float64,
     )
+    if extra is not None:
+        assert st.arm_of_white is not None and st.arm_of_black is not None
+        assert st.arm_white is not None and st.arm_black is not None
+        current += st.arm_of_white @ (c[st.arm_black] * extra[0]) + st.arm_of_black @ (
+            c[st.arm_white] * extra[1]
+        )
     return current, current + st.most * (st.not_met @ c)
 
 
@@ -465,6 +619,40 @@ def _playoff_ladder(st: _Setup, cand: Bool, rng: np.random.Generator) -> Float:
     return out
 
 
+def _armageddons(
+    st: _Setup, outcome: npt.NDArray[np.int8], sides: tuple[Float, Float], rng: np.random.Generator
+) -> tuple[tuple[Float, Float], tuple[Float, Float] | None]:
+    """The Armageddon rule in one chunk: each classical game left drawn
+    (``outcome`` 1) is settled by an Armageddon (White wins it with
+    ``arm_p``), its players getting the rule's totals instead of the draw's;
+    and the Armageddons of finished classical draws are played. Returns the
+    sides' points of the games left and (None when there is none) the points
+    the finished draws' Armageddons add to their White and Black."""
+    assert st.arm_p is not None and st.arm_totals is not None
+    win, loss = st.arm_totals
+    white_won = rng.random(outcome.shape, dtype=np.float32) < st.arm_p
+    drawn = outcome == 1
+    sides = (
+        np.where(drawn, np.where(white_won, win, loss), sides[0]),
+        np.where(drawn, np.where(white_won, loss, win), sides[1]),
+    )
+    if st.arm_white is None or st.arm_white.size == 0:
+        return sides, None
+    assert st.arm_p_left is not None and st.arm_add_white is not None
+    assert st.arm_add_black is not None
+    sims = outcome.shape[1]
+    won = rng.random((st.arm_white.size, sims), dtype=np.float32) < st.arm_p_left
+    add_white = np.where(won, st.arm_add_white[0][:, None], st.arm_add_white[1][:, None])
+    add_black = np.where(won, st.arm_add_black[0][:, None], st.arm_add_black[1][:, None])
+    return sides, (add_white, add_black)
+
+
+def _armageddon_points(st: _Setup, extra: tuple[Float, Float]) -> Float:
+    """(n, sims) the points the finished draws' Armageddons add to each player."""
+    assert st.arm_of_white is not None and st.arm_of_black is not None
+    return np.asarray(st.arm_of_white @ extra[0] + st.arm_of_black @ extra[1], dtype=np.float64)
+
+
 def _simulate_chunk(
     st: _Setup,
     sims: int,
@@ -480,6 +668,7 @@ def _simulate_chunk(
     s = (u < st.p_white).astype(np.float64)
     s += u < st.p_white_or_draw
     sides: tuple[Float, Float] | None = None
+    extra: tuple[Float, Float] | None = None
     if st.white_points is None or st.black_points is None:
         s *= 0.5
         pts = np.asarray(st.base[:, None] + st.white_minus_black @ s, dtype=np.float64)
@@ -487,9 +676,13 @@ def _simulate_chunk(
         outcome = s.astype(np.int8)  # 0 White lost, 1 drew, 2 won
         s *= 0.5
         sides = (st.white_points[outcome], st.black_points[outcome])
+        if st.arm_p is not None:
+            sides, extra = _armageddons(st, outcome, sides, rng)
         pts = np.asarray(
             st.base[:, None] + st.of_white @ sides[0] + st.of_black @ sides[1], dtype=np.float64
         )
+        if extra is not None:
+            pts += _armageddon_points(st, extra)
         if st.rounded:
             pts = np.round(pts, ROUND_DIGITS)
     cand = pts == pts.max(axis=0, keepdims=True)
@@ -500,6 +693,7 @@ def _simulate_chunk(
     c = cand.take(tied, axis=1)
     ts, tp = s.take(tied, axis=1), pts.take(tied, axis=1)
     tsides = None if sides is None else (sides[0].take(tied, axis=1), sides[1].take(tied, axis=1))
+    textra = None if extra is None else (extra[0].take(tied, axis=1), extra[1].take(tied, axis=1))
     clear = first - c.sum(axis=1)
     for tb in tiebreaks:
         # only the simulations still tied
@@ -508,7 +702,8 @@ def _simulate_chunk(
             break
         sub = c[:, still]
         sub_sides = None if tsides is None else (tsides[0][:, still], tsides[1][:, still])
-        key, reach = _tiebreak_key(tb, st, ts[:, still], tp[:, still], sub, sub_sides)
+        sub_extra = None if textra is None else (textra[0][:, still], textra[1][:, still])
+        key, reach = _tiebreak_key(tb, st, ts[:, still], tp[:, still], sub, sub_sides, sub_extra)
         c[:, still] = _top(key, sub) if reach is None else _top_direct_encounter(key, reach, sub)
     x = c / c.sum(axis=0, keepdims=True) if playoff == "share" else _playoff_ladder(st, c, rng)
     return clear + x.sum(axis=1), clear + (x * x).sum(axis=1)
@@ -529,6 +724,7 @@ def win_odds(
     model: Model = "logistic",
     prior: RatingsWdl | None = None,
     scoring: Scoring = STANDARD,
+    armageddons: Iterable[ArmageddonLeft] = (),
 ) -> dict[str, WinChance]:
     """Probability that each player finishes first, with its Monte Carlo standard error.
 
@@ -541,16 +737,33 @@ def win_odds(
     result reproducible (same ``sims`` and ``seed``, same numbers).
     ``prior``: the ratings-only W/D/L of games not started and of play-off
     games (None: ``draw_rate`` and the Elo ``model``). ``scoring``: the
-    points of a win, a draw and a loss for each colour (default 1 / ½ / 0).
+    points of a win, a draw and a loss for each colour (default 1 / ½ / 0),
+    and its Armageddon rule. ``armageddons``: with such a rule, the
+    Armageddons of classical draws already in ``finished``, in progress
+    (``(white, black, wdl)``) or not started (``(white, black, None)``);
+    a classical draw in ``finished`` whose Armageddon is not there and not
+    over counts as the draw alone.
     """
     if sims < 2:
         raise ValueError(f"need at least 2 simulations, got {sims}")
     done = list(finished)
     live = list(in_progress)
     later = list(upcoming)
+    arms = list(armageddons)
     order = tiebreak_names(tiebreaks)
-    _check(players, ratings, done, live, later, playoff, draw_rate)
-    st = _setup(players, ratings, done, live, later, playoff, draw_rate, model, prior, scoring)
+    _check(
+        players,
+        ratings,
+        done,
+        live,
+        later,
+        playoff,
+        draw_rate,
+        None if scoring.armageddon is None else arms,
+    )
+    st = _setup(
+        players, ratings, done, live, later, playoff, draw_rate, model, prior, scoring, arms
+    )
     rng = np.random.default_rng(seed)
     total = np.zeros(len(players))
     squares = np.zeros(len(players))
@@ -600,22 +813,64 @@ def exact_win_odds(
     model: Model = "logistic",
     prior: RatingsWdl | None = None,
     scoring: Scoring = STANDARD,
+    armageddons: Iterable[ArmageddonLeft] = (),
 ) -> dict[str, float]:
-    """The probabilities of :func:`win_odds`, exactly, by enumerating all 3^k
-    outcomes of the k games left (at most :data:`EXACT_MAX_GAMES`) and ranking
-    each with :class:`~livegain.core.standings.Standings`."""
+    """The probabilities of :func:`win_odds`, exactly, by enumerating every
+    outcome of the games left (3 per game; with an Armageddon rule 4 per
+    classical game, a draw being settled by White's or Black's Armageddon
+    win, and 2 per Armageddon left; at most 3^:data:`EXACT_MAX_GAMES`
+    outcomes in all) and ranking each with
+    :class:`~livegain.core.standings.Standings`."""
     done = list(finished)
     live = list(in_progress)
     later = list(upcoming)
+    arms = list(armageddons)
     order = tiebreak_names(tiebreaks)
-    _check(players, ratings, done, live, later, playoff, draw_rate)
+    rule = scoring.armageddon
+    _check(players, ratings, done, live, later, playoff, draw_rate, None if rule is None else arms)
+    if rule is None and arms:
+        raise ValueError("Armageddon games, but the scoring has no Armageddon rule")
     games: list[tuple[str, str, tuple[float, float, float]]] = [
         (w, b, _normalise_wdl(wdl, f"{w} - {b}")) for w, b, wdl in live
     ]
     games += [(w, b, _rating_wdl(ratings, w, b, draw_rate, model, prior)) for w, b in later]
-    if len(games) > EXACT_MAX_GAMES:
+    # per game left: its outcomes, each (probability, what it does to the results)
+    choices: list[list[tuple[float, Result | tuple[int, Result]]]] = []
+    for w, b, (pw, pd, pl) in games:
+        outcomes: list[tuple[float, Result | tuple[int, Result]]] = [
+            (pw, Result.game(w, b, "1-0")),
+            (pl, Result.game(w, b, "0-1")),
+        ]
+        draw = Result.game(w, b, "1/2-1/2")
+        if rule is None:
+            outcomes.append((pd, draw))
+        else:
+            pa = _armageddon_white_wins(armageddon_wdl(ratings[w], ratings[b], model), scoring)
+            outcomes.append((pd * pa, draw.with_armageddon(w, "1-0")))
+            outcomes.append((pd * (1.0 - pa), draw.with_armageddon(w, "0-1")))
+        choices.append(outcomes)
+    for white, black, wdl in arms:
+        k = classical_draw(done, white, black)
+        if k is None:
+            raise ValueError(f"Armageddon {white} - {black}: no classical draw between them")
+        live_wdl = (
+            armageddon_wdl(ratings[white], ratings[black], model)
+            if wdl is None
+            else _normalise_wdl(wdl, f"Armageddon {white} - {black}")
+        )
+        pa = _armageddon_white_wins(live_wdl, scoring)
+        draw = done[k]
+        done[k] = draw.with_armageddon(white, "1-0")  # claimed: one Armageddon per draw
+        choices.append(
+            [
+                (pa, (k, draw.with_armageddon(white, "1-0"))),
+                (1.0 - pa, (k, draw.with_armageddon(white, "0-1"))),
+            ]
+        )
+    if math.prod(len(c) for c in choices) > 3**EXACT_MAX_GAMES:
         raise ValueError(
-            f"{len(games)} games left: exact enumeration takes at most {EXACT_MAX_GAMES}"
+            f"{len(choices)} games left: exact enumeration takes at most "
+            f"3^{EXACT_MAX_GAMES} outcomes"
         )
     decisive: dict[tuple[str, str], float] = {}
     if playoff == "rating":
@@ -624,13 +879,15 @@ def exact_win_odds(
             for j, b in enumerate(players):
                 decisive[(a, b)] = float(matrix[i, j])
     out = dict.fromkeys(players, 0.0)
-    outcomes = (("1-0", 0), ("1/2-1/2", 1), ("0-1", 2))
-    for combo in itertools.product(outcomes, repeat=len(games)):
+    for combo in itertools.product(*choices):
         prob = 1.0
         results = list(done)
-        for (w, b, wdl), (code, k) in zip(games, combo, strict=True):
-            prob *= wdl[k]
-            results.append(Result.game(w, b, code))
+        for q, change in combo:
+            prob *= q
+            if isinstance(change, Result):
+                results.append(change)
+            else:
+                results[change[0]] = change[1]
         if prob == 0.0:
             continue
         leaders = Standings.from_results(results, order, players, scoring).leaders()
@@ -660,7 +917,7 @@ def contenders(
         if r.black is None:
             points[r.white] += r.white_points
             continue
-        white, black = scoring.game(r.white_points, r.black_points)
+        white, black = result_points(r, scoring)
         points[r.white] += white
         points[r.black] += black
     for w, b in left:

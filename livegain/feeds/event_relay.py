@@ -20,6 +20,10 @@ as :class:`~livegain.feeds.replay.Replay` reveals them.
   before it starts), ``round-N/index.json`` (404 until paired) and
   ``round-N/game-M.json``.
 
+``rounds``: the rounds in all, when the event announces more than the PGN
+has (a tournament lists its rounds ahead): the rounds past the PGN's are
+listed and never paired (no games, a stream that stays silent).
+
 Driven by hand (tests: :meth:`begin`, :meth:`advance`, :meth:`finish`) or on
 the clock (:meth:`play`: the demo). Requests are counted per path, and the
 most Lichess requests in flight at once (streams apart) is kept
@@ -53,7 +57,8 @@ class RelayRound:
 
     number: int
     id: str
-    replay: Replay
+    replay: Replay | None
+    """None: a round announced and never paired."""
     state: State = "upcoming"
     finished_at: int | None = None
 
@@ -98,6 +103,7 @@ class EventRelay:
         host: str = "127.0.0.1",
         port: int = 0,
         hold: float = 0.0,
+        rounds: int | None = None,
     ) -> None:
         by_round: dict[int, list[ParsedGame]] = {}
         for g in games:
@@ -134,6 +140,12 @@ class EventRelay:
             ]
             replay = Replay(lila, speed=speed, seconds_per_move=seconds_per_move)
             self.rounds.append(RelayRound(n, rid, replay))
+        last = max(by_round)
+        if rounds is not None and rounds < last:
+            raise ReplayError(f"rounds {rounds}: the PGN has round {last}")
+        for n in range(last + 1, (rounds or last) + 1):
+            self.rounds.append(RelayRound(n, f"{tour_id[:4]}R{n:03d}"[:8].ljust(8, "0"), None))
+        self._closed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._clock = 0
 
@@ -171,7 +183,7 @@ class EventRelay:
 
     async def advance(self, number: int, moves: int | None = None) -> int:
         """Reveal the next ``moves`` moves of round ``number`` (None: all of them)."""
-        replay = self.round(number).replay
+        replay = self._replay(self.round(number))
         return await (replay.advance(moves) if moves is not None else replay.advance_all())
 
     def finish(self, number: int) -> None:
@@ -184,28 +196,29 @@ class EventRelay:
     async def play_round(self, number: int) -> None:
         """Round ``number`` from its first move to its last, on the clock, then over."""
         self.begin(number)
-        await self.round(number).replay.play()
+        await self._replay(self.round(number)).play()
         self.finish(number)
 
     async def play(self, start: int = 1, pause: float = 5.0, loop: bool = False) -> None:
         """The rounds before ``start`` over at once; then each round in turn, a
         ``pause`` after each; with ``loop``, those rounds again from their start
         (back to not started), for ever."""
-        for rnd in self.rounds:
+        played = [r for r in self.rounds if r.replay is not None]
+        for rnd in played:
             if rnd.number < start:
-                await rnd.replay.advance_all()
+                await self._replay(rnd).advance_all()
                 self.finish(rnd.number)
         while True:
-            for rnd in self.rounds:
+            for rnd in played:
                 if rnd.number >= start:
                     await self.play_round(rnd.number)
                     await asyncio.sleep(pause)
             if not loop:
                 return
-            for rnd in self.rounds:
+            for rnd in played:
                 if rnd.number >= start:
                     rnd.state, rnd.finished_at = "upcoming", None
-                    await rnd.replay.reset()
+                    await self._replay(rnd).reset()
 
     # -- lifecycle
 
@@ -220,8 +233,10 @@ class EventRelay:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        self._closed.set()  # the silent streams of rounds never paired end
         for rnd in self.rounds:
-            await rnd.replay.stop()  # its open streams end
+            if rnd.replay is not None:
+                await rnd.replay.stop()  # its open streams end
         await self.server.stop()
 
     async def __aenter__(self) -> EventRelay:
@@ -238,7 +253,10 @@ class EventRelay:
     # -- documents
 
     def _paired(self, rnd: RelayRound) -> bool:
-        """A round is paired once it or the round before it has started."""
+        """A round is paired once it or the round before it has started (a round
+        announced without games never is)."""
+        if rnd.replay is None:
+            return False
         if rnd.state != "upcoming" or rnd is self.rounds[0]:
             return True
         before = self.rounds[self.rounds.index(rnd) - 1]
@@ -270,7 +288,7 @@ class EventRelay:
         if not self._paired(rnd):
             return []
         out = []
-        for i, snap in enumerate(rnd.replay.snapshots(), 1):
+        for i, snap in enumerate(self._replay(rnd).snapshots(), 1):
             out.append(
                 {
                     "id": f"g{i:07d}",
@@ -285,9 +303,9 @@ class EventRelay:
     def lcc_tournament(self) -> dict[str, Any]:
         rounds = []
         for rnd in self.rounds:
-            games = len(rnd.replay.games) if self._paired(rnd) else 0
+            games = len(self._replay(rnd).games) if self._paired(rnd) else 0
             live = (
-                sum(1 for s in rnd.replay.snapshots() if s.result == "*")
+                sum(1 for s in self._replay(rnd).snapshots() if s.result == "*")
                 if rnd.state == "ongoing"
                 else 0
             )
@@ -328,7 +346,7 @@ class EventRelay:
             rnd = self._by_id(seg[3].removesuffix(".pgn"))
             if rnd is None:
                 return _not_found()
-            body = rnd.replay.round_pgn() if self._paired(rnd) else ""
+            body = self._replay(rnd).round_pgn() if self._paired(rnd) else ""
             return Reply(200, body.encode(), "application/x-chess-pgn")
         if seg[:2] == ["api", "broadcast"] and len(seg) == 3 and seg[2] == self.tour_id:
             reply = _json(
@@ -372,20 +390,33 @@ class EventRelay:
         rnd = self.round(int(m.group(1)))
         if not self._paired(rnd):
             return _not_found()
+        replay = self._replay(rnd)
         if m.group(2) == "index":
-            return _json(rnd.replay.lcc_index())
+            return _json(replay.lcc_index())
         board = int(m.group(3))
-        if not 1 <= board <= len(rnd.replay.games) or rnd.state == "upcoming":
+        if not 1 <= board <= len(replay.games) or rnd.state == "upcoming":
             return _not_found()
-        return _json(rnd.replay.lcc_game(board - 1))
+        return _json(replay.lcc_game(board - 1))
 
     def _by_id(self, rid: str) -> RelayRound | None:
         return next((r for r in self.rounds if r.id == rid), None)
 
     @staticmethod
-    def _stream(rnd: RelayRound) -> Any:
+    def _replay(rnd: RelayRound) -> Replay:
+        if rnd.replay is None:
+            raise ReplayError(f"round {rnd.number} is announced, never paired")
+        return rnd.replay
+
+    def _stream(self, rnd: RelayRound) -> Any:
+        replay = rnd.replay
+
+        async def silent() -> AsyncIterator[bytes]:
+            await self._closed.wait()  # a round never paired: nothing, until the relay stops
+            return
+            yield b""
+
         def body() -> AsyncIterator[bytes]:
-            return rnd.replay.stream()
+            return replay.stream() if replay is not None else silent()
 
         return body
 

@@ -60,7 +60,12 @@ from typing import Any, Protocol
 from urllib.parse import SplitResult, urlsplit
 
 from livegain.core.errors import LivegainError
-from livegain.core.event_format import EventFormat, format_from_counts, format_from_text
+from livegain.core.event_format import (
+    EventFormat,
+    format_from_counts,
+    format_from_round_names,
+    format_from_text,
+)
 from livegain.core.scoring import Scoring
 from livegain.feeds.base import (
     FeedConfig,
@@ -471,17 +476,25 @@ def _object(doc: object, what: str) -> Mapping[str, Any]:
 
 
 def standings_entry(
-    event: str | None, fmt: EventFormat | None, scoring: Mapping[str, Any] | None
+    event: str | None,
+    fmt: EventFormat | None,
+    scoring: Mapping[str, Any] | None,
+    rounds: int | None = None,
 ) -> dict[str, Any] | None:
     """The ``[[events]]`` entry the source gives its event: its name, its format
-    (a round robin or a Swiss; anything else, or a format the source does not
-    tell, is counted as a Swiss: only the games on the boards are simulated)
-    and its custom scoring. None without an event name."""
+    (a round robin, a knockout or a Swiss; anything else, or a format the source
+    does not tell, is counted as a Swiss), the number of rounds the source lists (a
+    Swiss's odds are simulated to its last round) and its custom scoring.
+    None without an event name."""
     if event is None:
         return None
     entry: dict[str, Any] = {"name": event, "format": "swiss", "format_why": format_note(fmt)}
     if fmt is not None and fmt.format == "round-robin":
         entry.update(format="round-robin", cycles=fmt.cycles)
+    elif fmt is not None and fmt.format == "knockout":
+        entry["format"] = "knockout"
+    elif rounds is not None and rounds > 0:
+        entry["rounds"] = rounds
     if scoring is not None:
         entry["scoring"] = dict(scoring)
     return entry
@@ -491,8 +504,8 @@ def format_note(fmt: EventFormat | None) -> str:
     """What the source said of its format, for people."""
     if fmt is None:
         return "format: not told by the source, counted as a Swiss"
-    counted = "" if fmt.format in ("round-robin", "swiss") else ", counted as a Swiss"
-    return f"format: {fmt.format} ({fmt.why}{counted})"
+    teams = " of teams" if fmt.teams else ""
+    return f"format: {fmt.format}{teams} ({fmt.why})"
 
 
 #: ``--round``: None, follow the event; True, only the round the source names
@@ -674,6 +687,8 @@ async def _resolve_lichess(
     info = tour.get("info")
     fmt = format_from_text(info.get("format") if isinstance(info, Mapping) else None)
     if fmt is None:
+        fmt = format_from_round_names(r.name for r in rounds)
+    if fmt is None:
         fmt = await _lichess_counted_format(ep, lookup, rounds)
     feed = LichessFeedConfig(
         name=f"lichess:{tour_id}", url=ep.lichess, tournament=tour_id, round=pinned
@@ -695,7 +710,7 @@ async def _resolve_lichess(
         round=shown.name,
         state=why,
         boards=games if named is not None and named == shown.id else None,
-        standings=standings_entry(event, fmt, scoring),
+        standings=standings_entry(event, fmt, scoring, len(rounds)),
         notes=tuple(notes),
     )
 
@@ -803,6 +818,6 @@ async def _resolve_lcc(
         round=f"Round {number}",
         state=why,
         boards=boards,
-        standings=standings_entry(event, fmt, None),
+        standings=standings_entry(event, fmt, None, len(rounds)),
         notes=(where, format_note(fmt)),
     )

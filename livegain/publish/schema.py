@@ -442,10 +442,16 @@ class StandingsRow(_Model):
         "event's order; a DE value is null when the player was tied with nobody"
     )
     win: float | None = Field(
-        description="probability of finishing first (Swiss: of leading after the current "
-        "round); null when the event has no odds"
+        description="probability of finishing first (a Swiss without its number of rounds: "
+        "of leading after the current round); null when the event has no odds"
     )
     win_se: float | None = Field(description="Monte Carlo standard error of ``win``")
+    top: float | None = Field(
+        default=None,
+        description="a Swiss simulated to its last round: the probability of a place in the "
+        "first ``top_k`` (the message's); null otherwise",
+    )
+    top_se: float | None = Field(default=None, description="Monte Carlo standard error of ``top``")
     live: bool = Field(description="the player is playing a game now")
     perceived: Perceived | None = Field(
         default=None,
@@ -539,6 +545,98 @@ class Teams(_Model):
     why: str = Field(description="why the boards were read as a team event")
 
 
+class KnockoutStage(_Model):
+    """A stage of a mini-match reached so far (classical, rapid, blitz, Armageddon)."""
+
+    name: str
+    games: int = Field(description="games in the stage")
+    played: int = Field(description="games of it finished")
+    score_a: float = Field(description="player a's points in its finished games")
+    score_b: float
+
+
+class KnockoutGame(_Model):
+    """A game of a mini-match: on a board, or still to be played in the stage
+    being played (``on_board`` false)."""
+
+    game: int = Field(description="its number in the mini-match, from 1 (Round tag R.G)")
+    stage: str
+    white: str
+    black: str
+    a_white: bool = Field(description="player a has White")
+    result: str = Field(description="1-0, 0-1, 1/2-1/2, or * while not over")
+    wdl: list[float] | None = Field(
+        description="while not over: win/draw/loss, White's view, per mille (in progress: "
+        "the board's shown W/D/L; not started: from the ratings); null once finished"
+    )
+    live: bool = Field(description="in progress (a move played, no result)")
+    on_board: bool = Field(description="false: a game of the stage no board shows yet")
+
+
+class StageChance(_Model):
+    stage: str
+    p: float = Field(description="the chance the mini-match reaches this stage")
+
+
+class KnockoutMatch(_Model):
+    """A mini-match of a knockout round; player ``a`` has White in its first game."""
+
+    round: int
+    a: str = Field(description="player a's name")
+    b: str
+    a_key: str = Field(description="player a's key (as the rows' and the bracket's)")
+    b_key: str
+    a_rating: int | None = None
+    b_rating: int | None = None
+    stage: str = Field(description="the stage being played, or the one that decided it")
+    stages: list[KnockoutStage] = Field(description="the stages reached, in order")
+    games: list[KnockoutGame]
+    through_a: float = Field(description="the chance that a goes through (1 or 0 once decided)")
+    through_b: float
+    reach: list[StageChance] = Field(
+        description="the chance the match reaches each later stage (the Armageddon included)"
+    )
+    winner: str | None = Field(description="the name of the player through, once decided")
+    live: bool = Field(description="a game of the match is in progress")
+    note: str | None = None
+
+
+class RoundChance(_Model):
+    round: int
+    p: float = Field(description="the chance of reaching this round")
+
+
+class BracketRow(_Model):
+    """A player still in the event."""
+
+    key: str
+    name: str
+    rating: int | None = None
+    round: int = Field(description="the round he plays (or waits for) now")
+    reach: list[RoundChance] = Field(description="his chance of reaching each later round")
+    win: float = Field(description="his chance of winning the event (exact)")
+
+
+class Knockout(_Model):
+    """A knockout event's mini-matches and bracket (docs/standings.md, "Knockouts")."""
+
+    round: int | None = Field(description="the latest round on the boards")
+    rounds: list[int] = Field(description="every round of the bracket, played and to come")
+    matches: list[KnockoutMatch] = Field(
+        description="the latest round's matches (and any earlier one not decided), board order"
+    )
+    bracket: list[BracketRow] = Field(
+        description="the players still in, by chance of winning the event"
+    )
+    order: Literal["adjacent", "folded"] = Field(
+        description="the bracket order of the rounds not paired yet: adjacent, the winners "
+        "of matches 2j and 2j+1 meet; folded, of matches i and n-1-i"
+    )
+    order_why: str = Field(description="configured, read from the rounds paired, or the default")
+    why: str = Field(description="why the boards were read as a knockout")
+    note: str | None = None
+
+
 class Standings(_Model):
     """An event's standings and each player's chance of finishing first.
 
@@ -549,11 +647,18 @@ class Standings(_Model):
 
     type: Literal["standings"] = "standings"
     event: str = Field(description="the event's name as its boards carry it (``tournament``)")
-    format: Literal["round-robin", "swiss"] | None = Field(
+    format: Literal["round-robin", "swiss", "knockout"] | None = Field(
         description="as configured ([[events]]); null: not configured (no odds)"
     )
     round: int | None = Field(description="the highest round number on the event's boards")
-    rounds: int | None = Field(description="rounds in all when known (a round robin's)")
+    rounds: int | None = Field(
+        description="rounds in all when known (a round robin's; a Swiss's when configured "
+        "or told by the source: its odds are then simulated to the last round)"
+    )
+    top_k: int | None = Field(
+        default=None,
+        description="the places the rows' ``top`` counts (prize places); null: no ``top``",
+    )
     tiebreaks: list[str] = Field(description="the tie-breaks in order (the rows' keys)")
     playoff: Literal["share", "rating"] | None = Field(
         description="a tie after every tie-break: first place shared, or a rating play-off"
@@ -576,6 +681,12 @@ class Standings(_Model):
         default=None,
         description="a team event (its games' WhiteTeam/BlackTeam name teams): the team "
         "standings and the latest round's matches with their odds; null otherwise",
+    )
+    knockout: Knockout | None = Field(
+        default=None,
+        description="a knockout (configured, or its boards' Round tags R.G show one): the "
+        "current mini-matches stage by stage with each player's chance of going through, "
+        "and the bracket with each player's chance of winning the event; null otherwise",
     )
 
 

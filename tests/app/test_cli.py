@@ -176,12 +176,13 @@ def test_demo_follows_a_multi_round_event() -> None:
         ["demo", "--port", "0", "--speed", "200", "--depth", str(DEPTH)], seen=printed
     )
     try:
-        # The demo Open's five rounds (rounds 1-4 read as finished, round 5 live)
+        # The demo Open's five rounds (rounds 1-4 read as finished, round 5 live),
+        # the Team Cup's three (rounds 1-2 finished, round 3 live: 24 games)
         # and the game of the century.
         wait_json(
             url + "healthz/boards",
             lambda d: (
-                len(d["board_status"]) == 31
+                len(d["board_status"]) == 55
                 and sum(b["evaluated"] > 2 for b in d["board_status"].values()) >= 3
             ),
         )
@@ -212,15 +213,18 @@ def test_demo_follows_a_multi_round_event() -> None:
         assert any(m["spent"] is not None for m in state["moves"])
         # The producer's view ranks every board
         ranking = get_json(url + "api/producer")
-        assert sorted(r["rank"] for r in ranking["boards"]) == list(range(1, 32))
+        assert sorted(r["rank"] for r in ranking["boards"]) == list(range(1, 56))
         assert all(r["reason"] for r in ranking["boards"])
         with urllib.request.urlopen(url + "overlay/producer", timeout=10) as resp:
             assert resp.status == 200
-        # it prints where the player table, the key moments and the producer's view are
+        # it prints where the player table, the team pages, the key moments and the
+        # producer's view are
         pages = [m.group(1) for line in printed if (m := re.search(r": (http\S+)$", line))]
         assert [p.split("?")[0].removeprefix(url) for p in pages] == [
             "overlay/static/widget-standings.html",
             "overlay/static/widget-players.html",
+            "overlay/static/widget-team-match.html",
+            "overlay/static/widget-team-standings.html",
             "overlay/static/widget-moments.html",
             "overlay/producer",
         ]

@@ -166,11 +166,14 @@ def test_events_configuration(tmp_path: Path) -> None:
         ("Alpha", "Beta", 3),
         ("Gamma", "Delta", None),
     ]
-    assert (a.format, a.order, a.sims, a.draw_rate) == (
+    # sims not given: the format's default (100,000; a Swiss to its end 10,000)
+    assert (a.format, a.order, a.sims, a.draw_rate, a.rounds, a.top_k) == (
         "round-robin",
         ("DE", "SB", "WIN"),
-        100_000,
+        None,
         0.5,
+        None,
+        3,
     )
     assert [(p.white, p.black, p.round) for p in b.pairings] == [("Alpha, Ann", "Beta, Bob", 3)]
     assert (b.order, b.points_before) == (("BH-C1", "BH", "SB"), (("Alpha", 2.5),))
@@ -181,7 +184,8 @@ def test_events_configuration(tmp_path: Path) -> None:
     assert (c.order, c.playoff) == (("SB", "WIN"), "rating")
     bad = [
         ({"name": "X", "tiebreaks": ["XX"]}, "unknown tie-break"),
-        ({"name": "X", "format": "knockout"}, "events.0.format"),
+        ({"name": "X", "format": "arena"}, "events.0.format"),
+        ({"name": "X", "format": "knockout", "bracket": "spiral"}, "events.0.bracket"),
         ({"name": "X", "cycles": 3}, "events.0.cycles"),
         ({"name": "X", "points_before": {"A": 1.2}}, "multiple of 1/2"),
         ({"name": "X", "pairings": [["A"]]}, "expected [white, black]"),

@@ -327,6 +327,7 @@ async def test_a_lichess_tournament_url_follows_the_event() -> None:
             "name": "Wijk Masters 2026",
             "format": "swiss",
             "format_why": "format: not told by the source, counted as a Swiss",
+            "rounds": 3,  # the Swiss's odds are simulated to its last round
         }
 
 
@@ -351,6 +352,7 @@ async def test_an_lcc_tournament_id_follows_the_event(tmp_path: Path) -> None:
             "name": "Tata Steel Masters",
             "format": "swiss",
             "format_why": "format: swiss (3 rounds for 6 players: a Swiss)",
+            "rounds": 3,
         }
         # tournament.json, then the round's index
         assert lcc.paths == [f"/get/{LCC_ID}/tournament.json", f"/get/{LCC_ID}/round-2/index.json"]

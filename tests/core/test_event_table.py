@@ -25,6 +25,7 @@ from livegain.core.event_table import (
     round_number,
 )
 from livegain.core.events import GameSnapshot, PlayerInfo, normalise_name
+from livegain.core.scoring import Scoring
 from livegain.core.standings import Result
 from livegain.core.tournament_odds import exact_win_odds
 
@@ -370,3 +371,79 @@ def test_rows_carry_perceived_and_form_over_the_players_games() -> None:
     ned = keyed(event_table("E", unrated, EventRules()))["New, Ned"]
     assert ned.form is None and ned.perceived == model.estimate(10, 20_000)
     assert ned.label == model.range_label(ned.perceived.rating)
+
+
+SIX = {f"P{k}, X": 2700 - 50 * k for k in range(6)}
+
+
+def six(name: str) -> PlayerInfo:
+    return PlayerInfo(name, rating=SIX[name])
+
+
+def test_a_swiss_with_its_rounds_known_is_simulated_to_the_last_round() -> None:
+    from livegain.core.swiss_odds import swiss_win_odds
+
+    n = list(SIX)
+    games = [
+        GameEntry("1a", six(n[0]), six(n[3]), "1", "1-0", 40),
+        GameEntry("1b", six(n[4]), six(n[1]), "1", "1/2-1/2", 40),
+        GameEntry("1c", six(n[2]), six(n[5]), "1", "0-1", 40),
+        GameEntry("2a", six(n[5]), six(n[0]), "2", "*", 30, (200, 500, 300)),
+        GameEntry("2b", six(n[1]), six(n[2]), "2", "*", 0),
+        GameEntry("2c", six(n[3]), six(n[4]), "2", "1-0", 50),
+    ]
+    rules = EventRules(format="swiss", rounds=4, top_k=2, sims=4_000, seed=7)
+    t = event_table("Open", games, rules)
+    assert (t.round, t.rounds, t.top_k, t.sims) == (2, 4, 2, 4_000)
+    assert not any("only round" in note for note in t.notes)
+    keys = {r.name: r.key for r in t.rows}
+    direct = swiss_win_odds(
+        sorted(keys.values()),
+        {keys[name]: float(r) for name, r in SIX.items()},
+        [
+            Result.game(keys[n[0]], keys[n[3]], "1-0", 1),
+            Result.game(keys[n[4]], keys[n[1]], "1/2-1/2", 1),
+            Result.game(keys[n[2]], keys[n[5]], "0-1", 1),
+            Result.game(keys[n[3]], keys[n[4]], "1-0", 2),
+        ],
+        [(keys[n[5]], keys[n[0]], (0.2, 0.5, 0.3))],
+        [(keys[n[1]], keys[n[2]])],
+        round=2,
+        rounds_total=4,
+        sims=4_000,
+        seed=7,
+        top_k=2,
+        tiebreaks=("BH-C1", "BH", "SB"),
+    )
+    for r in t.rows:
+        c = direct[r.key]
+        assert (r.win, r.win_se, r.top, r.top_se) == (c.p_first, c.se_first, c.p_top, c.se_top)
+    assert sum(r.win or 0.0 for r in t.rows) == pytest.approx(1.0)
+    assert sum(r.top or 0.0 for r in t.rows) == pytest.approx(2.0)
+
+
+def test_a_swiss_over_its_last_round_has_a_certain_winner() -> None:
+    n = list(SIX)
+    games = [
+        GameEntry("1a", six(n[0]), six(n[3]), "1", "1-0", 40),
+        GameEntry("1b", six(n[4]), six(n[1]), "1", "1/2-1/2", 40),
+        GameEntry("1c", six(n[2]), six(n[5]), "1", "0-1", 40),
+    ]
+    t = event_table("Open", games, EventRules(format="swiss", rounds=1, sims=1_000))
+    rows = keyed(t)
+    assert (rows[n[0]].win, rows[n[5]].win, rows[n[1]].win) == (0.5, 0.5, 0.0)
+    # rounds unknown, or custom scoring: the current round only, and the table says so
+    for rules in (
+        EventRules(format="swiss", sims=1_000),
+        EventRules(
+            format="swiss",
+            rounds=3,
+            sims=1_000,
+            scoring=Scoring.from_lichess(
+                {"white": {"win": 3, "draw": 1}, "black": {"win": 3, "draw": 1}}
+            ),
+        ),
+    ):
+        t = event_table("Open", games, rules)
+        assert t.top_k is None and all(r.top is None for r in t.rows)
+        assert t.notes[0].startswith("Swiss: only round 1 is simulated")

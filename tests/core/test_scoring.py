@@ -90,7 +90,21 @@ def test_lichess_document() -> None:
     [
         ([3, 1], r"scoring: expected a table"),
         ({"white": {"win": 3, "draw": 1}}, r"scoring: no 'black' entry"),
-        ({**LICHESS_DOC, "armageddon": {}}, r"scoring: unknown key 'armageddon'"),
+        ({**LICHESS_DOC, "tiebreak": {}}, r"scoring: unknown key 'tiebreak'"),
+        ({**LICHESS_DOC, "armageddon": {}}, r"scoring\.armageddon: no 'win'"),
+        (
+            {**LICHESS_DOC, "armageddon": {"win": 1.5, "loss": 1, "draw": "both"}},
+            r"scoring\.armageddon\.draw: expected \"white\" or \"black\", got 'both'",
+        ),
+        (
+            {**LICHESS_DOC, "armageddon": {"win": 1, "loss": 1.5}},
+            r"scoring\.armageddon: expected loss < win",
+        ),
+        (
+            {**LICHESS_DOC, "armageddon": {"win": "1.5", "loss": 1}},
+            r"scoring\.armageddon\.win: expected a number",
+        ),
+        ({**LICHESS_DOC, "armageddon": [1.5, 1]}, r"scoring\.armageddon: expected a table"),
         ({**LICHESS_DOC, "black": 3}, r"scoring\.black: expected a table"),
         ({**LICHESS_DOC, "white": {"win": 3}}, r"scoring\.white: no 'draw'"),
         ({**LICHESS_DOC, "white": {"win": 3, "draw": 1, "bonus": 1}}, r"unknown key 'bonus'"),

@@ -115,7 +115,8 @@ async def test_the_lichess_feed_reads_finished_rounds_once_and_moves_on() -> Non
             relay.begin(4)
             await relay.advance(4, 6)
             await until(lambda: feed.status()["round"] == "Round 4" and len(sink.snaps) == 24)
-            await asyncio.sleep(0.5)  # a few more readings of the tournament
+            # the tournament read again, asked conditionally, unchanged: 304
+            await until(lambda: relay.not_modified > 0)
         r = relay.requests
         for rnd in relay.rounds[:3]:  # each finished round's PGN read once
             assert r[f"/api/broadcast/round/{rnd.id}.pgn"] == 1
@@ -123,7 +124,6 @@ async def test_the_lichess_feed_reads_finished_rounds_once_and_moves_on() -> Non
         assert r[f"/api/stream/broadcast/round/{relay.rounds[2].id}.pgn"] == 1
         assert r[f"/api/stream/broadcast/round/{relay.rounds[3].id}.pgn"] == 1
         assert sink.errors == []
-        assert relay.not_modified > 0  # the tournament asked conditionally, unchanged: 304
         finished = [s for s in sink.snaps.values() if s.round in ("1", "2", "3")]
         assert all(s.result != "*" for s in finished)
 
@@ -144,12 +144,45 @@ async def test_lcc_polling_does_not_grow_with_the_rounds_played() -> None:
                 lambda: len(sink.snaps) == 24 and feed.status()["finished_rounds"] == [1, 2, 3]
             )
             before = dict(relay.requests)
-            await asyncio.sleep(1.5)  # about 15 polls
+            live = f"/get/{relay.lcc_id}/round-4/index.json"
+            # ten polls more, however long they take on a loaded machine
+            await until(lambda: relay.requests.get(live, 0) - before.get(live, 0) >= 10)
         grew = {p: n - before.get(p, 0) for p, n in relay.requests.items() if n > before.get(p, 0)}
         # Finished games are not fetched again, finished rounds' indexes not every poll.
         for rnd in (1, 2, 3):
             assert not any(p.startswith(f"/get/{relay.lcc_id}/round-{rnd}/") for p in grew), grew
-        # The round being played is polled on every poll; round 5 (paired, not started) not.
-        assert grew[f"/get/{relay.lcc_id}/round-4/index.json"] >= 10
+        # The round being played is polled on every poll (ten, above); round 5 (paired,
+        # not started) not.
         assert not any(p.startswith(f"/get/{relay.lcc_id}/round-5/") for p in grew), grew
         assert feed.status()["round"] == 4
+
+
+async def test_rounds_announced_ahead_are_listed_never_paired_and_counted() -> None:
+    from livegain.feeds.resolve import Endpoints, resolve
+
+    relay = EventRelay.from_pgn(DEMO_EVENT.read_text(encoding="utf-8"), rounds=7)
+    async with relay:
+        for n in (1, 2, 3, 4):
+            relay.begin(n)
+            await relay.advance(n)
+            relay.finish(n)
+        relay.begin(5)
+        assert [r.number for r in relay.rounds] == [1, 2, 3, 4, 5, 6, 7]
+        assert [r["count"] for r in relay.lcc_tournament()["rounds"]][4:] == [6, 0, 0]
+        assert relay.lichess_games(relay.round(6)) == []
+        # The tournament lists seven rounds: the standings entry says so (a Swiss to round 7).
+        found = await resolve(relay.tournament_url, Endpoints(lichess=relay.base_url))
+        assert found.standings is not None and found.standings["rounds"] == 7
+        assert found.round == "Round 5"
+        # After round 5, the feed waits on round 6, whose stream stays silent.
+        relay.finish(5)
+        sink = Sink()
+        cfg = LichessFeedConfig(url=relay.base_url, tournament=relay.tour_id, interval=0.1)
+        feed = LichessFeed(cfg)
+        async with running(feed, sink):
+            await until(lambda: len(sink.snaps) == 30)
+            await until(lambda: feed.status().get("round") == "Round 6")
+        assert not sink.errors
+    with contextlib.suppress(Exception):
+        EventRelay.from_pgn(DEMO_EVENT.read_text(encoding="utf-8"), rounds=3)
+        raise AssertionError("rounds below the PGN's last round must be refused")

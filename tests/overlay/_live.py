@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -486,3 +486,32 @@ def save_artifact(page: Any, name: str, **kwargs: Any) -> Path:
     path = ARTIFACTS / name
     page.screenshot(path=str(path), **kwargs)
     return path
+
+
+def standings_api(serve: Serve, event: str) -> dict[str, Any] | None:
+    """The event's standings message from ``/api/standings`` (None: none yet)."""
+    import urllib.error
+    import urllib.parse
+
+    try:
+        url = f"{serve.url}/api/standings/{urllib.parse.quote(event)}"
+        with urllib.request.urlopen(url, timeout=2) as r:
+            data: dict[str, Any] = json.loads(r.read())
+            return data
+    except urllib.error.HTTPError:
+        return None
+
+
+@contextlib.contextmanager
+def serving_played(tmp: Path, pgn: str, engine_path: str, events_toml: str) -> Iterator[Serve]:
+    """A ``livegain serve`` with ``events_toml`` following a replay of ``pgn``,
+    every move of it revealed at once."""
+    replay = ReplayThread(pgn)
+    serve = Serve(tmp, replay.url, engine_path, matches=events_toml)
+    try:
+        serve.start()
+        replay.advance(len(replay.replay.timeline))
+        yield serve
+    finally:
+        serve.stop()
+        replay.close()

@@ -44,12 +44,12 @@ REVEAL = 0.55  # share of the round's moves played when the pictures are taken
 
 
 def demo_event_toml() -> str:
-    """The demo's event (round 5 of a Swiss, the points of rounds 1-4 carried in), as
-    `livegain demo --mqtt` configures it, for the player table."""
+    """The demo's event (round 5 of a 7-round Swiss, the points of rounds 1-4 carried
+    in), as `livegain demo --mqtt` configures it, for the standings and player table."""
     carried = ", ".join(f"{json.dumps(k)} = {v}" for k, v in demo_points_before().items())
     return (
         f'[[events]]\nname = {json.dumps(DEMO_EVENT["name"])}\nformat = "swiss"\n'
-        f"sims = 2000\npoints_before = {{ {carried} }}\n"
+        f"rounds = {DEMO_EVENT['rounds']}\nsims = 2000\npoints_before = {{ {carried} }}\n"
     )
 
 
@@ -318,6 +318,51 @@ def test_producer_and_moments_screenshots(
     assert font_px(widget, "moment-move") >= 20
     assert font_px(widget, "moment-kind") >= 14
     save_artifact(widget, "widget-moments.png", omit_background=True)
+
+
+def test_standings_screenshot(showcase: tuple[Serve, ReplayThread, str], page_factory: Any) -> None:
+    """The demo Open's standings in round 5 of 7: the chances of first place and of
+    the top 3 are of the whole event (rounds 6 and 7 simulated, each paired as a
+    Swiss), the page's numbers those of the standings message."""
+    serve, _, _ = showcase
+    quoted = urllib.parse.quote(DEMO_EVENT["name"])
+
+    def message() -> dict[str, Any] | None:
+        with urllib.request.urlopen(f"{serve.url}/api/standings/{quoted}", timeout=5) as r:
+            msg: dict[str, Any] = json.loads(r.read())
+        return msg if msg["sims"] > 0 else None
+
+    msg = wait_until(message, 60, "the demo Open's odds")
+    assert (msg["round"], msg["rounds"], msg["top_k"]) == (5, 7, 3)
+    assert math.isclose(sum(r["top"] for r in msg["rows"]), 3.0, abs_tol=1e-6)
+    assert math.isclose(sum(r["win"] for r in msg["rows"]), 1.0, abs_tol=1e-6)
+    assert "only round" not in (msg["note"] or "")
+    page = page_factory(1000, 600)
+    page.goto(f"{serve.url}/overlay/static/widget-standings.html?event={quoted}")
+    widget = page.get_by_test_id("widget")
+    expect(widget).to_have_attribute("data-fresh", "true")
+    expect(page.get_by_test_id("head-win")).to_have_text("1st place")
+    expect(page.get_by_test_id("head-top")).to_have_text("Top 3")
+    expect(page.get_by_test_id("standings-round")).to_have_text("round 5 of 7")
+
+    def shown() -> list[tuple[str, float, float]]:
+        return [
+            (k, float(p), float(t))
+            for k, p, t in page.eval_on_selector_all(
+                '[data-testid="standings-row"]',
+                """rows => rows.map(r => [r.dataset.key,
+                    r.querySelector('[data-testid="row-win"]').dataset.p,
+                    r.querySelector('[data-testid="row-top"]').dataset.p])""",
+            )
+        ]
+
+    def latest_shown() -> bool:
+        m = message()
+        return m is not None and shown() == [(r["key"], r["win"], r["top"]) for r in m["rows"]]
+
+    wait_until(latest_shown, 20, "the page to show the latest standings")
+    fits_in_frame(widget)
+    save_artifact(widget, "widget-standings.png", omit_background=True)
 
 
 def test_player_table_screenshot(

@@ -6,7 +6,6 @@ artifacts/overlays/."""
 
 from __future__ import annotations
 
-import json
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -17,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 from team_games import team_game
 
-from ._live import ReplayThread, Serve, save_artifact, wait_until
+from ._live import Serve, save_artifact, serving_played, standings_api, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.engine]
 
@@ -44,13 +43,7 @@ PGN = (
 
 
 def api(serve: Serve) -> dict[str, Any] | None:
-    try:
-        url = f"{serve.url}/api/standings/{urllib.parse.quote(EVENT)}"
-        with urllib.request.urlopen(url, timeout=2) as r:
-            data: dict[str, Any] = json.loads(r.read())
-            return data
-    except urllib.error.HTTPError:
-        return None
+    return standings_api(serve, EVENT)
 
 
 @pytest.fixture(scope="module")
@@ -58,15 +51,8 @@ def league(
     tmp_path_factory: pytest.TempPathFactory, engine_path: str, chromium_path: str
 ) -> Iterator[Serve]:
     tmp = tmp_path_factory.mktemp("team-league")
-    replay = ReplayThread(PGN)
-    serve = Serve(tmp, replay.url, engine_path, matches=EVENTS_TOML)
-    try:
-        serve.start()
-        replay.advance(len(replay.replay.timeline))
+    with serving_played(tmp, PGN, engine_path, EVENTS_TOML) as serve:
         yield serve
-    finally:
-        serve.stop()
-        replay.close()
 
 
 def settled(serve: Serve) -> dict[str, Any] | None:

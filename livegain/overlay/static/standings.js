@@ -124,10 +124,24 @@ function headers(msg, odds) {
     );
   }
   if (odds) {
-    const label = msg.format === "swiss" && msg.round ? `Lead after R${msg.round}` : "1st place";
+    const toEnd = msg.top_k != null;
+    const label = msg.format === "swiss" && msg.round && !toEnd ? `Lead after R${msg.round}` : "1st place";
     cells.push(el("th", { testid: "head-win", title: `chance, ± its Monte Carlo error (${msg.sims} simulations)` }, label));
+    if (toEnd) {
+      cells.push(el("th", { testid: "head-top", title: `chance of a place in the first ${msg.top_k}, ± its Monte Carlo error` }, `Top ${msg.top_k}`));
+    }
   }
   return cells;
+}
+
+/** A Swiss simulated to its last round: the chance of a place in the first ``top_k``. */
+function topCell(row) {
+  const c = chanceText(row.top, row.top_se);
+  const td = el("td", { class: "st-win st-top", testid: "row-top" });
+  td.dataset.p = String(row.top);
+  td.append(el("span", { testid: "row-top-chance" }, c.p));
+  if (c.se) td.append(el("span", { class: "st-se" }, c.se));
+  return td;
 }
 
 function render(root, msg) {
@@ -168,6 +182,7 @@ function render(root, msg) {
         td.append(el("span", { testid: "row-chance" }, c.p));
         if (c.se) td.append(el("span", { class: "st-se", testid: "row-se" }, c.se));
         tr.append(td);
+        if (msg.top_k != null) tr.append(topCell(r));
       }
       return tr;
     }),
