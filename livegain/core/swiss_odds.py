@@ -2,34 +2,41 @@
 
 :func:`swiss_win_odds` plays the current round's games (in progress: the
 live W/D/L; not started: the ratings' W/D/L), then each round left: it pairs
-the round with :func:`livegain.core.swiss_pairing.pair_indices` from the
-simulated standings (points, colour history, pairs met, byes), plays it from
-the ratings, and so on to the last round; then ranks the players by points and
-the tie-breaks, with the same definitions as
+the round from the simulated standings (points, colour history, pairs met,
+byes), plays it from the ratings, and so on to the last round; then ranks the
+players by points and the tie-breaks, with the same definitions as
 :class:`livegain.core.standings.Standings` (computed on all simulations at
 once; ``direct_encounter``, when asked for, is taken from
 ``Standings.from_results`` in the simulations where it is needed). A tie still
 level after the last tie-break is shared: k players tied across the first
 place each get 1/k of it; a tie across the top-``top_k`` boundary shares the
-places left among its members.
+places left among its members (:func:`place_shares`).
+
+The pairing of the rounds left (``pairing``):
+
+``batch`` (the default)
+    :func:`livegain.core.swiss_batch.pair_batch`: each round paired in all
+    simulations at once, a vectorised approximation of the Dutch system.
+``dutch``
+    :func:`livegain.core.swiss_pairing.pair_indices`, one simulation at a
+    time: closer to the Dutch system (its depth-first searches), plain Python,
+    about 50 times slower.
 
 Per player: the probability of finishing first and of finishing in the top
-``top_k``, each with its Monte Carlo standard error ``sd(x)/sqrt(sims)``.
+``top_k``, each with its Monte Carlo standard error ``sd(x)/sqrt(sims)``
+(:class:`Tally`).
 
 Scope: the standard scoring (1 / ½ / 0); a pairing-allocated bye in a later
 round is worth ``bye_points``; every player plays every round left (no
 withdrawals, no requested byes); ratings stay fixed.
-
-The pairing is plain Python, one simulation and one round at a time: that
-loop is the cost (see docs/standings.md §9).
 
 Pure: no I/O, no clock; randomness only from the seeded numpy Generator.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Literal, NamedTuple, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -38,20 +45,28 @@ from livegain.core.elo import Model
 from livegain.core.odds import game_probabilities
 from livegain.core.scoring import STANDARD
 from livegain.core.standings import Result, Standings, Tiebreak, tiebreak_names
+from livegain.core.swiss_batch import BLACK, WHITE, pair_batch
 from livegain.core.swiss_pairing import pair_indices
 from livegain.core.tournament_odds import DEFAULT_DRAW_RATE, InProgress, RatingsWdl
 
 SWISS_TIEBREAKS: tuple[Tiebreak, ...] = ("buchholz_cut1", "buchholz", "sonneborn_berger")
 """A usual order for a Swiss: Buchholz cut-1, Buchholz, Sonneborn-Berger."""
 
+Pairer = Literal["batch", "dutch"]
+PAIRERS: tuple[Pairer, ...] = get_args(Pairer)
+
 CHUNK = 2_000
-"""Simulations ranked at once (memory bound); results depend on ``sims`` and ``seed`` only."""
+"""Simulations done at once with the batch pairing (memory bound); results
+depend on ``sims`` and ``seed`` only."""
+DUTCH_CHUNK = 500
+"""Simulations done at once with the per-simulation pairing."""
 
 Float = npt.NDArray[np.float64]
 Int = npt.NDArray[np.int64]
 
 _NONE = -2  # no result in that slot
 _UNPLAYED = -1  # a bye or a forfeit: an unplayed round
+_COLOUR = {"W": WHITE, "B": BLACK, "-": 0}
 
 
 class SwissChance(NamedTuple):
@@ -61,6 +76,114 @@ class SwissChance(NamedTuple):
     se_first: float
     p_top: float
     se_top: float
+
+
+class Tally:
+    """Sums over simulations of each entrant's shares of first place and of the
+    top k (and of their squares): the chances and their standard errors."""
+
+    def __init__(self, n: int, sims: int) -> None:
+        self.sims = sims
+        self.first = np.zeros(n)
+        self.first_sq = np.zeros(n)
+        self.top = np.zeros(n)
+        self.top_sq = np.zeros(n)
+
+    def add(self, first: Float, top: Float) -> None:
+        """Add simulations: shares (sims x entrants)."""
+        self.first += first.sum(axis=0)
+        self.first_sq += (first * first).sum(axis=0)
+        self.top += top.sum(axis=0)
+        self.top_sq += (top * top).sum(axis=0)
+
+    def _mean_se(self, total: Float, squares: Float) -> tuple[list[float], list[float]]:
+        sims = self.sims
+        mean = total / sims
+        var = np.maximum(squares / sims - mean * mean, 0.0) * sims / (sims - 1)
+        return mean.tolist(), np.sqrt(var / sims).tolist()
+
+    def chances(self) -> list[SwissChance]:
+        """Each entrant's chances, in order."""
+        pf, sf = self._mean_se(self.first, self.first_sq)
+        pt, st = self._mean_se(self.top, self.top_sq)
+        return [SwissChance(*c) for c in zip(pf, sf, pt, st, strict=True)]
+
+
+def pair_wdl(
+    white: Sequence[float],
+    black: Sequence[float],
+    draw_rate: float,
+    model: Model,
+    prior: RatingsWdl | None,
+) -> tuple[Float, Float]:
+    """White's win and win-or-draw probabilities for every White rating of
+    ``white`` against every Black rating of ``black`` (len(white) x
+    len(black)): ``prior.probabilities`` when given, else
+    :func:`~livegain.core.odds.game_probabilities` of the difference; each
+    distinct pair (or difference) computed once."""
+    rw = np.asarray(white, dtype=np.float64)
+    rb = np.asarray(black, dtype=np.float64)
+    if prior is None:
+        diff = rw[:, None] - rb[None, :]
+        values, inverse = np.unique(diff, return_inverse=True)
+        win = np.empty(values.size)
+        draw = np.empty(values.size)
+        for k, d in enumerate(values.tolist()):
+            g = game_probabilities(d, draw_rate, model)
+            win[k], draw[k] = g.win, g.draw
+        inverse = inverse.reshape(diff.shape)
+        return win[inverse], win[inverse] + draw[inverse]
+    uw, iw = np.unique(rw, return_inverse=True)
+    ub, ib = np.unique(rb, return_inverse=True)
+    win = np.empty((uw.size, ub.size))
+    win_draw = np.empty((uw.size, ub.size))
+    for i, a in enumerate(uw.tolist()):
+        for j, b in enumerate(ub.tolist()):
+            w, d, lo = (max(0.0, x) for x in prior.probabilities(a, b))
+            total = w + d + lo
+            if total <= 0:
+                raise ValueError(f"ratings {a} - {b}: the model gave no probability")
+            win[i, j], win_draw[i, j] = w / total, (w + d) / total
+    return win[np.ix_(iw, ib)], win_draw[np.ix_(iw, ib)]
+
+
+class _DutchState:
+    """Per-simulation state of the ``dutch`` pairing (plain Python)."""
+
+    def __init__(
+        self, colours: Sequence[str], had_bye: Sequence[bool], met: Collection[int], sims: int
+    ) -> None:
+        self.n = len(colours)
+        self.colours = [list(colours) for _ in range(sims)]
+        self.byes = [list(had_bye) for _ in range(sims)]
+        self.met = [set(met) for _ in range(sims)]
+
+    def pair(self, points: Float) -> tuple[Int, Int, Int]:
+        sims = len(self.colours)
+        q = self.n // 2
+        white = np.zeros((sims, q), dtype=np.int64)
+        black = np.zeros((sims, q), dtype=np.int64)
+        bye = np.full(sims, -1, dtype=np.int64)
+        for s in range(sims):
+            games, b = pair_indices(points[s].tolist(), self.colours[s], self.byes[s], self.met[s])
+            white[s] = [g[0] for g in games]
+            black[s] = [g[1] for g in games]
+            bye[s] = b
+        return white, black, bye
+
+    def record(self, white: Int, black: Int, bye: Int) -> None:
+        n = self.n
+        for s, (ws, bs, b) in enumerate(
+            zip(white.tolist(), black.tolist(), bye.tolist(), strict=True)
+        ):
+            cols, met = self.colours[s], self.met[s]
+            for w, bl in zip(ws, bs, strict=True):
+                cols[w] += "W"
+                cols[bl] += "B"
+                met.add(min(w, bl) * n + max(w, bl))
+            if b >= 0:
+                cols[b] += "-"
+                self.byes[s][b] = True
 
 
 def _wdl(
@@ -81,7 +204,8 @@ def _wdl(
     return g.win, g.draw, g.loss
 
 
-def _normalise(wdl: Sequence[float], where: str) -> tuple[float, float, float]:
+def normalise_wdl(wdl: Sequence[float], where: str) -> tuple[float, float, float]:
+    """A live W/D/L as probabilities (divided by its sum); ValueError naming ``where``."""
     if len(wdl) != 3:
         raise ValueError(f"{where}: a W/D/L has 3 numbers, got {len(wdl)}")
     w, d, lo = (float(x) for x in wdl)
@@ -91,7 +215,7 @@ def _normalise(wdl: Sequence[float], where: str) -> tuple[float, float, float]:
     return w / total, d / total, lo / total
 
 
-def _shares(keys: Sequence[Float], top_k: int) -> tuple[Float, Float, Float]:
+def place_shares(keys: Sequence[Float], top_k: int) -> tuple[Float, Float, Float]:
     """Shares of first place and of the top k (sims x players) from the keys
     (points first, then the tie-breaks), highest first; and, per simulation,
     whether a tie of two or more players touches the top k."""
@@ -117,34 +241,33 @@ def _shares(keys: Sequence[Float], top_k: int) -> tuple[Float, Float, Float]:
     return first, top, touched
 
 
-def _tiebreak(tb: Tiebreak, pts: Float, opp: Int, gp: Float) -> Float:
-    """Values of ``tb`` (sims x players) from the final points and the slots:
-    ``opp`` the opponent (>= 0), ``_UNPLAYED`` or ``_NONE``; ``gp`` own game points."""
+def _tiebreaks(names: Sequence[Tiebreak], pts: Float, opp: Int, gp: Float) -> list[Float]:
+    """Values of the tie-breaks ``names`` (each sims x players) from the final
+    points and the slots: ``opp`` the opponent (>= 0), ``_UNPLAYED`` or
+    ``_NONE``; ``gp`` own game points."""
     sims = opp.shape[0]
     played = opp >= 0
     unplayed = opp == _UNPLAYED
-    if tb == "wins":
-        return np.asarray(((gp == 1.0) & (opp != _NONE)).sum(axis=2), dtype=np.float64)
-    if tb == "won":
-        return np.asarray(((gp == 1.0) & played).sum(axis=2), dtype=np.float64)
-    rows = np.arange(sims)[:, None, None]
-    theirs = pts[rows, np.where(played, opp, 0)]
-    own = pts[:, :, None]
-    if tb == "sonneborn_berger":
-        return np.asarray(
-            (np.where(played, theirs, 0.0) * gp + np.where(unplayed, own, 0.0) * gp).sum(axis=2),
-            dtype=np.float64,
-        )
-    total = np.asarray(
-        np.where(played, theirs, 0.0).sum(axis=2) + unplayed.sum(axis=2) * pts, dtype=np.float64
-    )
-    if tb == "buchholz":
-        return total
-    if tb == "buchholz_cut1":
-        weakest = np.where(played, theirs, np.inf).min(axis=2)
-        cut = np.where(unplayed.any(axis=2), pts, np.where(np.isfinite(weakest), weakest, 0.0))
-        return np.asarray(total - cut, dtype=np.float64)
-    raise ValueError(f"no vectorised value for tie-break {tb!r}")
+    theirs = np.where(played, pts[np.arange(sims)[:, None, None], np.where(played, opp, 0)], 0.0)
+    bh = np.asarray(theirs.sum(axis=2) + unplayed.sum(axis=2) * pts, dtype=np.float64)
+    out: list[Float] = []
+    for tb in names:
+        if tb == "wins":
+            out.append(np.asarray(((gp == 1.0) & (opp != _NONE)).sum(axis=2), dtype=np.float64))
+        elif tb == "won":
+            out.append(np.asarray(((gp == 1.0) & played).sum(axis=2), dtype=np.float64))
+        elif tb == "sonneborn_berger":
+            own = np.where(unplayed, pts[:, :, None], theirs)
+            out.append(np.asarray((own * gp).sum(axis=2), dtype=np.float64))
+        elif tb == "buchholz":
+            out.append(bh)
+        elif tb == "buchholz_cut1":
+            weakest = np.where(played, theirs, np.inf).min(axis=2)
+            cut = np.where(unplayed.any(axis=2), pts, np.where(np.isfinite(weakest), weakest, 0.0))
+            out.append(np.asarray(bh - cut, dtype=np.float64))
+        else:
+            raise ValueError(f"no vectorised value for tie-break {tb!r}")
+    return out
 
 
 def swiss_win_odds(
@@ -165,6 +288,7 @@ def swiss_win_odds(
     draw_rate: float = DEFAULT_DRAW_RATE,
     model: Model = "logistic",
     prior: RatingsWdl | None = None,
+    pairing: Pairer = "batch",
 ) -> dict[str, SwissChance]:
     """Chances of winning (and of a top-``top_k`` place in) a Swiss of
     ``rounds_total`` rounds, ``round`` being the current one.
@@ -180,10 +304,13 @@ def swiss_win_odds(
     pairing-allocated bye (that player gets no other). Games not started,
     now and later: ``prior.probabilities(white, black)`` when given, else
     :func:`~livegain.core.odds.game_probabilities` with ``draw_rate`` and
-    ``model``.
+    ``model``. ``pairing``: how the rounds left are paired, ``"batch"``
+    (:func:`livegain.core.swiss_batch.pair_batch`, all simulations at once)
+    or ``"dutch"`` (:func:`livegain.core.swiss_pairing.pair_indices`, one
+    simulation at a time: closer to the Dutch system, about 50 times slower).
     """
     done = list(finished)
-    live = [(w, b, _normalise(wdl, f"{w} - {b}")) for w, b, wdl in in_progress]
+    live = [(w, b, normalise_wdl(wdl, f"{w} - {b}")) for w, b, wdl in in_progress]
     later = list(upcoming)
     order_tb = tiebreak_names(tiebreaks)
     n = len(players)
@@ -194,6 +321,8 @@ def swiss_win_odds(
         raise ValueError(f"need at least 2 simulations, got {sims}")
     if not 1 <= round <= rounds_total:
         raise ValueError(f"round {round} is not within 1..{rounds_total}")
+    if pairing not in PAIRERS:
+        raise ValueError(f"unknown pairing {pairing!r}; expected one of {PAIRERS}")
     if not 1 <= top_k <= n:
         raise ValueError(f"top_k must lie in 1..{n}, got {top_k}")
     missing = [p for p in players if p not in ratings]
@@ -252,15 +381,11 @@ def swiss_win_odds(
     base_colours = ["".join(c) for c in colours]
     future = rounds_total - round
     # W/D/L of every ordered pair, for the rounds left
-    p_w = [[0.0] * n for _ in range(n)]
-    p_wd = [[0.0] * n for _ in range(n)]
+    p_w = np.zeros((n, n))
+    p_wd = np.zeros((n, n))
     if future:
-        for i in range(n):
-            for j in range(n):
-                if i != j:
-                    w_, d_, _ = _wdl(ratings, keys[i], keys[j], draw_rate, model, prior)
-                    p_w[i][j] = w_
-                    p_wd[i][j] = w_ + d_
+        rated = [ratings[k] for k in keys]
+        p_w, p_wd = pair_wdl(rated, rated, draw_rate, model, prior)
     cur_w = np.array([c[0] for c in current], dtype=np.int64)
     cur_b = np.array([c[1] for c in current], dtype=np.int64)
     cur_pw = np.array([c[2][0] for c in current])[:, None]
@@ -272,21 +397,27 @@ def swiss_win_odds(
         for t, (o, g) in enumerate(f):
             fixed_opp[i, t] = o
             fixed_gp[i, t] = g
+    base_met = np.zeros((n, n), dtype=bool)
+    for pair in seen:
+        lo, hi = divmod(pair, n)
+        base_met[lo, hi] = base_met[hi, lo] = True
+    base_hist = np.array(
+        [[_COLOUR[c] for c in cols] for cols in base_colours], dtype=np.int8
+    ).reshape(n, round)
+    base_hist = np.concatenate([base_hist, np.zeros((n, future), dtype=np.int8)], axis=1)
     bye_game = STANDARD.bye_game_points(bye_points)
     need_de = "direct_encounter" in order_tb
     cut = order_tb.index("direct_encounter") if need_de else len(order_tb)
     rng = np.random.default_rng(seed)
-    first_sum = np.zeros(n)
-    first_sq = np.zeros(n)
-    top_sum = np.zeros(n)
-    top_sq = np.zeros(n)
+    tally = Tally(n, sims)
+    chunk = CHUNK if pairing == "batch" else DUTCH_CHUNK
     left = sims
     while left:
-        s_n = min(CHUNK, left)
+        s_n = min(chunk, left)
         left -= s_n
+        rows = np.arange(s_n)[:, None]
         u_cur = rng.random((len(current), s_n))
         s_cur = (u_cur < cur_pw).astype(np.float64) * 0.5 + (u_cur < cur_pwd) * 0.5
-        u_fut = rng.random((s_n, future, n // 2))
         slots = 1 + future
         opp = np.full((s_n, n, tf + slots), _NONE, dtype=np.int64)
         gp = np.zeros((s_n, n, tf + slots))
@@ -297,76 +428,66 @@ def swiss_win_odds(
         cur_opp[cur_b] = cur_w
         opp[:, :, tf] = cur_opp
         pts = np.tile(np.asarray(points), (s_n, 1))
-        gp[np.arange(s_n)[:, None], cur_w[None, :], tf] = s_cur.T
-        gp[np.arange(s_n)[:, None], cur_b[None, :], tf] = 1.0 - s_cur.T
+        gp[rows, cur_w[None, :], tf] = s_cur.T
+        gp[rows, cur_b[None, :], tf] = 1.0 - s_cur.T
         np.add.at(pts.T, cur_w, s_cur)
         np.add.at(pts.T, cur_b, 1.0 - s_cur)
-        records: list[list[Result]] = []
-        for s in range(s_n):
-            row = pts[s].tolist()
-            cols = list(base_colours)
-            byes = list(had_bye)
-            met_s = set(seen)
-            extra: list[Result] = []
-            if need_de:
-                extra = [
+        hist = np.tile(base_hist, (s_n, 1, 1))
+        byes = np.tile(np.asarray(had_bye, dtype=bool), (s_n, 1))
+        met = np.tile(base_met, (s_n, 1, 1))
+        dutch = _DutchState(base_colours, had_bye, seen, s_n) if pairing == "dutch" else None
+        played: list[tuple[Int, Int, Float, Int]] = []
+        for t in range(future):
+            if dutch is not None:
+                white, black, bye = dutch.pair(pts)
+            else:
+                white, black, bye = pair_batch(pts, hist, byes, met)
+            u = rng.random(white.shape)
+            x = (u < p_w[white, black]) * 0.5 + (u < p_wd[white, black]) * 0.5
+            slot = tf + 1 + t
+            pts[rows, white] += x
+            pts[rows, black] += 1.0 - x
+            opp[rows, white, slot] = black
+            opp[rows, black, slot] = white
+            gp[rows, white, slot] = x
+            gp[rows, black, slot] = 1.0 - x
+            hist[rows, white, round + t] = WHITE
+            hist[rows, black, round + t] = BLACK
+            met[rows, white, black] = True
+            met[rows, black, white] = True
+            got = np.flatnonzero(bye >= 0)
+            pts[got, bye[got]] += bye_points
+            byes[got, bye[got]] = True
+            opp[got, bye[got], slot] = _UNPLAYED
+            gp[got, bye[got], slot] = bye_game
+            if dutch is not None:
+                dutch.record(white, black, bye)
+            played.append((white, black, x, bye))
+        keys_tb = [pts, *_tiebreaks(order_tb[:cut], pts, opp, gp)]
+        first, top, touched = place_shares(keys_tb, top_k)
+        if need_de:
+            for s in np.flatnonzero(touched).tolist():
+                records = [
                     Result(keys[w], keys[b], float(x), 1.0 - float(x), True, round)
                     for w, b, x in zip(
                         cur_w.tolist(), cur_b.tolist(), s_cur[:, s].tolist(), strict=True
                     )
                 ]
-            u_s = u_fut[s]
-            for t in range(future):
-                games, bye = pair_indices(row, cols, byes, met_s)
-                o_row = [_NONE] * n
-                g_row = [0.0] * n
-                u_t = u_s[t].tolist()
-                for k, (w, b) in enumerate(games):
-                    u = u_t[k]
-                    x = 1.0 if u < p_w[w][b] else 0.5 if u < p_wd[w][b] else 0.0
-                    row[w] += x
-                    row[b] += 1.0 - x
-                    o_row[w], o_row[b] = b, w
-                    g_row[w], g_row[b] = x, 1.0 - x
-                    cols[w] += "W"
-                    cols[b] += "B"
-                    met_s.add(min(w, b) * n + max(w, b))
-                    if need_de:
-                        extra.append(Result(keys[w], keys[b], x, 1.0 - x, True, round + t + 1))
-                if bye >= 0:
-                    row[bye] += bye_points
-                    byes[bye] = True
-                    cols[bye] += "-"
-                    o_row[bye] = _UNPLAYED
-                    g_row[bye] = bye_game
-                    if need_de:
-                        extra.append(Result(keys[bye], None, bye_points, 0.0, False, round + t + 1))
-                opp[s, :, tf + 1 + t] = o_row
-                gp[s, :, tf + 1 + t] = g_row
-            pts[s] = row
-            records.append(extra)
-        keys_tb = [pts] + [_tiebreak(tb, pts, opp, gp) for tb in order_tb[:cut]]
-        first, top, touched = _shares(keys_tb, top_k)
-        if need_de:
-            for s in np.flatnonzero(touched).tolist():
-                st = Standings.from_results(done + records[s], order_tb, keys)
+                for t, (white, black, x, bye) in enumerate(played):
+                    records += [
+                        Result(keys[w], keys[b], xx, 1.0 - xx, True, round + t + 1)
+                        for w, b, xx in zip(
+                            white[s].tolist(), black[s].tolist(), x[s].tolist(), strict=True
+                        )
+                    ]
+                    if bye[s] >= 0:
+                        records.append(
+                            Result(keys[int(bye[s])], None, bye_points, 0.0, False, round + t + 1)
+                        )
+                st = Standings.from_results(done + records, order_tb, keys)
                 first[s], top[s] = _rank_shares(st, idx, top_k)
-        first_sum += first.sum(axis=0)
-        first_sq += (first * first).sum(axis=0)
-        top_sum += top.sum(axis=0)
-        top_sq += (top * top).sum(axis=0)
-
-    def mean_se(total: Float, squares: Float) -> tuple[Float, Float]:
-        mean = total / sims
-        var = np.maximum(squares / sims - mean * mean, 0.0) * sims / (sims - 1)
-        return mean, np.sqrt(var / sims)
-
-    pf, sf = mean_se(first_sum, first_sq)
-    pt, stt = mean_se(top_sum, top_sq)
-    return {
-        p: SwissChance(float(pf[i]), float(sf[i]), float(pt[i]), float(stt[i]))
-        for i, p in enumerate(keys)
-    }
+        tally.add(first, top)
+    return {p: c for p, c in zip(keys, tally.chances(), strict=True)}
 
 
 def _rank_shares(st: Standings, idx: Mapping[str, int], top_k: int) -> tuple[Float, Float]:

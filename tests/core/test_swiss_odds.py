@@ -1,19 +1,25 @@
 """Odds of winning a Swiss (livegain.core.swiss_odds) against exact enumeration:
-every outcome of every game left, each later round paired with the same
-pairing rule in each branch, ranked with Standings.from_results."""
+every outcome of every game left, each later round paired in each branch with
+the pairing the simulation uses (``pair_round`` for ``pairing="dutch"``,
+``pair_round_batch`` for ``"batch"``), ranked with Standings.from_results."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import pytest
 
 from livegain.core.odds import game_probabilities
 from livegain.core.standings import Result, Standings
-from livegain.core.swiss_odds import swiss_win_odds
-from livegain.core.swiss_pairing import Entrant, pair_round
+from livegain.core.swiss_batch import pair_round_batch
+from livegain.core.swiss_odds import PAIRERS, Pairer, swiss_win_odds
+from livegain.core.swiss_pairing import Entrant, Pairing, pair_round
 
+PAIR_ROUND: dict[str, Callable[[Sequence[Entrant], Collection[tuple[str, str]]], Pairing]] = {
+    "dutch": pair_round,
+    "batch": pair_round_batch,
+}
 OUTCOMES = (("1-0", 0), ("1/2-1/2", 1), ("0-1", 2))
 
 
@@ -31,6 +37,7 @@ def exact(
     rounds_total: int,
     tiebreaks: Sequence[str],
     top_k: int,
+    pairing: Pairer,
 ) -> tuple[dict[str, float], dict[str, float]]:
     initial = sorted(players, key=lambda p: -ratings[p])
     first = dict.fromkeys(players, 0.0)
@@ -80,12 +87,13 @@ def exact(
             colours[x.white][x.round - 1] = "W"
             colours[x.black][x.round - 1] = "B"
         entrants = [Entrant(p, points[p], "".join(colours[p]), p in byes) for p in initial]
-        pairing = pair_round(entrants, met)
+        pairing = PAIR_ROUND[pairer](entrants, met)
         more = list(results)
         if pairing.bye is not None:
             more.append(Result.bye(pairing.bye, 1.0, r + 1))
         play(more, [(w, b, _wdl(ratings, w, b)) for w, b in pairing.games], r + 1, prob)
 
+    pairer = pairing
     play(finished, current, rnd, 1.0)
     return first, top
 
@@ -100,11 +108,12 @@ def check(
     rounds_total: int,
     tiebreaks: Sequence[str],
     top_k: int,
+    pairing: Pairer,
     sims: int = 20_000,
 ) -> None:
     current = live + [(w, b, _wdl(ratings, w, b)) for w, b in upcoming]
     want_first, want_top = exact(
-        players, ratings, finished, current, rnd, rounds_total, tiebreaks, top_k
+        players, ratings, finished, current, rnd, rounds_total, tiebreaks, top_k, pairing
     )
     got = swiss_win_odds(
         players,
@@ -118,6 +127,7 @@ def check(
         seed=7,
         top_k=top_k,
         tiebreaks=tiebreaks,
+        pairing=pairing,
     )
     assert sum(c.p_first for c in got.values()) == pytest.approx(1.0)
     assert sum(c.p_top for c in got.values()) == pytest.approx(float(top_k))
@@ -146,12 +156,17 @@ ROUND1 = [
         ((), 2),
     ],
 )
-def test_six_players_three_rounds_from_round_two(tiebreaks: tuple[str, ...], top_k: int) -> None:
+@pytest.mark.parametrize("pairing", PAIRERS)
+def test_six_players_three_rounds_from_round_two(
+    tiebreaks: tuple[str, ...], top_k: int, pairing: Pairer
+) -> None:
     live = [("C", "E", (0.6, 0.3, 0.1))]
-    check(SIX, SIX_RATINGS, ROUND1, live, [("B", "A"), ("D", "F")], 2, 3, tiebreaks, top_k)
+    up = [("B", "A"), ("D", "F")]
+    check(SIX, SIX_RATINGS, ROUND1, live, up, 2, 3, tiebreaks, top_k, pairing)
 
 
-def test_five_players_with_byes() -> None:
+@pytest.mark.parametrize("pairing", PAIRERS)
+def test_five_players_with_byes(pairing: Pairer) -> None:
     five = SIX[:5]
     ratings = {p: SIX_RATINGS[p] for p in five}
     finished = [
@@ -160,12 +175,13 @@ def test_five_players_with_byes() -> None:
         Result.bye("E", 1.0, 1),
         Result.bye("C", 1.0, 2),  # this round's bye
     ]
-    check(five, ratings, finished, [], [("E", "A"), ("B", "D")], 2, 3, ("BH-C1", "SB"), 2)
+    up = [("E", "A"), ("B", "D")]
+    check(five, ratings, finished, [], up, 2, 3, ("BH-C1", "SB"), 2, pairing)
 
 
 def test_from_the_last_round_is_the_current_round_only() -> None:
     finished = [*ROUND1, Result.game("B", "A", "0-1", 2), Result.game("D", "F", "1-0", 2)]
-    check(SIX, SIX_RATINGS, finished, [], [("C", "E")], 2, 2, ("BH",), 1)
+    check(SIX, SIX_RATINGS, finished, [], [("C", "E")], 2, 2, ("BH",), 1, "batch")
 
 
 def test_same_seed_same_numbers_and_checks() -> None:

@@ -140,8 +140,15 @@ async def test_lcc_polling_does_not_grow_with_the_rounds_played() -> None:
         cfg = LccFeedConfig(base_url=relay.lcc_pool, tournament_id=relay.lcc_id, interval=0.1)
         feed = LccFeed(cfg)
         async with running(feed, sink):
+            paired = f"/get/{relay.lcc_id}/round-5/index.json"
+            # every round seen once: rounds 1-3 read, round 4 followed, round 5's pairings
+            # (paired, not started) looked at once
             await until(
-                lambda: len(sink.snaps) == 24 and feed.status()["finished_rounds"] == [1, 2, 3]
+                lambda: (
+                    len(sink.snaps) == 24
+                    and feed.status()["finished_rounds"] == [1, 2, 3]
+                    and relay.requests.get(paired, 0) > 0
+                )
             )
             before = dict(relay.requests)
             live = f"/get/{relay.lcc_id}/round-4/index.json"
