@@ -564,16 +564,16 @@ class Service:
         try:
             game = self.registry.board(bid)
             moments = self.moments.observe(game, updates)
+            match = self._match_odds(game)  # once per change, held or published
+            engine = self.engine_desc
             line_held = self.delay.line is not None and self.delay.hold_board(
-                game, updates, new=new, match=self._match_odds(game), engine=self.engine_desc
+                game, updates, new=new, match=match, engine=engine
             )
             if line_held:
                 self.stats.updates += len(updates)
                 self._publish_moments(game, moments)
                 self.metrics.publish_seconds.observe(time.perf_counter() - started)
                 return
-            match = self._match_odds(game)
-            engine = self.engine_desc
 
             def state() -> schema.BoardState:
                 # Built only when needed (a snapshot, the board list, MQTT's

@@ -377,6 +377,47 @@ async def test_match_odds_count_a_result_only_once_viewers_have_it(tmp_path: Pat
     assert game1[-1][1]["score_b"] == 1.0  # counted once viewers have it
 
 
+async def test_with_a_delay_each_board_change_computes_its_match_odds_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A board change's match odds are computed once, held or not: here a feed
+    without a delay under a service with one (its boards go out at once)."""
+    from livegain.app.match import MatchTracker
+
+    class Undelayed(MatchGames):
+        name = "undelayed"
+        delay = 0
+
+    settings = settings_for(
+        tmp_path,
+        broadcast={"delay": DELAY},
+        matches=[{"a": "Alpha", "b": "Beta", "games": 4}],
+    )
+    calls = {"odds": 0, "changes": 0}
+    odds, publish = MatchTracker.odds, Service._publish_board
+
+    def counted_odds(self: MatchTracker, *args: Any, **kwargs: Any) -> Any:
+        calls["odds"] += 1
+        return odds(self, *args, **kwargs)
+
+    def counted_publish(self: Service, *args: Any, **kwargs: Any) -> None:
+        calls["changes"] += 1
+        publish(self, *args, **kwargs)
+
+    monkeypatch.setattr(MatchTracker, "odds", counted_odds)
+    monkeypatch.setattr(Service, "_publish_board", counted_publish)
+    service = Service(
+        settings,
+        evaluator=Material(latency=0.05),
+        feeds=[Undelayed({})],
+        perceived_model=toy_model(),
+    )
+    async with running(service), Mirror(ws_url(service)) as mirror:
+        await mirror.wait(lambda m: sum(len(s["moves"]) for s in m.boards.values()) >= 4, 30)
+    assert calls["changes"] > 0
+    assert calls["odds"] == calls["changes"]
+
+
 class TwoBoards:
     """Board A: one move, then silence (it expires). Board B: a move every
     half second; an operator removes it while some of its moves are held."""
