@@ -152,6 +152,17 @@ class BoardRegistry:
             same_board = board_no is not None and (
                 g.board == board_no or (own is not None and own[3] == board_no)
             )
+            if (
+                not same_board
+                and own is not None
+                and board_no is not None
+                and g.result != "*"
+                and len(snap.moves) != g.plies
+            ):
+                # This source showed this pair's finished game on another board, and
+                # shows another game now: a knockout's next game, not a renumbering
+                # (a finished game renumbered comes with all its moves).
+                continue
             if w + b == 2 and not same_board:
                 continue  # nobody known on either side: only the board number can tell
             if w + b == 4:
