@@ -20,10 +20,10 @@ from pathlib import Path
 import chess
 
 from livegain.app.service import STORE_FILE, Service
+from livegain.app.store import Store
 from livegain.config import load_settings
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.publish.store import Store
 
 
 def per_call(fn: Callable[[], object], n: int) -> float:

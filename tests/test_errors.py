@@ -31,10 +31,10 @@ def test_every_error_has_the_one_root() -> None:
 
 
 def test_errors_keep_their_kind_and_message() -> None:
+    from livegain.app.store import NotAStore, StoreError
     from livegain.batch.pgnio import PgnError
     from livegain.config import ConfigError
     from livegain.engine.errors import EngineStartError
-    from livegain.publish.store import NotAStore, StoreError
 
     err = EngineStartError("/no/such/engine", "no such file")
     assert isinstance(err, LivegainError)

@@ -15,6 +15,7 @@ import structlog
 
 from livegain.app.outputs import Outputs
 from livegain.app.stats import ServiceStats
+from livegain.app.store import Store
 from livegain.app.store_writes import StoreWrites
 from livegain.config import Settings
 from livegain.core.board.board import BoardGame
@@ -31,7 +32,6 @@ from livegain.publish.delay import (
     encode_item,
 )
 from livegain.publish.entry import BoardEntry
-from livegain.publish.store import Store
 
 log = structlog.get_logger("livegain.delay")
 

@@ -21,11 +21,11 @@ import chess
 import structlog
 
 from livegain.app.stats import ServiceStats
+from livegain.app.store import Store
 from livegain.app.store_writes import StoreWrites
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import EvalRequest
 from livegain.core.evaluation import Evaluation
-from livegain.publish.store import Store
 
 log = structlog.get_logger("livegain.scheduler")
 

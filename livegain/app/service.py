@@ -58,6 +58,7 @@ from livegain.app.scheduler import Evaluator, Scheduler
 from livegain.app.shown import ShownRecord, load_shown
 from livegain.app.standings import LiveStandings
 from livegain.app.stats import ServiceStats
+from livegain.app.store import Store
 from livegain.app.store_writes import StoreWrites
 from livegain.config import Settings
 from livegain.core.board.board import BoardGame
@@ -84,7 +85,6 @@ from livegain.publish.entry import BoardEntry
 from livegain.publish.limits import server_limits
 from livegain.publish.mqtt import MqttPublisher
 from livegain.publish.server import LiveServer
-from livegain.publish.store import Store
 from livegain.remote.evaluator import RemoteEvaluator
 
 log = structlog.get_logger("livegain.service")

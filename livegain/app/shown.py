@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 import structlog
 
 from livegain.app.standings import version_of
+from livegain.app.store import Store
 from livegain.app.store_writes import StoreWrites
 from livegain.feeds.json_bounds import loads_bounded
 from livegain.publish.moments import KEPT
-from livegain.publish.store import Store
 
 log = structlog.get_logger("livegain.shown")
 

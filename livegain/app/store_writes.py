@@ -16,8 +16,8 @@ from typing import Any
 import structlog
 
 from livegain.app.stats import ServiceStats
+from livegain.app.store import Store, unavailable_reason
 from livegain.core.events import GameSnapshot
-from livegain.publish.store import Store, unavailable_reason
 
 log = structlog.get_logger("livegain.store_writes")
 

@@ -64,7 +64,7 @@ def check_store(settings: Any, fresh: bool) -> None:
     import structlog
 
     from livegain.app.service import STORE_FILE
-    from livegain.publish.store import NotAStore, Store, StoreUnavailable, set_aside
+    from livegain.app.store import NotAStore, Store, StoreUnavailable, set_aside
 
     if not settings.persist:
         return
@@ -105,8 +105,8 @@ def run_service(
     renamed beside and the service starts with an empty one."""
     from livegain.app.logs import configure_logging
     from livegain.app.service import Service
+    from livegain.app.store import StoreError
     from livegain.engine.errors import EngineError
-    from livegain.publish.store import StoreError
 
     configure_logging(settings.log.level, settings.log.json_format)
     check_store(settings, fresh_store)

@@ -207,10 +207,10 @@ def serve(settings: Settings) -> int:
     """Run the service until Ctrl-C; print its URL and the overlays' once it listens."""
     from livegain.app.logs import configure_logging
     from livegain.app.service import Service
+    from livegain.app.store import StoreError
     from livegain.cli.demo import run_until_stopped
     from livegain.cli.serve import check_store
     from livegain.engine.errors import EngineError
-    from livegain.publish.store import StoreError
 
     configure_logging(settings.log.level, settings.log.json_format)
     check_store(settings, fresh=False)

@@ -1,6 +1,6 @@
 """Evaluations kept in SQLite: one table layout, ``evals``, for every file that
 keeps them (the evaluation cache, :mod:`livegain.engine.cache`, and the
-service's store, :mod:`livegain.publish.store`).
+service's store, :mod:`livegain.app.store`).
 
 One row per (engine key, position): the score (``cp``, ``mate``), the
 engine's W/D/L (three columns, all null when it gave none), ``depth``,

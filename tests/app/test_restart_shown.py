@@ -27,11 +27,11 @@ from websockets.asyncio.client import ClientConnection, connect
 from livegain.app.service import STORE_FILE, Service
 from livegain.app.shown import load_shown
 from livegain.app.standings import version_of
+from livegain.app.store import Store
 from livegain.config import Settings
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import PgnHttpFeedConfig
 from livegain.feeds.replay import Replay
-from livegain.publish.store import Store
 
 from .conftest import running, settings_for, toy_model, ws_url
 

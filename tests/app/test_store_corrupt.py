@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from livegain.app.service import STORE_FILE
-from livegain.publish.store import Store, StoreError
+from livegain.app.store import Store, StoreError
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -27,7 +27,7 @@ import structlog
 from conftest import need
 
 from livegain.app.service import STORE_FILE, Service
-from livegain.publish.store import Store
+from livegain.app.store import Store
 
 from .conftest import running, settings_for
 

@@ -12,11 +12,11 @@ import chess
 import pytest
 
 from livegain.app.service import STORE_FILE, Service
+from livegain.app.store import Store
 from livegain.core.evaluation import Evaluation
 from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.engine.pool import EnginePool
 from livegain.engine.search import SearchLimit
-from livegain.publish.store import Store
 
 from .conftest import DEPTH, CountingEvaluator, running, settings_for
 

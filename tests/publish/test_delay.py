@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from livegain.app.store import Store
 from livegain.publish.delay import (
     DelayLine,
     Held,
@@ -25,7 +26,6 @@ from livegain.publish.delay import (
 )
 from livegain.publish.fold import apply_update
 from livegain.publish.schema import BoardState, EvalInfo, Ply, Update
-from livegain.publish.store import Store
 
 from .helpers import board_state
 from .test_hub import service_output
