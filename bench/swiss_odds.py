@@ -11,9 +11,10 @@ Scenarios:
 * **180-team 11-round Olympiad from round 5** (teams of 5, 4 boards, match
   points 2/1/0; mean ratings of the teams from 2700 down to 1600, each
   team's players 120 points apart from first to last): rounds 1-4 paired
-  with ``pair_round_batch`` on match points and played board by board, round
-  5 paired the same way with 30 matches finished, 40 with boards 1-2
-  finished, board 3 in progress and board 4 not started, 20 not started;
+  with ``pair_round_batch`` (``teams=True``) on match points and played board
+  by board, round 5 paired the same way with 30 matches finished, 40 with
+  boards 1-2 finished, board 3 in progress and board 4 not started, 20 not
+  started;
   ``team_win_odds`` simulates rounds 6-11 (top 3, OSB, GP, BH-C1).
 
 For each: a pilot run gives the leader's standard error, from which the
@@ -120,7 +121,7 @@ def olympiad() -> tuple[list[Result], list[InProgress], list[tuple[str, str]]]:
     finished: list[Result] = []
     for rnd in range(1, TEAM_ROUND + 1):
         entrants = [Entrant(t, mp[t], colours[t]) for t in TEAM_NAMES]
-        pairs = pair_round_batch(entrants, met).games
+        pairs = pair_round_batch(entrants, met, teams=True).games
         live: list[InProgress] = []
         upcoming: list[tuple[str, str]] = []
         for m, (ta, tb) in enumerate(pairs):

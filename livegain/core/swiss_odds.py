@@ -36,7 +36,7 @@ Pure: no I/O, no clock; randomness only from the seeded numpy Generator.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Literal, NamedTuple, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -107,6 +107,12 @@ class Tally:
         pf, sf = self._mean_se(self.first, self.first_sq)
         pt, st = self._mean_se(self.top, self.top_sq)
         return [SwissChance(*c) for c in zip(pf, sf, pt, st, strict=True)]
+
+
+def copies(x: npt.NDArray[Any], sims: int) -> npt.NDArray[Any]:
+    """``sims`` copies of ``x`` stacked on a new first axis (as ``np.tile``,
+    several times faster on large boolean arrays)."""
+    return np.broadcast_to(x, (sims, *x.shape)).copy()
 
 
 def pair_wdl(
@@ -427,14 +433,14 @@ def swiss_win_odds(
         cur_opp[cur_w] = cur_b
         cur_opp[cur_b] = cur_w
         opp[:, :, tf] = cur_opp
-        pts = np.tile(np.asarray(points), (s_n, 1))
+        pts = copies(np.asarray(points), s_n)
         gp[rows, cur_w[None, :], tf] = s_cur.T
         gp[rows, cur_b[None, :], tf] = 1.0 - s_cur.T
         np.add.at(pts.T, cur_w, s_cur)
         np.add.at(pts.T, cur_b, 1.0 - s_cur)
-        hist = np.tile(base_hist, (s_n, 1, 1))
-        byes = np.tile(np.asarray(had_bye, dtype=bool), (s_n, 1))
-        met = np.tile(base_met, (s_n, 1, 1))
+        hist = copies(base_hist, s_n)
+        byes = copies(np.asarray(had_bye, dtype=bool), s_n)
+        met = copies(base_met, s_n)
         dutch = _DutchState(base_colours, had_bye, seen, s_n) if pairing == "dutch" else None
         played: list[tuple[Int, Int, Float, Int]] = []
         for t in range(future):

@@ -11,9 +11,11 @@ simulation:
   ratings' W/D/L (``prior``, else the draw-rate model, as in
   :mod:`livegain.core.tournament_odds`);
 * **each round left**: paired as a Swiss of teams on match points
-  (:func:`livegain.core.swiss_batch.pair_batch`, all simulations at once; a
-  team's colour is its first board's, its initial order by the mean rating of
-  its lineup), or from the ``schedule`` given (a round robin); each match
+  (:func:`livegain.core.swiss_batch.pair_batch` with ``teams=True``, all
+  simulations at once: colour is a quality criterion only, as in the FIDE
+  team Swiss, so two teams with the same absolute colour preference may
+  meet; a team's colour is its first board's, its initial order by the mean
+  rating of its lineup), or from the ``schedule`` given (a round robin); each match
   played board by board: each team's lineup is its ``boards`` highest-rated
   players, board 1 first, and the first-named team (White in the pairing) has
   White on boards 1, 3, ... and Black on 2, 4, ..., as at the Olympiad;
@@ -56,6 +58,7 @@ from livegain.core.swiss_batch import BLACK, WHITE, pair_batch
 from livegain.core.swiss_odds import (
     SwissChance,
     Tally,
+    copies,
     normalise_wdl,
     pair_wdl,
     place_shares,
@@ -295,12 +298,12 @@ def team_win_odds(
         s_n = min(CHUNK, left)
         left -= s_n
         rows = np.arange(s_n)[:, None]
-        opp = np.tile(opp0, (s_n, 1, 1))
-        gp = np.tile(gp0, (s_n, 1, 1))
-        sign = np.tile(sign0, (s_n, 1, 1))
-        mps = np.tile(mp0, (s_n, 1))
-        colours = np.tile(colour0, (s_n, 1, 1))
-        met = np.tile(met0, (s_n, 1, 1))
+        opp = copies(opp0, s_n)
+        gp = copies(gp0, s_n)
+        sign = copies(sign0, s_n)
+        mps = copies(mp0, s_n)
+        colours = copies(colour0, s_n)
+        met = copies(met0, s_n)
         had_bye = np.zeros((s_n, n), dtype=bool)
         # the current round
         if current:
@@ -321,7 +324,7 @@ def team_win_odds(
                 away = np.broadcast_to(fixed_pairs[t][1], (s_n, fixed_pairs[t][1].size))
                 bye = np.full(s_n, -1, dtype=np.int64)
             else:
-                home, away, bye = pair_batch(mps, colours, had_bye, met)
+                home, away, bye = pair_batch(mps, colours, had_bye, met, teams=True)
             u = rng.random((boards, *home.shape))
             pa = np.zeros(home.shape)
             for k in range(boards):

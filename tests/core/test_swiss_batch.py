@@ -166,6 +166,28 @@ def _entrants(rows: Sequence[tuple[float, str]], byes: Sequence[int] = ()) -> li
             ),
             [("P1", "P5"), ("P6", "P2"), ("P3", "P7"), ("P8", "P4"), ("P1", "P3")],
         ),
+        # round 2, the six winners: S1 prefers Black, White, Black and S2
+        # Black, White, Black; one pair must clash; the Dutch order's first
+        # transposition with one clash is P1-P10 (clash), P2-P12, P3-P11
+        (
+            _entrants(
+                [
+                    (1.0, "W"),
+                    (1.0, "B"),
+                    (1.0, "W"),
+                    (0.0, "B"),
+                    (0.0, "W"),
+                    (0.0, "B"),
+                    (0.0, "B"),
+                    (0.0, "W"),
+                    (0.0, "B"),
+                    (1.0, "W"),
+                    (1.0, "B"),
+                    (1.0, "W"),
+                ]
+            ),
+            [("P1", "P7"), ("P8", "P2"), ("P3", "P9"), ("P10", "P4"), ("P5", "P11"), ("P12", "P6")],
+        ),
         # the bye to the lowest-ranked player who has not had one
         (
             _entrants([(1.0, "W"), (1.0, "B"), (0.5, "W"), (0.5, "B"), (1.0, "-")], byes=[4]),
@@ -177,6 +199,21 @@ def test_agrees_with_pair_round_on_simple_cases(
     entrants: list[Entrant], met: list[tuple[str, str]]
 ) -> None:
     assert pair_round_batch(entrants, met) == pair_round(entrants, met)
+
+
+def test_teams_may_meet_with_the_same_absolute_colour_preference() -> None:
+    """A Swiss of teams (``teams=True``): colour is a quality criterion only,
+    so S1[i] meets S2[i] even when both have had White twice; the Dutch
+    pairing of players keeps them apart."""
+    rows = [(1.0, "WW"), (1.0, "BW"), (1.0, "BW"), (1.0, "WW"), (1.0, "WB"), (1.0, "BW")]
+    entrants = _entrants(rows)
+    met = [("P1", "P2"), ("P3", "P4"), ("P5", "P6"), ("P1", "P3"), ("P2", "P6"), ("P4", "P5")]
+    teams = pair_round_batch(entrants, met, teams=True)
+    players = pair_round_batch(entrants, met)
+    assert {"P1", "P4"} in [set(g) for g in teams.games]
+    assert {"P1", "P4"} not in [set(g) for g in players.games]
+    for pairing in (teams, players):
+        assert not {frozenset(g) for g in pairing.games} & {frozenset(m) for m in met}
 
 
 def test_each_row_of_a_batch_is_paired_on_its_own() -> None:

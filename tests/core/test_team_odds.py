@@ -1,7 +1,7 @@
 """Odds of winning a team event (livegain.core.team_odds) against exact
 enumeration: every outcome of every board left, each round left paired in its
-branch (the schedule, or ``pair_round_batch`` on match points for a Swiss of
-teams), each match played board by board with the lineups by rating and
+branch (the schedule, or ``pair_round_batch`` with ``teams=True`` on match
+points for a Swiss of teams), each match played board by board with the lineups by rating and
 colours alternating by board, ranked with TeamStandings.from_matches (a
 separate, plain implementation of the team tie-breaks)."""
 
@@ -109,7 +109,7 @@ def exact(
                 colours[m.b][m.round - 1] = "B"
                 met.append((m.a, m.b))
             entrants = [Entrant(t, mp[t], "".join(colours[t])) for t in teams]
-            pairs = list(pair_round_batch(entrants, met).games)
+            pairs = list(pair_round_batch(entrants, met, teams=True).games)
         left: list[Board] = []
         for ta, tb in pairs:
             for k in range(boards):
