@@ -391,15 +391,16 @@ def match_player(name: str, players: Mapping[str, PlayerInfo]) -> str | None:
 def _byes(key: str, points: float, rounds: int, scoring: Scoring) -> list[Result]:
     """``points`` carried in as byes over ``rounds`` rounds: byes worth a win
     (the smaller win of ``scoring``), one bye for what is left, byes worth 0
-    for the other rounds (more byes than rounds when the points need them)."""
+    for the other rounds (more byes than rounds when the points need them).
+    Each bye is in its round (1, 2, ...) when they fit in ``rounds``, so that a
+    Swiss can be simulated to its end from them; else in none."""
     win = scoring.bye_win
     full = int(points // win)
     rest = scoring.tidy(points - full * win)
-    out = [Result.bye(key, win) for _ in range(full)]
-    if rest > 0:
-        out.append(Result.bye(key, rest))
-    out += [Result.bye(key, 0.0) for _ in range(max(0, rounds - len(out)))]
-    return out
+    worth = [win] * full + ([rest] if rest > 0 else [])
+    worth += [0.0] * max(0, rounds - len(worth))
+    fits = len(worth) <= rounds
+    return [Result.bye(key, w, k if fits else None) for k, w in enumerate(worth, 1)]
 
 
 def _ratings_of(

@@ -447,3 +447,18 @@ def test_a_swiss_over_its_last_round_has_a_certain_winner() -> None:
         t = event_table("Open", games, rules)
         assert t.top_k is None and all(r.top is None for r in t.rows)
         assert t.notes[0].startswith("Swiss: only round 1 is simulated")
+
+
+def test_a_swiss_with_points_carried_in_is_simulated_to_its_end_too() -> None:
+    carried = (("Alpha", 3.5), ("Beta, Bob", 3.0), ("Gamma", 2.0), ("Delta, Dan", 2.0))
+    games = [
+        board("Alpha, Ann", "Gamma, Gil", "0-1", rnd="5"),
+        board("Beta, Bob", "Delta, Dan", rnd="5", wdl=(500, 300, 200)),
+    ]
+    rules = EventRules(format="swiss", points_before=carried, rounds=6, top_k=2, sims=2_000)
+    t = event_table("Open", games, rules)
+    assert (t.round, t.rounds, t.top_k) == (5, 6, 2)
+    assert not any("only round" in note for note in t.notes)
+    rows = keyed(t)
+    assert (rows["Alpha, Ann"].points, rows["Alpha, Ann"].games) == (3.5, 5)
+    assert sum(r.top or 0.0 for r in t.rows) == pytest.approx(2.0)

@@ -81,6 +81,16 @@ def model_for_pictures(tmp: Path) -> Path | None:
     return None if load_perceived_models() else write_test_model(tmp / "perceived.toml")
 
 
+def headline(state: dict[str, Any], color: str) -> dict[str, Any] | None:
+    """The calibrated rating of a board message (snapshot or update) that a board
+    overlay shows in large type for ``color``: his ``form`` when he has an official
+    rating and the message carries it, else his ``perceived`` rating (the moves
+    alone); None when there is neither. (The server sends a form only for a rated
+    player: updates, which carry no players, say so by it.)"""
+    form: dict[str, Any] | None = state.get(f"{color}_form")
+    return form if form is not None else state.get(f"{color}_perceived")
+
+
 def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
     """Poll ``check`` until it returns something truthy; fail naming ``what``."""
     deadline = time.monotonic() + timeout

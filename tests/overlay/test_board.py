@@ -25,6 +25,7 @@ from ._live import (
     WsWatcher,
     board_id_of,
     fresh_state,
+    headline,
     wait_settled,
     wait_until,
 )
@@ -78,8 +79,8 @@ def shows_update(page: Any, update: dict[str, Any] | None) -> bool:
     if update is None:
         return False
     for color in ("white", "black"):
-        want = shown_value(update[f"{color}_perceived"])
-        if page.get_by_test_id(f"{color}-perceived").get_attribute("data-value") != want:
+        want = shown_value(headline(update, color))
+        if page.get_by_test_id(f"{color}-headline").get_attribute("data-value") != want:
             return False
     return True
 
@@ -91,46 +92,64 @@ def expect_shows_rating(
     official: int | None,
     form: dict[str, Any] | None = None,
 ) -> None:
-    """The card shows this calibrated rating: "too early" and no number while it
-    is early, else the number, its 95 % interval and, beside it, the player's
-    form minus his FIDE rating ("vs FIDE"; nothing without a form)."""
-    value = page.get_by_test_id(f"{color}-perceived")
+    """The card shows the message's large number: the player's form when the
+    message carries one (a rated player, a model with forward curves), labelled
+    as such with its difference to his FIDE rating ("vs FIDE") and the moves alone
+    (``per``) with its 95 % interval beside it; else the moves alone with its
+    interval ("Perceived · moves alone"); "too early" and no number while early."""
+    value = page.get_by_test_id(f"{color}-headline")
     box = page.get_by_test_id(f"{color}-perceived-box")
-    expect(page.get_by_test_id(f"{color}-perceived-label")).to_have_text("Perceived rating")
-    if per is None:
+    if per is None:  # no move yet
         expect(box).to_have_attribute("data-state", "none")
         expect(value).to_have_text("–")
         return
-    if per["early"]:
+    rated = bool(official) and form is not None
+    head = form if rated else per
+    assert head is not None
+    expect(box).to_have_attribute("data-headline", "form" if rated else "perceived")
+    expect(page.get_by_test_id(f"{color}-headline-label")).to_have_text(
+        "Form \u00b7 playing at" if rated else "Perceived \u00b7 moves alone"
+    )
+    if head["early"]:
         expect(box).to_have_attribute("data-state", "early")
         expect(value).to_have_text("too early")
         expect(value).to_have_attribute("data-value", "")
-        moves = per["moves"]
-        expect(page.get_by_test_id(f"{color}-perceived-moves")).to_have_text(
+        moves = head["moves"]
+        expect(page.get_by_test_id(f"{color}-headline-moves")).to_have_text(
             f"{moves} move{'' if moves == 1 else 's'} so far" if moves else "no moves yet"
         )
-        expect(page.get_by_test_id(f"{color}-perceived-interval")).to_be_hidden()
-        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text("")
+        expect(page.get_by_test_id(f"{color}-headline-interval")).to_be_hidden()
+        expect(page.get_by_test_id(f"{color}-moves-alone")).to_be_hidden()
+        expect(page.get_by_test_id(f"{color}-headline-diff")).to_have_text("")
         # no number anywhere in the block, not even a bounded one like "≤2060"
         text = box.inner_text()
         assert not any(ch.isdigit() for ch in text.replace(str(moves), "", 1)), text
         return
     expect(box).to_have_attribute("data-state", "estimate")
-    expect(value).to_have_text(str(js_round(per["rating"])))
-    assert float(value.get_attribute("data-value") or "nan") == pytest.approx(per["rating"])
-    expect(page.get_by_test_id(f"{color}-perceived-interval")).to_be_visible()
-    expect(page.get_by_test_id(f"{color}-perceived-low")).to_have_text(str(js_round(per["low"])))
-    expect(page.get_by_test_id(f"{color}-perceived-high")).to_have_text(str(js_round(per["high"])))
-    expect(page.get_by_test_id(f"{color}-perceived-bound")).to_have_text("")
-    diff = page.get_by_test_id(f"{color}-perceived-diff")
-    if official and form is not None:
+    expect(value).to_have_text(str(js_round(head["rating"])))
+    expect(value).to_have_attribute("data-value", js_number(head["rating"]))
+    expect(page.get_by_test_id(f"{color}-headline-bound")).to_have_text("")
+    diff = page.get_by_test_id(f"{color}-headline-diff")
+    if rated:
+        assert form is not None and official
         expect(diff).to_have_text(f"{signed(js_round(form['rating']) - official)} vs FIDE")
+        expect(page.get_by_test_id(f"{color}-headline-interval")).to_be_hidden()
+        expect(page.get_by_test_id(f"{color}-moves-alone")).to_be_visible()
+        alone = page.get_by_test_id(f"{color}-perceived")
+        expect(alone).to_have_text(str(js_round(per["rating"])))
+        expect(alone).to_have_attribute("data-value", js_number(per["rating"]))
+        low, high = f"{color}-perceived-low", f"{color}-perceived-high"
     else:
         expect(diff).to_have_text("")
+        expect(page.get_by_test_id(f"{color}-moves-alone")).to_be_hidden()
+        low, high = f"{color}-headline-low", f"{color}-headline-high"
+    expect(page.get_by_test_id(low)).to_have_text(str(js_round(per["low"])))
+    expect(page.get_by_test_id(high)).to_have_text(str(js_round(per["high"])))
 
 
 def expect_trace(page: Any, color: str, trace: list[dict[str, Any]]) -> None:
-    """The chart has one point per trace point, early ones marked (and without a value)."""
+    """The chart has one point per trace point, on the player's form (his large
+    number), early ones marked (and without a value)."""
     points = page.locator(f'[data-testid="trace-{color}-point"]')
     expect(points).to_have_count(len(trace))
     drawn = page.eval_on_selector_all(
@@ -138,10 +157,18 @@ def expect_trace(page: Any, color: str, trace: list[dict[str, Any]]) -> None:
         "ps => ps.map(p => [Number(p.dataset.ply), p.dataset.early, p.dataset.rating])",
     )
     want = [
-        [p["ply"], "true", ""] if p["early"] else [p["ply"], "false", js_number(p["rating"])]
+        [p["ply"], "true", ""]
+        if p["early"]
+        else [p["ply"], "false", js_number((p["form"] or p)["rating"])]
         for p in trace
     ]
     assert drawn == want
+    # beside a form line, the moves alone: the secondary line under it
+    measured = [p for p in trace if not p["early"]]
+    if measured and all(p["form"] for p in trace):
+        expect(page.get_by_test_id(f"trace-{color}-perceived")).to_have_attribute(
+            "data-ratings", ",".join(js_number(p["rating"]) for p in measured)
+        )
 
 
 def expect_matches_state(page: Any, state: dict[str, Any]) -> None:
@@ -270,11 +297,11 @@ def test_board_overlay_follows_the_replay_ply_by_ply(
 
         update = wait_until(final_update, 20, "the update that evaluates the last ply")
         for color in ("white", "black"):
-            per = update[f"{color}_perceived"]
-            assert not per["early"]
-            value = page.get_by_test_id(f"{color}-perceived")
-            expect(value).to_have_attribute("data-value", js_number(per["rating"]))
-            expect(value).to_have_text(str(js_round(per["rating"])))
+            head = headline(update, color)
+            assert head is not None and not head["early"]
+            value = page.get_by_test_id(f"{color}-headline")
+            expect(value).to_have_attribute("data-value", js_number(head["rating"]))
+            expect(value).to_have_text(str(js_round(head["rating"])))
 
         # ... and every value equals a fresh snapshot of the board.
         state = fresh_state(serve.ws_url, bid)
@@ -347,12 +374,20 @@ def test_multi_board_view_lists_every_board(
         expect(card.get_by_test_id("black-name")).to_have_text(state["black"]["name"])
         for color in ("white", "black"):
             per = state[f"{color}_perceived"]
-            value = card.get_by_test_id(f"{color}-perceived")
-            if per["early"]:
+            head = headline(state, color)
+            assert head is not None
+            value = card.get_by_test_id(f"{color}-headline")
+            if head["early"]:
                 expect(value).to_have_text("too early")
             else:
-                expect(value).to_have_text(str(js_round(per["rating"])))
-                expect(value).to_have_attribute("data-value", js_number(per["rating"]))
+                # the form large where there is one, the moves alone beside it
+                expect(value).to_have_text(str(js_round(head["rating"])))
+                expect(value).to_have_attribute("data-value", js_number(head["rating"]))
+                kind = "perceived" if head is per else "form"
+                expect(value).to_have_attribute("data-kind", kind)
+                if kind == "form":
+                    alone = card.get_by_test_id(f"{color}-perceived")
+                    expect(alone).to_have_text(str(js_round(per["rating"])))
         expect(card.get_by_test_id("eval-cp")).to_have_attribute(
             "data-cp", str(state["eval"]["cp"])
         )
@@ -361,7 +396,7 @@ def test_multi_board_view_lists_every_board(
     # board numbers in order
     numbers = [c.inner_text() for c in page.get_by_test_id("board-no").all()]
     assert numbers == sorted(numbers, key=int)
-    expect(page.get_by_test_id("legend")).to_contain_text("calibrated on rated games")
+    expect(page.get_by_test_id("legend")).to_contain_text("Large figure: form")
 
     # rating=algorithm4: the paper's figures instead, said so in the legend
     page.goto(f"{serve.url}/overlay/boards?rating=algorithm4")
@@ -372,7 +407,7 @@ def test_multi_board_view_lists_every_board(
         card = page.locator(f'[data-testid="board-card"][data-board-id="{bid}"]')
         for color in ("white", "black"):
             a4 = state[f"{color}_algorithm4"]
-            value = card.get_by_test_id(f"{color}-perceived")
+            value = card.get_by_test_id(f"{color}-headline")
             expect(value).to_have_text(str(js_round(a4["rating"])))
             expect(value).to_have_attribute("data-value", js_number(a4["rating"]))
 
@@ -418,7 +453,7 @@ def test_index_lists_boards_with_overlay_urls_and_preview(
     expect(frame).to_have_attribute("src", url)
     inner = page.frame_locator('[data-testid="preview"]')
     expect(inner.get_by_test_id("white-name")).to_have_text("Polgar, Judit")
-    expect(inner.get_by_test_id("white-perceived-label")).to_have_text("Algorithm 4 (paper)")
+    expect(inner.get_by_test_id("white-headline-label")).to_have_text("Algorithm 4 (paper)")
 
     # the copied URL opens the same overlay
     page.goto(url)
@@ -453,8 +488,8 @@ def test_a_silent_network_is_detected_and_recovered(
         expect(status).not_to_have_attribute("data-state", "reconnecting", timeout=20_000)
         expect(overlay).to_have_attribute("data-fresh", "true", timeout=10_000)
         state = fresh_state(serve.ws_url, bid)
-        expect(page.get_by_test_id("white-perceived")).to_have_attribute(
-            "data-value", shown_value(state["white_perceived"])
+        expect(page.get_by_test_id("white-headline")).to_have_attribute(
+            "data-value", shown_value(headline(state, "white"))
         )
     finally:
         proxy.close()
@@ -506,19 +541,20 @@ def test_algorithm4_on_request(live_round: tuple[Serve, ReplayThread], page_fact
     for color in ("white", "black"):
         a4 = state[f"{color}_algorithm4"]
         per = state[f"{color}_perceived"]
-        expect(page.get_by_test_id(f"{color}-perceived-label")).to_have_text("Algorithm 4 (paper)")
-        value = page.get_by_test_id(f"{color}-perceived")
+        expect(page.get_by_test_id(f"{color}-headline-label")).to_have_text("Algorithm 4 (paper)")
+        value = page.get_by_test_id(f"{color}-headline")
         expect(value).to_have_text(str(js_round(a4["rating"])))
         expect(value).to_have_attribute("data-value", js_number(a4["rating"]))
         assert a4["rating"] != per["rating"]  # not the calibrated figure
-        expect(page.get_by_test_id(f"{color}-perceived-low")).to_have_text(str(js_round(a4["low"])))
-        expect(page.get_by_test_id(f"{color}-perceived-high")).to_have_text(
+        expect(page.get_by_test_id(f"{color}-headline-low")).to_have_text(str(js_round(a4["low"])))
+        expect(page.get_by_test_id(f"{color}-headline-high")).to_have_text(
             str(js_round(a4["high"]))
         )
+        expect(page.get_by_test_id(f"{color}-moves-alone")).to_be_hidden()
         bound = ("\u2264" if a4["difference"] < 0 else "\u2265") if a4["bounded"] else ""
-        expect(page.get_by_test_id(f"{color}-perceived-bound")).to_have_text(bound)
+        expect(page.get_by_test_id(f"{color}-headline-bound")).to_have_text(bound)
         official = state[color]["rating"]
-        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text(
+        expect(page.get_by_test_id(f"{color}-headline-diff")).to_have_text(
             f"{signed(a4['rating'] - official)} vs FIDE"
         )
         trace = state[f"{color}_trace"]

@@ -14,6 +14,7 @@ from ._live import (
     ReplayThread,
     Serve,
     board_id_of,
+    headline,
     model_for_pictures,
     save_artifact,
     wait_settled,
@@ -40,7 +41,8 @@ def test_page_recovers_after_server_restart(
         page.goto(f"{serve.url}/overlay/board?board={bid}")
         status = page.get_by_test_id("status")
         overlay = page.get_by_test_id("board-overlay")
-        perceived = page.get_by_test_id("white-perceived")
+        # the large number: White's form (she is rated), else the moves alone
+        perceived = page.get_by_test_id("white-headline")
         expect(status).to_have_attribute("data-state", "live")
         expect(overlay).to_have_attribute("data-fresh", "true")
         expect(page.locator('[data-testid="trace-white-point"]')).to_have_count(
@@ -60,7 +62,8 @@ def test_page_recovers_after_server_restart(
         state = wait_settled(serve, bid, 10)
         expect(status).to_have_attribute("data-state", "live", timeout=25_000)
         expect(overlay).to_have_attribute("data-fresh", "true")
-        per = state["white_perceived"]
+        per = headline(state, "white")
+        assert per is not None
         # no number while too early
         hidden = per["early"]
         shown = "" if hidden else str(per["rating"]).removesuffix(".0")

@@ -67,14 +67,19 @@ def point(
     a4: float,
     bounded: bool = False,
     early: bool = False,
+    form: float | None = None,
 ) -> schema.TracePoint:
-    """A trace point: the calibrated ``rating`` (None: no model) and Algorithm 4's ``a4``."""
+    """A trace point: the calibrated ``rating`` (None: no model), the player's
+    ``form`` (None: unrated) and Algorithm 4's ``a4``."""
     return schema.TracePoint(
         ply=ply,
         rating=rating,
         low=None if rating is None else rating - 410,
         high=None if rating is None else rating + 380,
         early=early or rating is None,
+        form=None
+        if form is None
+        else schema.TraceForm(rating=form, low=form - 150, high=form + 150),
         algorithm4=schema.TraceAlgorithm4(
             rating=a4,
             low=a4 - 120,
@@ -121,14 +126,14 @@ def board(**kw: Any) -> schema.BoardState:
         white_algorithm4=algorithm4(2905.5, 6),
         black_algorithm4=algorithm4(2060, 6, bounded=True),
         white_trace=[
-            point(1, 2200, 2860, early=True),
-            point(3, 2500, 2905.5),
-            point(5, 2805.5, 2905.5),
+            point(1, 2200, 2860, early=True, form=2866),
+            point(3, 2500, 2905.5, form=2870),
+            point(5, 2805.5, 2905.5, form=2890.4),
         ],
         black_trace=[
-            point(2, 1900, 2060, True, early=True),
-            point(4, 2300, 2060, True),
-            point(6, 2410, 2060, True),
+            point(2, 1900, 2060, True, early=True, form=2755),
+            point(4, 2300, 2060, True, form=2700),
+            point(6, 2410, 2060, True, form=2690),
         ],
         head_to_head=schema.HeadToHead(
             white_expected=0.875,
@@ -209,50 +214,151 @@ def test_big_loss_mate_clocks_odds(page: Any) -> None:
     expect(page.get_by_test_id("h2h-diff")).to_have_text("White +325 Elo")
 
 
-def test_calibrated_estimate_with_its_interval(page: Any) -> None:
-    """By default the cards show the calibrated estimate, the message's number and
-    interval, labelled as the perceived rating, and the chart draws its trace."""
-    for color, rating in (("white", 2805.5), ("black", 2410)):
-        box = page.get_by_test_id(f"{color}-perceived-box")
-        expect(box).to_have_attribute("data-state", "estimate")
-        expect(box).to_have_attribute("data-kind", "calibrated")
-        expect(box).to_have_attribute("title", re.compile("calibrated on rated games", re.I))
-        expect(page.get_by_test_id(f"{color}-perceived-label")).to_have_text("Perceived rating")
-        value = page.get_by_test_id(f"{color}-perceived")
-        expect(value).to_have_text(str(math.floor(rating + 0.5)))
-        expect(value).to_have_attribute("data-value", f"{rating:g}")
-        expect(page.get_by_test_id(f"{color}-perceived-low")).to_have_text(
-            str(math.floor(rating - 410 + 0.5))
-        )
-        expect(page.get_by_test_id(f"{color}-perceived-high")).to_have_text(
-            str(math.floor(rating + 380 + 0.5))
-        )
-        expect(page.get_by_test_id(f"{color}-perceived-bound")).to_have_text("")
-        expect(page.get_by_test_id(f"{color}-perceived-note")).to_have_text("")
-    # vs FIDE: the form (official rating updated by the moves) minus the official
-    # rating, not the perceived rating's difference
-    expect(page.get_by_test_id("white-perceived-diff")).to_have_text("+25 vs FIDE")
-    expect(page.get_by_test_id("black-perceived-diff")).to_have_text("\u221270 vs FIDE")
-    expect(page.get_by_test_id("white-perceived-interval")).to_have_text("95% 2396\u20133186")
-    expect(page.get_by_test_id("trace-title")).to_have_text("Perceived rating, move by move")
+def js_round(x: float) -> int:
+    """JavaScript's Math.round (halves go up), which the page uses."""
+    return math.floor(x + 0.5)
+
+
+#: The layouts of the board overlay that show the players' ratings.
+LAYOUTS = ("", "&layout=compact", "&layout=lower-third", "&layout=corner")
+
+
+def test_a_rated_players_large_number_is_his_form(
+    static_server: StaticServer, page_factory: Any
+) -> None:
+    """A player with an official rating: the large number is the message's form,
+    labelled as such with its difference to his rating; the moves-alone estimate
+    and its 95 % interval beside it, in smaller type; in every layout. The chart's
+    line is the form, the moves alone its secondary line and band."""
+    state = board()
+    static_server.set_board(state)
+    for query in LAYOUTS:
+        page = open_board(static_server, page_factory, query)
+        for color in ("white", "black"):
+            form = getattr(state, f"{color}_form")
+            per = getattr(state, f"{color}_perceived")
+            box = page.get_by_test_id(f"{color}-perceived-box")
+            expect(box).to_have_attribute("data-state", "estimate")
+            expect(box).to_have_attribute("data-headline", "form")
+            expect(box).to_have_attribute("title", re.compile("official rating updated", re.I))
+            label = page.get_by_test_id(f"{color}-headline-label")
+            expect(label).to_have_text("Form \u00b7 playing at")
+            expect(label).to_be_visible()
+            value = page.get_by_test_id(f"{color}-headline")
+            expect(value).to_have_text(str(js_round(form.rating)))
+            expect(value).to_have_attribute("data-value", f"{form.rating:g}")
+            expect(value).to_have_attribute("data-kind", "form")
+            expect(page.get_by_test_id(f"{color}-headline-interval")).to_be_hidden()
+            alone = page.get_by_test_id(f"{color}-moves-alone")
+            expect(alone).to_be_visible()
+            interval = f"{js_round(per.low)}\u2013{js_round(per.high)}"
+            expect(alone).to_have_text(f"moves alone {js_round(per.rating)} ({interval})")
+            expect(page.get_by_test_id(f"{color}-perceived")).to_have_attribute(
+                "data-value", f"{per.rating:g}"
+            )
+            # the number in large type is the form, the moves alone smaller
+            big = float(value.evaluate("e => parseFloat(getComputedStyle(e).fontSize)"))
+            small = float(
+                page.get_by_test_id(f"{color}-perceived").evaluate(
+                    "e => parseFloat(getComputedStyle(e).fontSize)"
+                )
+            )
+            assert big >= 1.5 * small, (query, big, small)
+            expect(page.get_by_test_id(f"{color}-headline-bound")).to_have_text("")
+            expect(page.get_by_test_id(f"{color}-headline-note")).to_have_text("")
+    page = open_board(static_server, page_factory)
+    # vs FIDE: the form minus the official rating
+    expect(page.get_by_test_id("white-headline-diff")).to_have_text("+25 vs FIDE")
+    expect(page.get_by_test_id("black-headline-diff")).to_have_text("\u221270 vs FIDE")
+    expect(page.get_by_test_id("trace-title")).to_have_text("Playing at, move by move")
+    expect(page.get_by_test_id("trace-note")).to_contain_text("line: form")
     expect(page.get_by_test_id("engine")).to_contain_text(
         "perceived rating calibrated on rated games, FIDE scale (model test)"
     )
-    # one chart point per trace point; the early ones without a value, on the floor
+    # one chart point per trace point, on the form; the early ones without a value
     drawn = page.eval_on_selector_all(
         '[data-testid="trace-white-point"], [data-testid="trace-black-point"]',
-        "ps => ps.map(p => [p.dataset.ply, p.dataset.rating, p.getAttribute('class')])",
+        "ps => ps.map(p => [p.dataset.ply, p.dataset.rating, p.dataset.perceived ?? null,"
+        " p.getAttribute('class')])",
     )
     assert sorted(drawn) == [
-        ["1", "", "point early"],
-        ["2", "", "point early"],
-        ["3", "2500", "point"],
-        ["4", "2300", "point"],
-        ["5", "2805.5", "point"],
-        ["6", "2410", "point"],
+        ["1", "", None, "point early"],
+        ["2", "", None, "point early"],
+        ["3", "2870", "2500", "point"],
+        ["4", "2700", "2300", "point"],
+        ["5", "2890.4", "2805.5", "point"],
+        ["6", "2690", "2410", "point"],
     ]
-    expect(page.get_by_test_id("trace-white-end")).to_have_text("2806")
+    # the moves alone: the secondary line, with its band
+    expect(page.get_by_test_id("trace-white-perceived")).to_have_attribute(
+        "data-ratings", "2500,2805.5"
+    )
+    expect(page.locator('[data-testid="trace-white"] .band')).to_have_count(1)
+    expect(page.get_by_test_id("trace-white-end")).to_have_text("2890")
     expect(page.get_by_test_id("trace-early-zone")).to_have_count(1)
+    # the multi-board view: the form large, the moves alone beside it
+    page.goto(f"{static_server.url}/overlay/boards")
+    card = page.locator('[data-testid="board-card"][data-board-id="r1-b1"]')
+    expect(card.get_by_test_id("white-headline")).to_have_text("2890")
+    expect(card.get_by_test_id("white-headline")).to_have_attribute("data-kind", "form")
+    expect(card.get_by_test_id("white-headline-diff")).to_have_text("+25")
+    expect(card.get_by_test_id("white-perceived")).to_have_text("2806")
+    expect(card.get_by_test_id("white-moves-alone")).to_contain_text("moves alone 2806")
+    expect(card.get_by_test_id("black-headline")).to_have_text("2690")
+    expect(page.get_by_test_id("legend")).to_contain_text("Large figure: form")
+
+
+def unrated_board() -> schema.BoardState:
+    """White has no official rating (so no form); Black is rated."""
+    base = board()
+    return board(
+        white=schema.Player(name="Newcomer, Ann", federation="NED"),
+        white_form=None,
+        white_trace=[p.model_copy(update={"form": None}) for p in base.white_trace],
+    )
+
+
+def test_an_unrated_players_large_number_is_from_the_moves_alone(
+    static_server: StaticServer, page_factory: Any
+) -> None:
+    """A player without an official rating: the large number is the message's
+    perceived rating with its 95 % interval, labelled as from the moves alone, no
+    chip; beside him a rated player's form. In every layout, the multi-board view
+    and the chart."""
+    static_server.set_board(unrated_board())
+    for query in LAYOUTS:
+        page = open_board(static_server, page_factory, query)
+        box = page.get_by_test_id("white-perceived-box")
+        expect(box).to_have_attribute("data-state", "estimate")
+        expect(box).to_have_attribute("data-headline", "perceived")
+        expect(page.get_by_test_id("white-headline-label")).to_have_text(
+            "Perceived \u00b7 moves alone"
+        )
+        value = page.get_by_test_id("white-headline")
+        expect(value).to_have_text("2806")  # 2805.5 rounds up
+        expect(value).to_have_attribute("data-value", "2805.5")
+        expect(value).to_have_attribute("data-kind", "perceived")
+        expect(page.get_by_test_id("white-headline-interval")).to_be_visible()
+        expect(page.get_by_test_id("white-headline-interval")).to_have_text("95% 2396\u20133186")
+        expect(page.get_by_test_id("white-moves-alone")).to_be_hidden()
+        expect(page.get_by_test_id("white-headline-diff")).to_have_text("")
+        expect(page.get_by_test_id("black-headline")).to_have_attribute("data-kind", "form")
+        expect(page.get_by_test_id("black-headline")).to_have_text("2690")
+    page = open_board(static_server, page_factory)
+    drawn = page.eval_on_selector_all(
+        '[data-testid="trace-white-point"]', "ps => ps.map(p => [p.dataset.ply, p.dataset.rating])"
+    )
+    assert drawn == [["1", ""], ["3", "2500"], ["5", "2805.5"]]
+    expect(page.get_by_test_id("trace-white")).to_have_attribute("data-kind", "perceived")
+    expect(page.get_by_test_id("trace-white-perceived")).to_have_count(0)
+    expect(page.get_by_test_id("trace-black")).to_have_attribute("data-kind", "form")
+    expect(page.get_by_test_id("trace-note")).to_contain_text("unrated: moves alone")
+    page.goto(f"{static_server.url}/overlay/boards")
+    card = page.locator('[data-testid="board-card"][data-board-id="r1-b1"]')
+    expect(card.get_by_test_id("white-headline")).to_have_text("2806")
+    expect(card.get_by_test_id("white-headline")).to_have_attribute("data-kind", "perceived")
+    expect(card.get_by_test_id("white-moves-alone")).to_have_count(0)
+    expect(card.get_by_test_id("white-headline-diff")).to_have_count(0)
 
 
 def test_clamped_algorithm4_rating_is_marked(
@@ -262,17 +368,17 @@ def test_clamped_algorithm4_rating_is_marked(
     static_server.set_board(board())
     page = open_board(static_server, page_factory, "&rating=algorithm4")
     for color in ("white", "black"):
-        expect(page.get_by_test_id(f"{color}-perceived-label")).to_have_text("Algorithm 4 (paper)")
+        expect(page.get_by_test_id(f"{color}-headline-label")).to_have_text("Algorithm 4 (paper)")
         expect(page.get_by_test_id(f"{color}-perceived-box")).to_have_attribute(
             "data-kind", "algorithm4"
         )
-    expect(page.get_by_test_id("black-perceived")).to_have_text("2060")
-    expect(page.get_by_test_id("black-perceived-bound")).to_have_text("\u2264")
-    expect(page.get_by_test_id("white-perceived-bound")).to_have_text("")
-    expect(page.get_by_test_id("white-perceived")).to_have_text("2906")  # 2905.5 rounds up
-    expect(page.get_by_test_id("white-perceived-low")).to_have_text("2786")
-    expect(page.get_by_test_id("white-perceived-diff")).to_have_text("+41 vs FIDE")
-    expect(page.get_by_test_id("black-perceived-diff")).to_have_text("\u2212700 vs FIDE")
+    expect(page.get_by_test_id("black-headline")).to_have_text("2060")
+    expect(page.get_by_test_id("black-headline-bound")).to_have_text("\u2264")
+    expect(page.get_by_test_id("white-headline-bound")).to_have_text("")
+    expect(page.get_by_test_id("white-headline")).to_have_text("2906")  # 2905.5 rounds up
+    expect(page.get_by_test_id("white-headline-low")).to_have_text("2786")
+    expect(page.get_by_test_id("white-headline-diff")).to_have_text("+41 vs FIDE")
+    expect(page.get_by_test_id("black-headline-diff")).to_have_text("\u2212700 vs FIDE")
     expect(page.get_by_test_id("trace-title")).to_have_text("Algorithm 4 (paper), move by move")
     expect(page.get_by_test_id("engine")).to_contain_text("Algorithm 4 (not calibrated)")
     # Algorithm 4's trace: clamped points are drawn hollow, real estimates filled
@@ -299,27 +405,33 @@ def test_too_early_to_tell(static_server: StaticServer, page_factory: Any) -> No
         moves=moves,
         white_perceived=perceived(2210, 2, early=True),
         black_perceived=perceived(1990, 1, early=True),
+        white_form=perceived(2866, 2, early=True),
+        black_form=perceived(2758, 1, early=True),
         white_algorithm4=algorithm4(2905.5, 2),
         black_algorithm4=algorithm4(2060, 1, bounded=True),
-        white_trace=[point(1, 2200, 2860, early=True), point(3, 2210, 2905.5, early=True)],
-        black_trace=[point(2, 1990, 2060, True, early=True)],
+        white_trace=[
+            point(1, 2200, 2860, early=True, form=2866),
+            point(3, 2210, 2905.5, early=True, form=2866),
+        ],
+        black_trace=[point(2, 1990, 2060, True, early=True, form=2758)],
         eval=schema.EvalInfo(cp=60, depth=10),
         seq=3,
     )
     static_server.set_board(early)
-    for query in ("", "&layout=compact", "&layout=lower-third"):
+    for query in LAYOUTS:
         page = open_board(static_server, page_factory, query)
         for color, n in (("white", "2 moves so far"), ("black", "1 move so far")):
             box = page.get_by_test_id(f"{color}-perceived-box")
             expect(box).to_have_attribute("data-state", "early")
-            value = page.get_by_test_id(f"{color}-perceived")
+            value = page.get_by_test_id(f"{color}-headline")
             expect(value).to_have_text("too early")
             expect(value).to_have_attribute("data-value", "")
-            expect(page.get_by_test_id(f"{color}-perceived-moves")).to_have_text(n)
-            expect(page.get_by_test_id(f"{color}-perceived-moves")).to_be_visible()
-            expect(page.get_by_test_id(f"{color}-perceived-interval")).to_be_hidden()
-            expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text("")
-            expect(page.get_by_test_id(f"{color}-perceived-bound")).to_have_text("")
+            expect(page.get_by_test_id(f"{color}-headline-moves")).to_have_text(n)
+            expect(page.get_by_test_id(f"{color}-headline-moves")).to_be_visible()
+            expect(page.get_by_test_id(f"{color}-headline-interval")).to_be_hidden()
+            expect(page.get_by_test_id(f"{color}-moves-alone")).to_be_hidden()
+            expect(page.get_by_test_id(f"{color}-headline-diff")).to_have_text("")
+            expect(page.get_by_test_id(f"{color}-headline-bound")).to_have_text("")
             shown = box.inner_text()
             assert not re.search(r"\d{3}", shown), shown  # no rating, bounded or not
     page = open_board(static_server, page_factory)
@@ -336,14 +448,14 @@ def test_too_early_to_tell(static_server: StaticServer, page_factory: Any) -> No
     # the multi-board view says so too
     page.goto(f"{static_server.url}/overlay/boards")
     card = page.locator('[data-testid="board-card"][data-board-id="r1-b1"]')
-    expect(card.get_by_test_id("white-perceived")).to_have_text("too early")
-    expect(card.get_by_test_id("white-perceived-moves")).to_have_text("2 moves so far")
+    expect(card.get_by_test_id("white-headline")).to_have_text("too early")
+    expect(card.get_by_test_id("white-headline-moves")).to_have_text("2 moves so far")
     assert not re.search(r"\d{3}", card.locator(".perc").first.inner_text())
 
     # Algorithm 4 on request still shows its (clamped) figure
     page = open_board(static_server, page_factory, "&rating=algorithm4")
-    expect(page.get_by_test_id("black-perceived")).to_have_text("2060")
-    expect(page.get_by_test_id("black-perceived-bound")).to_have_text("\u2264")
+    expect(page.get_by_test_id("black-headline")).to_have_text("2060")
+    expect(page.get_by_test_id("black-headline-bound")).to_have_text("\u2264")
 
 
 def labelled_board(**kw: Any) -> schema.BoardState:
@@ -363,38 +475,40 @@ def labelled_board(**kw: Any) -> schema.BoardState:
 def test_a_player_outside_the_models_range_gets_his_number_and_its_label(
     static_server: StaticServer, page_factory: Any
 ) -> None:
-    """A player rated outside the ratings the model was validated on: his number,
-    its interval, his form against FIDE, with the model's label beside them; a
-    line in the chart as for everyone."""
+    """A player rated outside the ratings the model was validated on: his form,
+    its difference to FIDE and the moves alone beside it, with the model's label;
+    a line in the chart as for everyone."""
     static_server.set_board(labelled_board())
     for query in ("", "&layout=compact", "&layout=lower-third"):
         page = open_board(static_server, page_factory, query)
         box = page.get_by_test_id("white-perceived-box")
         expect(box).to_have_attribute("data-state", "estimate")
-        value = page.get_by_test_id("white-perceived")
-        expect(value).to_have_text("1950")
-        expect(value).to_have_attribute("data-value", "1950.4")
-        note = page.get_by_test_id("white-perceived-note")
+        value = page.get_by_test_id("white-headline")
+        expect(value).to_have_text("2801")
+        expect(value).to_have_attribute("data-value", "2801")
+        note = page.get_by_test_id("white-headline-note")
         expect(note).to_have_text("extrapolated")
         expect(note).to_be_visible()
-        expect(page.get_by_test_id("white-perceived-interval")).to_be_visible()
-        expect(page.get_by_test_id("white-perceived-diff")).to_have_text("\u221264 vs FIDE")
-        expect(page.get_by_test_id("black-perceived")).to_have_text("2410")
-        expect(page.get_by_test_id("black-perceived-note")).to_have_text("")
-        expect(page.get_by_test_id("black-perceived-diff")).to_have_text("+50 vs FIDE")
+        expect(page.get_by_test_id("white-moves-alone")).to_have_text(
+            "moves alone 1950 (1540\u20132330)"
+        )
+        expect(page.get_by_test_id("white-headline-diff")).to_have_text("\u221264 vs FIDE")
+        expect(page.get_by_test_id("black-headline")).to_have_text("2150")
+        expect(page.get_by_test_id("black-headline-note")).to_have_text("")
+        expect(page.get_by_test_id("black-headline-diff")).to_have_text("+50 vs FIDE")
     page = open_board(static_server, page_factory)
     drawn = page.eval_on_selector_all(
         '[data-testid="trace-white-point"]',
         "ps => ps.map(p => [p.dataset.ply, p.dataset.rating, p.getAttribute('class')])",
     )
-    assert drawn == [["1", "", "point early"], ["3", "2500", "point"], ["5", "2805.5", "point"]]
+    assert drawn == [["1", "", "point early"], ["3", "2870", "point"], ["5", "2890.4", "point"]]
     # the multi-board view: the number and the label
     page.goto(f"{static_server.url}/overlay/boards")
     card = page.locator('[data-testid="board-card"][data-board-id="r1-b1"]')
-    expect(card.get_by_test_id("white-perceived")).to_have_text("1950")
-    expect(card.get_by_test_id("white-perceived-note")).to_have_text("extrapolated")
-    expect(card.get_by_test_id("white-perceived-diff")).to_have_text("\u221264")
-    expect(card.get_by_test_id("black-perceived-note")).to_have_count(0)
+    expect(card.get_by_test_id("white-headline")).to_have_text("2801")
+    expect(card.get_by_test_id("white-headline-note")).to_have_text("extrapolated")
+    expect(card.get_by_test_id("white-headline-diff")).to_have_text("\u221264")
+    expect(card.get_by_test_id("black-headline-note")).to_have_count(0)
 
 
 def test_shown_chances_are_the_human_model_s_and_the_engine_s_are_labelled(
@@ -441,6 +555,8 @@ def test_without_a_calibrated_model(static_server: StaticServer, page_factory: A
     bare = board(
         white_perceived=None,
         black_perceived=None,
+        white_form=None,
+        black_form=None,
         white_trace=[point(1, None, 2860), point(3, None, 2905.5), point(5, None, 2905.5)],
         black_trace=[point(2, None, 2060, True), point(4, None, 2060, True)],
     )
@@ -450,13 +566,13 @@ def test_without_a_calibrated_model(static_server: StaticServer, page_factory: A
         expect(page.get_by_test_id(f"{color}-perceived-box")).to_have_attribute(
             "data-state", "none"
         )
-        expect(page.get_by_test_id(f"{color}-perceived")).to_have_text("\u2013")
-        expect(page.get_by_test_id(f"{color}-perceived-diff")).to_have_text("")
+        expect(page.get_by_test_id(f"{color}-headline")).to_have_text("\u2013")
+        expect(page.get_by_test_id(f"{color}-headline-diff")).to_have_text("")
     expect(page.locator('[data-testid="trace-white-point"]')).to_have_count(3)
     expect(page.get_by_test_id("trace-early-zone")).to_contain_text("no calibrated rating")
     assert page.locator('[data-testid="trace-svg"] .band').count() == 0
     page = open_board(static_server, page_factory, "&rating=algorithm4")
-    expect(page.get_by_test_id("white-perceived")).to_have_text("2906")
+    expect(page.get_by_test_id("white-headline")).to_have_text("2906")
 
 
 def test_takeback_and_finish(static_server: StaticServer, page: Any) -> None:
@@ -488,15 +604,15 @@ def test_takeback_and_finish(static_server: StaticServer, page: Any) -> None:
         result="*",
         status="live",
     )
-    expect(page.get_by_test_id("white-perceived")).to_have_text("2806")
+    expect(page.get_by_test_id("white-headline")).to_have_text("2890")
     static_server.publish(update, after)
     expect(page.locator('[data-testid="trace-white-point"]')).to_have_count(1)
     expect(page.locator('[data-testid="trace-black-point"]')).to_have_count(1)
     expect(page.get_by_test_id("last-move")).to_have_text("1\u2026 f5")
     expect(page.get_by_test_id("eval-cp")).to_have_text("+0.80")
     # taken back to one move each: too early again
-    expect(page.get_by_test_id("white-perceived")).to_have_text("too early")
-    expect(page.get_by_test_id("white-perceived-moves")).to_have_text("1 move so far")
+    expect(page.get_by_test_id("white-headline")).to_have_text("too early")
+    expect(page.get_by_test_id("white-headline-moves")).to_have_text("1 move so far")
     expect(page.get_by_test_id("board-overlay")).to_have_attribute("data-gaps", "0")
 
     final = after.model_copy(update={"result": "1-0", "status": "finished", "seq": 6})

@@ -31,6 +31,7 @@ from ._live import (
     ReplayThread,
     Serve,
     board_id_of,
+    fresh_state,
     model_for_pictures,
     save_artifact,
     wait_settled,
@@ -108,16 +109,37 @@ def font_px(page: Any, testid: str) -> float:
 
 
 def assert_rating_px(page: Any, number_px: float) -> None:
-    """White's perceived rating is set large: the number at ``number_px`` or more
-    (every player gets a number; one rated outside the model's range has its label
-    beside it)."""
-    assert font_px(page, "white-perceived") >= number_px
+    """White's large number is set large: at ``number_px`` or more (every player
+    gets a number; one rated outside the model's range has its label beside it)."""
+    assert font_px(page, "white-headline") >= number_px
+
+
+def assert_headline_is_form(page: Any, serve: Serve, bid: str) -> None:
+    """The demo's players are rated: each card's large number is the message's
+    form, the moves alone (the message's perceived rating) beside it, smaller."""
+    state = fresh_state(serve.ws_url, bid)
+    for color in ("white", "black"):
+        form, per = state[f"{color}_form"], state[f"{color}_perceived"]
+        assert form is not None and not form["early"], "the shipped model gives a form"
+        value = page.get_by_test_id(f"{color}-headline")
+        expect(value).to_have_attribute("data-kind", "form")
+        expect(value).to_have_text(str(math.floor(form["rating"] + 0.5)))
+        alone = page.get_by_test_id(f"{color}-perceived")
+        expect(alone).to_have_text(str(math.floor(per["rating"] + 0.5)))
+        assert font_px(page, f"{color}-headline") >= 1.5 * font_px(page, f"{color}-perceived")
+
+
+def shipped_model() -> bool:
+    """Whether the pictures are taken with a shipped model (with forward curves: forms)."""
+    from livegain.models.perceived import load_perceived_models
+
+    return bool(load_perceived_models())
 
 
 def open_board(page: Any, serve: Serve, query: str) -> None:
     page.goto(f"{serve.url}/overlay/board?{query}")
     expect(page.get_by_test_id("board-overlay")).to_have_attribute("data-fresh", "true")
-    expect(page.get_by_test_id("white-perceived")).not_to_have_text("–")
+    expect(page.get_by_test_id("white-headline")).not_to_have_text("–")
     page.wait_for_timeout(800)  # let the eval bar's transition finish
 
 
@@ -127,6 +149,8 @@ def test_board_screenshots(showcase: tuple[Serve, ReplayThread, str], page_facto
     open_board(page, serve, f"board={bid}")
     fits_in_frame(page)
     assert_rating_px(page, 48)
+    if shipped_model():
+        assert_headline_is_form(page, serve, bid)
     assert font_px(page, "white-name") >= 32
     assert font_px(page, "eval-cp") >= 22
     assert page.locator('[data-testid="trace-white-point"]').count() > 5
@@ -144,7 +168,7 @@ def test_board_screenshots(showcase: tuple[Serve, ReplayThread, str], page_facto
 
     open_board(page, serve, f"board={bid}&rating=algorithm4")
     fits_in_frame(page)
-    expect(page.get_by_test_id("white-perceived-label")).to_have_text("Algorithm 4 (paper)")
+    expect(page.get_by_test_id("white-headline-label")).to_have_text("Algorithm 4 (paper)")
     save_artifact(page, "board-full-algorithm4.png")
 
     open_board(page, serve, f"board={bid}&layout=compact")
@@ -425,9 +449,9 @@ def test_too_early_screenshot(
         page = page_factory(1920, 1080)
         page.goto(f"{serve.url}/overlay/board?board={bid}")
         expect(page.get_by_test_id("board-overlay")).to_have_attribute("data-fresh", "true")
-        expect(page.get_by_test_id("white-perceived")).to_have_text("too early")
-        expect(page.get_by_test_id("white-perceived-moves")).to_have_text("3 moves so far")
-        expect(page.get_by_test_id("black-perceived")).to_have_text("too early")
+        expect(page.get_by_test_id("white-headline")).to_have_text("too early")
+        expect(page.get_by_test_id("white-headline-moves")).to_have_text("3 moves so far")
+        expect(page.get_by_test_id("black-headline")).to_have_text("too early")
         page.wait_for_timeout(800)
         fits_in_frame(page)
         save_artifact(page, "board-early.png")

@@ -399,10 +399,11 @@ def test_corner_layout(static_server: StaticServer, page_factory: Any) -> None:
         page.goto(f"{static_server.url}/overlay/board?board=w-corner&layout=corner{query}")
         expect(page.get_by_test_id("board-overlay")).to_have_attribute("data-fresh", "true")
         expect(page.get_by_test_id("board-piece")).to_have_count(MATERIAL_PIECES)
-        for visible in ("chessboard", "eval-bar", "white-perceived", "black-perceived"):
+        for visible in ("chessboard", "eval-bar", "white-headline", "black-headline"):
             expect(page.get_by_test_id(visible)).to_be_visible()
-        expect(page.get_by_test_id("white-perceived")).to_have_text("1987")
-        expect(page.get_by_test_id("black-perceived")).to_have_text("1710")
+        # no form in the message: the moves alone are the large numbers
+        expect(page.get_by_test_id("white-headline")).to_have_text("1987")
+        expect(page.get_by_test_id("black-headline")).to_have_text("1710")
         for hidden in ("trace", "h2h", "last-move-box", "evalgraph", "white-clock"):
             expect(page.get_by_test_id(hidden)).to_be_hidden()
         bottom = "white" if top == "black" else "black"

@@ -6,6 +6,7 @@ import { drawTimeStrip } from "./timestrip.js";
 import { BoardFollower } from "./follow.js";
 import {
   DASH,
+  HEADLINE_LABELS,
   RATING_LABELS,
   applyPageParams,
   applyWidgetParams,
@@ -14,6 +15,8 @@ import {
   earlyText,
   gainSeverity,
   gainText,
+  headlineKind,
+  headlineRating,
   moveNumber,
   param,
   params,
@@ -43,15 +46,10 @@ if (!params.has("show") && LAYOUTS[layout]) params.set("show", LAYOUTS[layout]);
 applyWidgetParams();
 
 const root = document.querySelector("main");
-// which rating is shown: the calibrated estimate, or the paper's Algorithm 4 (rating=algorithm4)
+// which rating is shown: the calibrated estimates, or the paper's Algorithm 4 (rating=algorithm4)
 const mode = ratingMode();
 root.dataset.rating = mode;
-for (const color of ["white", "black"]) {
-  const box = byTestId(root, `${color}-perceived-box`);
-  box.dataset.kind = mode;
-  box.title = RATING_LABELS[mode].tip;
-  setText(root, `${color}-perceived-label`, RATING_LABELS[mode].title);
-}
+for (const color of ["white", "black"]) byTestId(root, `${color}-perceived-box`).dataset.kind = mode;
 setText(root, "trace-title", RATING_LABELS[mode].chart);
 byTestId(root, "trace").title = RATING_LABELS[mode].tip;
 const bigLoss = Math.abs(Number(param("bigloss", "100"))) || 100;
@@ -99,43 +97,16 @@ function renderFreshness(connState, fresh) {
 
 function renderPlayer(color) {
   const p = state[color];
-  const per = shownRating(state, color, mode);
   setText(root, `${color}-name`, p.name);
   setText(root, `${color}-title`, p.title || "");
   setText(root, `${color}-fed`, p.federation || "");
   setText(root, `${color}-rating`, p.rating ?? DASH);
   const card = byTestId(root, `${color}-card`);
   card.dataset.hasTitle = p.title ? "true" : "false";
-  // state: "estimate" (a number), "early" (too few moves: no number) or "none"
-  byTestId(root, `${color}-perceived-box`).dataset.state = per.state;
-  const shown = per.state === "estimate";
-  const value = byTestId(root, `${color}-perceived`);
-  value.dataset.value = shown ? String(per.rating) : "";
-  value.dataset.bounded = per.bound ? "true" : "false";
-  value.dataset.early = per.state === "early" ? "true" : "false";
-  setText(root, `${color}-perceived-bound`, per.bound);
-  setText(root, `${color}-perceived`, shown ? rating(per.rating) : per.state === "early" ? "too early" : DASH);
-  setText(root, `${color}-perceived-low`, shown ? rating(per.low) : DASH);
-  setText(root, `${color}-perceived-high`, shown ? rating(per.high) : DASH);
-  setText(root, `${color}-perceived-moves`, per.state === "early" ? earlyText(per.moves) : "");
-  // beside the number: the model's label of the player's rating (outside the ratings it
-  // was validated on: extrapolated, not validated on FIDE games)
-  setText(root, `${color}-perceived-note`, shown && per.label ? per.label : "");
-  // vs FIDE: his form (official rating updated by this game's moves) minus his rating
-  const d = versusOfficial(state, color, mode);
-  const diff = byTestId(root, `${color}-perceived-diff`);
-  if (d !== null) {
-    diff.textContent = `${signed(d)} vs FIDE`;
-    diff.dataset.sign = Math.round(d) > 0 ? "up" : Math.round(d) < 0 ? "down" : "zero";
-    diff.dataset.value = String(d);
-  } else {
-    diff.textContent = "";
-    diff.dataset.sign = "";
-    diff.dataset.value = "";
-  }
+  renderHeadline(color);
   const spark = byTestId(root, `${color}-spark`);
   if (spark.offsetParent !== null) {
-    drawSpark(spark, state[`${color}_trace`], p.rating, mode);
+    drawSpark(spark, state[`${color}_trace`], p.rating, mode, headlineKind(state, color, mode));
   }
   // accuracy in this game (lichess's method, docs/maths.md): shown once known
   const acc = state[`${color}_accuracy`];
@@ -150,6 +121,58 @@ function renderPlayer(color) {
   clock.dataset.running = clocks.running === color ? "true" : "false";
   // time trouble (docs/maths.md, "Time use"): the clock is marked
   clock.dataset.trouble = clocks[`${color}_time_trouble`] ? "true" : "false";
+}
+
+/**
+ * A player's large number (docs/validity.md, "The headline number"): his form
+ * when he has an official rating, labelled as such with its difference to that
+ * rating, and the moves-alone estimate with its 95 % interval beside it in
+ * smaller type; the moves-alone estimate with its interval for a player without
+ * a rating; Algorithm 4 with rating=algorithm4.
+ */
+function renderHeadline(color) {
+  const head = headlineRating(state, color, mode);
+  const box = byTestId(root, `${color}-perceived-box`);
+  // state: "estimate" (a number), "early" (too few moves: no number) or "none"
+  box.dataset.state = head.state;
+  box.dataset.headline = head.kind;
+  box.title = HEADLINE_LABELS[head.kind].tip;
+  setText(root, `${color}-headline-label`, HEADLINE_LABELS[head.kind].title);
+  const shown = head.state === "estimate";
+  const value = byTestId(root, `${color}-headline`);
+  value.dataset.kind = head.kind;
+  value.dataset.value = shown ? String(head.rating) : "";
+  value.dataset.bounded = head.bound ? "true" : "false";
+  value.dataset.early = head.state === "early" ? "true" : "false";
+  setText(root, `${color}-headline-bound`, head.bound);
+  setText(root, `${color}-headline`, shown ? rating(head.rating) : head.state === "early" ? "too early" : DASH);
+  setText(root, `${color}-headline-low`, shown ? rating(head.low) : DASH);
+  setText(root, `${color}-headline-high`, shown ? rating(head.high) : DASH);
+  setText(root, `${color}-headline-moves`, head.state === "early" ? earlyText(head.moves) : "");
+  // beside the number: the model's label of the player's rating (outside the ratings it
+  // was validated on: extrapolated, not validated on FIDE games)
+  setText(root, `${color}-headline-note`, shown && head.label ? head.label : "");
+  // vs FIDE: his form (official rating updated by this game's moves) minus his rating
+  const d = versusOfficial(state, color, mode);
+  const diff = byTestId(root, `${color}-headline-diff`);
+  if (d !== null) {
+    diff.textContent = `${signed(d)} vs FIDE`;
+    diff.dataset.sign = Math.round(d) > 0 ? "up" : Math.round(d) < 0 ? "down" : "zero";
+    diff.dataset.value = String(d);
+  } else {
+    diff.textContent = "";
+    diff.dataset.sign = "";
+    diff.dataset.value = "";
+  }
+  // the moves alone, beside a form: the point and its 95 % interval, in smaller type
+  const per = shownRating(state, color, mode);
+  const alone = per.state === "estimate" && head.kind === "form";
+  const perValue = byTestId(root, `${color}-perceived`);
+  perValue.dataset.value = alone ? String(per.rating) : "";
+  byTestId(root, `${color}-moves-alone`).dataset.shown = alone ? "true" : "false";
+  setText(root, `${color}-perceived`, alone ? rating(per.rating) : DASH);
+  setText(root, `${color}-perceived-low`, alone ? rating(per.low) : DASH);
+  setText(root, `${color}-perceived-high`, alone ? rating(per.high) : DASH);
 }
 
 /** An accuracy in percent: "87.4 %". */
@@ -172,7 +195,30 @@ function ratingSource() {
   const p = state.white_perceived || state.black_perceived || {};
   const scale = scaleText(p.scale);
   const what = `perceived rating calibrated on rated games${scale ? `, ${scale}` : ""}`;
-  return p.model ? `${what} (model ${p.model})` : what;
+  const model = p.model ? `${what} (model ${p.model})` : what;
+  return `large number: form where rated, else the moves alone · ${model}`;
+}
+
+/**
+ * The chart's key, by what each player's large number is: [short words for the
+ * legend (cut where the names leave no room), the whole key for its tooltip].
+ */
+function traceNote() {
+  if (mode === "algorithm4") {
+    const key = "· band: 95% interval · dotted: clamped · dashed: FIDE rating";
+    return [key, key];
+  }
+  const kinds = new Set(["white", "black"].map((c) => headlineKind(state, c, mode)));
+  if (!kinds.has("form")) {
+    const key = "· line: moves alone · band: 95% interval · dashed: FIDE rating";
+    return [key, key];
+  }
+  const unrated = kinds.has("perceived") ? " (unrated: moves alone)" : "";
+  return [
+    `· line: form${unrated} · dotted: moves alone`,
+    `line: form (FIDE rating updated by the moves)${unrated} · dotted line and band: ` +
+      "the moves alone and their 95% interval · dashed: FIDE rating",
+  ];
 }
 
 function renderH2h() {
@@ -279,6 +325,9 @@ function render() {
   renderOdds();
   setText(root, "trace-white-label", state.white.name);
   setText(root, "trace-black-label", state.black.name);
+  const [note, key] = traceNote();
+  setText(root, "trace-note", note);
+  byTestId(root, "trace-note").title = key;
   const plot = byTestId(root, "trace-plot");
   if (!plot.closest("[hidden]")) drawTrace(plot, state, mode);
   setText(root, "engine", `${state.engine} · engine rating ${rating(state.engine_rating)} · ${ratingSource()}`);

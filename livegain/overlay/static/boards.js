@@ -2,8 +2,8 @@
 import {
   BoardList,
   DASH,
+  HEADLINE_LABELS,
   LiveConnection,
-  RATING_LABELS,
   applyPageParams,
   applyUpdate,
   applyWidgetParams,
@@ -12,6 +12,7 @@ import {
   earlyText,
   el,
   evalText,
+  headlineRating,
   param,
   rating,
   ratingMode,
@@ -35,7 +36,7 @@ setText(
   "legend",
   mode === "algorithm4"
     ? "Large figure: Algorithm 4 (paper), the paper's perceived rating, not calibrated (≤ / ≥: clamped; chip: difference to FIDE rating) · bar: engine evaluation"
-    : "Large figure: perceived rating, calibrated on rated games from the quality of this game's moves (chip: form, the FIDE rating updated by this game's moves, minus the FIDE rating; too early: too few moves yet; a label beside the number: rated outside the ratings it was validated on) · bar: engine evaluation",
+    : "Large figure: form, the FIDE rating updated by this game's moves (chip: minus the FIDE rating); beside it the moves alone, calibrated on rated games, with its 95 % interval; unrated: the moves alone · too early: too few moves yet · a label: rated outside the validated ratings · bar: engine evaluation",
 );
 const grid = byTestId(root, "boards");
 const filterTournament = param("tournament");
@@ -148,8 +149,10 @@ function renderStatus() {
 
 function playerRow(color, s) {
   const p = s[color];
-  const per = shownRating(s, color, mode);
-  const shown = per.state === "estimate";
+  // the large number: his form when rated, else the moves alone (docs/validity.md,
+  // "The headline number"); the moves alone beside a form, in smaller type
+  const head = headlineRating(s, color, mode);
+  const shown = head.state === "estimate";
   const row = el("div", { class: `pl ${color}` });
   const who = el("div", { class: "who" });
   who.append(
@@ -160,29 +163,41 @@ function playerRow(color, s) {
   );
   const perc = el("div", { class: "perc live-value", "data-widget": "perceived" });
   perc.dataset.kind = mode;
-  perc.dataset.state = per.state;
-  perc.title = RATING_LABELS[mode].tip;
-  const text = shown ? rating(per.rating) : per.state === "early" ? "too early" : DASH;
-  const value = el("span", { class: "v", testid: `${color}-perceived` }, text);
-  value.dataset.value = shown ? String(per.rating) : "";
-  value.dataset.early = per.state === "early" ? "true" : "false";
-  if (per.bound) {
+  perc.dataset.headline = head.kind;
+  perc.dataset.state = head.state;
+  perc.title = HEADLINE_LABELS[head.kind].tip;
+  const text = shown ? rating(head.rating) : head.state === "early" ? "too early" : DASH;
+  const value = el("span", { class: "v", testid: `${color}-headline` }, text);
+  value.dataset.kind = head.kind;
+  value.dataset.value = shown ? String(head.rating) : "";
+  value.dataset.early = head.state === "early" ? "true" : "false";
+  if (head.bound) {
     // every move so far lost (or gained) ground: the figure is clamped
-    perc.append(el("span", { class: "bound", testid: `${color}-perceived-bound` }, per.bound));
+    perc.append(el("span", { class: "bound", testid: `${color}-headline-bound` }, head.bound));
   }
   perc.append(value);
-  if (per.state === "early") {
-    perc.append(el("span", { class: "d so-far", testid: `${color}-perceived-moves` }, earlyText(per.moves)));
-  }
-  if (shown && per.label) {
-    // rated outside the ratings the model was validated on: the number, and why to doubt it
-    perc.append(el("span", { class: "d range-note", testid: `${color}-perceived-note` }, per.label));
+  if (head.state === "early") {
+    perc.append(el("span", { class: "d so-far", testid: `${color}-headline-moves` }, earlyText(head.moves)));
   }
   const d = versusOfficial(s, color, mode); // form minus official rating
   if (d !== null) {
-    const chip = el("span", { class: "d diff", testid: `${color}-perceived-diff` }, signed(d));
+    const chip = el("span", { class: "d diff", testid: `${color}-headline-diff` }, signed(d));
     chip.dataset.sign = Math.round(d) > 0 ? "up" : Math.round(d) < 0 ? "down" : "zero";
     perc.append(chip);
+  }
+  const per = shownRating(s, color, mode);
+  if (head.kind === "form" && per.state === "estimate") {
+    const alone = el("span", { class: "d alone", testid: `${color}-moves-alone` }, "moves alone ");
+    const v = el("b", { testid: `${color}-perceived` }, rating(per.rating));
+    v.dataset.value = String(per.rating);
+    const interval = el("span", { class: "alone-interval", testid: `${color}-perceived-interval` });
+    interval.textContent = ` (${rating(per.low)}–${rating(per.high)})`;
+    alone.append(v, interval);
+    perc.append(alone);
+  }
+  if (shown && head.label) {
+    // rated outside the ratings the model was validated on: the number, and why to doubt it
+    perc.append(el("span", { class: "d range-note", testid: `${color}-headline-note` }, head.label));
   }
   row.append(who, perc);
   return row;

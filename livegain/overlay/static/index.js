@@ -8,7 +8,7 @@ const form = byTestId(root, "picker");
 const WIDGETS = [
   ["header", "header"],
   ["players", "players"],
-  ["perceived", "perceived rating"],
+  ["perceived", "ratings (form, moves alone)"],
   ["clocks", "clocks"],
   ["eval", "eval bar"],
   ["wdl", "win/draw/loss"],

@@ -187,7 +187,7 @@ export function ratingMode() {
 export const RATING_LABELS = {
   calibrated: {
     title: "Perceived rating",
-    chart: "Perceived rating, move by move",
+    chart: "Playing at, move by move",
     tip:
       "Calibrated on rated games: the rating of players whose moves look like these. " +
       "95 % interval: where their rating fell in 95 of 100 rated games. " +
@@ -207,6 +207,73 @@ export const RATING_LABELS = {
 };
 
 /**
+ * What the large number of a player's card is, in the calibrated mode
+ * (docs/validity.md, "The headline number"): `form` (his official rating updated
+ * by this game's moves: within 25 points of the rating on average in every
+ * band) for a rated player, `perceived` (the moves alone, pulled toward the
+ * population: hundreds of points off at either end) for a player without a
+ * rating, or where the server sends no form. Labels, titles and tooltips of each.
+ */
+export const HEADLINE_LABELS = {
+  form: {
+    title: "Form · playing at",
+    short: "form",
+    tip:
+      "Form: his official rating updated by this game's moves (the performance he is showing, " +
+      "given his rating and his moves); the chip is its difference to his official rating. " +
+      "Moves alone: the rating of players whose moves look like these, calibrated on rated games, " +
+      "with its 95 % interval (where their rating fell in 95 of 100 rated games). " +
+      "Too early to tell until the player has made a few moves.",
+  },
+  perceived: {
+    title: "Perceived · moves alone",
+    short: "moves alone",
+    tip:
+      "From this game's moves alone (no official rating to start from): the rating of players " +
+      "whose moves look like these, calibrated on rated games. 95 % interval: where their rating " +
+      "fell in 95 of 100 rated games. Too early to tell until the player has made a few moves. " +
+      "A label beside the number: outside the ratings the model was validated on.",
+  },
+  algorithm4: RATING_LABELS.algorithm4,
+};
+
+/**
+ * Which number is a player's large one: "algorithm4" with `rating=algorithm4`;
+ * else "form" when he has an official rating and the message carries his form,
+ * "perceived" otherwise (docs/validity.md, "The headline number").
+ */
+export function headlineKind(src, color, mode = ratingMode()) {
+  if (mode === "algorithm4") return "algorithm4";
+  const official = src && src[color] ? src[color].rating : null;
+  const form = src ? src[`${color}_form`] : null;
+  return official && form && typeof form.early === "boolean" ? "form" : "perceived";
+}
+
+/**
+ * The large number of a player's card: shownRating's shape for the rating
+ * `headlineKind` names (form's fields as the calibrated estimate's), plus its
+ * kind. The moves-alone estimate shown beside a form: shownRating(src, color).
+ */
+export function headlineRating(src, color, mode = ratingMode()) {
+  const kind = headlineKind(src, color, mode);
+  if (kind !== "form") return { ...shownRating(src, color, mode), kind };
+  return { ...calibratedRating(src[`${color}_form`]), kind };
+}
+
+const NO_RATING = Object.freeze({
+  kind: "calibrated",
+  state: "none",
+  rating: null,
+  low: null,
+  high: null,
+  moves: 0,
+  bound: "",
+  label: null,
+  scale: null,
+  model: null,
+});
+
+/**
  * One player's rating as the page shows it, whichever the mode:
  * { kind, state, rating, low, high, moves, bound, label, scale, model } where state is
  * "estimate" (a number to show), "early" (too few moves: show no number) or "none"
@@ -217,18 +284,7 @@ export const RATING_LABELS = {
  * null; scale its rating scale ("fide", "lichess") and model its name.
  */
 export function shownRating(src, color, mode = ratingMode()) {
-  const none = {
-    kind: mode,
-    state: "none",
-    rating: null,
-    low: null,
-    high: null,
-    moves: 0,
-    bound: "",
-    label: null,
-    scale: null,
-    model: null,
-  };
+  const none = { ...NO_RATING, kind: mode };
   if (!src) return none;
   if (mode === "algorithm4") {
     const a = src[`${color}_algorithm4`];
@@ -236,15 +292,19 @@ export function shownRating(src, color, mode = ratingMode()) {
     const bound = a.bounded ? (a.difference < 0 ? "≤" : "≥") : "";
     return { ...none, state: "estimate", rating: a.rating, low: a.low, high: a.high, moves: a.moves ?? 0, bound };
   }
-  const p = src[`${color}_perceived`];
+  return calibratedRating(src[`${color}_perceived`]);
+}
+
+/** A calibrated rating of the wire (`*_perceived` or `*_form`) in shownRating's shape. */
+function calibratedRating(p) {
   // (a protocol 1 server's `perceived` was Algorithm 4's, without `early`: not shown as calibrated)
-  if (!p || typeof p.early !== "boolean") return none;
+  if (!p || typeof p.early !== "boolean") return { ...NO_RATING };
   const moves = p.moves ?? 0;
   const about = { label: p.label ?? null, scale: p.scale ?? null, model: p.model ?? null };
   if (p.early || !Number.isFinite(p.rating)) {
-    return { ...none, ...about, state: "early", moves };
+    return { ...NO_RATING, ...about, state: "early", moves };
   }
-  return { ...none, ...about, state: "estimate", rating: p.rating, low: p.low, high: p.high, moves };
+  return { ...NO_RATING, ...about, state: "estimate", rating: p.rating, low: p.low, high: p.high, moves };
 }
 
 /**
@@ -278,31 +338,45 @@ export function earlyText(moves) {
 }
 
 /**
- * One player's trace as plotted: [{ ply, rating, low, high, early, none, bounded }].
- * Calibrated points that are early, or have no rating (no model: none is true too),
- * carry early: true and are drawn without a value. Algorithm 4's points come from
- * each point's `algorithm4` member.
+ * One player's trace as plotted: [{ ply, rating, low, high, early, none, bounded,
+ * perceived }]. `kind` is the player's headlineKind: the line's `rating` is his
+ * form for "form" (the band, `low`/`high`, stays the moves-alone 95 % interval,
+ * and `perceived` is the moves-alone point, drawn as the secondary line), the
+ * calibrated estimate for "perceived" (`perceived` null: it is the line itself),
+ * Algorithm 4's (each point's `algorithm4` member) for "algorithm4". Calibrated
+ * points that are early, or have no rating (no model: none is true too; a form
+ * line: no form at that point), carry early: true and are drawn without a value.
  */
-export function shownTrace(trace, mode = ratingMode()) {
+export function shownTrace(trace, mode = ratingMode(), kind = mode === "algorithm4" ? "algorithm4" : "perceived") {
   const out = [];
   for (const p of trace || []) {
     if (mode === "algorithm4") {
       const a = p.algorithm4;
       if (!a || !Number.isFinite(a.rating)) continue;
-      out.push({ ply: p.ply, rating: a.rating, low: a.low, high: a.high, early: false, bounded: Boolean(a.bounded) });
-    } else {
-      const none = !Number.isFinite(p.rating); // no calibrated model on the server
-      const early = Boolean(p.early) || none;
       out.push({
         ply: p.ply,
-        rating: early ? null : p.rating,
-        low: early ? null : p.low,
-        high: early ? null : p.high,
-        early,
-        none,
-        bounded: false,
+        rating: a.rating,
+        low: a.low,
+        high: a.high,
+        early: false,
+        bounded: Boolean(a.bounded),
+        perceived: null,
       });
+      continue;
     }
+    const none = !Number.isFinite(p.rating); // no calibrated model on the server
+    const headline = kind === "form" ? (p.form && Number.isFinite(p.form.rating) ? p.form.rating : null) : p.rating;
+    const early = Boolean(p.early) || none || headline === null;
+    out.push({
+      ply: p.ply,
+      rating: early ? null : headline,
+      low: early ? null : p.low,
+      high: early ? null : p.high,
+      early,
+      none,
+      bounded: false,
+      perceived: early || kind !== "form" ? null : p.rating,
+    });
   }
   return out;
 }

@@ -1,10 +1,13 @@
-// The perceived-rating trace (Figure 6 of the paper, live): one line per player with
-// its 95 % interval band, the official ratings dashed, drawn as SVG by the page itself.
-// It plots the rating the page shows (lib.js ratingMode: the calibrated estimate by
-// default, Algorithm 4 with `rating=algorithm4`). A calibrated point that is still
-// "too early" has no value: it is drawn as a hollow mark on the chart's floor, with
-// no band and no line, inside a shaded "too early" zone.
-import { RATING_LABELS, ratingMode, shownTrace, svg } from "./lib.js";
+// The rating trace (Figure 6 of the paper, live): one line per player, the official
+// ratings dashed, drawn as SVG by the page itself. Each player's line is his large
+// number (lib.js headlineKind, docs/validity.md "The headline number"): his form (his
+// official rating updated by the moves so far) when he is rated, with the moves-alone
+// estimate kept as the secondary layer (a thin line and its 95 % interval band);
+// for a player without a rating the moves-alone estimate and its band, as the
+// line. With `rating=algorithm4`: Algorithm 4 and its interval. A calibrated point
+// that is still "too early" has no value: it is drawn as a hollow mark on the
+// chart's floor, with no band and no line, inside a shaded "too early" zone.
+import { RATING_LABELS, headlineKind, ratingMode, shownTrace, svg } from "./lib.js";
 
 const PAD = { left: 64, right: 92, top: 14, bottom: 34 };
 
@@ -31,7 +34,13 @@ function hasValue(p) {
  */
 function ratingSpan(traces, officials, minSpan) {
   const ys = [];
-  for (const t of traces) for (const p of t) if (!p.bounded && hasValue(p)) ys.push(p.rating);
+  for (const t of traces) {
+    for (const p of t) {
+      if (p.bounded || !hasValue(p)) continue;
+      ys.push(p.rating);
+      if (p.perceived !== null && p.perceived !== undefined) ys.push(p.perceived);
+    }
+  }
   for (const r of officials) if (r) ys.push(r);
   if (!ys.length) return null;
   let lo = Math.min(...ys);
@@ -53,9 +62,13 @@ export function drawTrace(container, state, mode = ratingMode()) {
   const height = Math.max(120, container.clientHeight || 300);
   const small = height < 220;
   const pad = small ? { left: 48, right: 64, top: 8, bottom: 24 } : PAD;
+  const kinds = {
+    white: headlineKind(state, "white", mode),
+    black: headlineKind(state, "black", mode),
+  };
   const traces = {
-    white: shownTrace(state.white_trace, mode),
-    black: shownTrace(state.black_trace, mode),
+    white: shownTrace(state.white_trace, mode, kinds.white),
+    black: shownTrace(state.black_trace, mode, kinds.black),
   };
   const official = { white: state.white.rating, black: state.black.rating };
 
@@ -169,6 +182,7 @@ export function drawTrace(container, state, mode = ratingMode()) {
       class: `series ${c}`,
       testid: `trace-${c}`,
       "data-points": pts.length,
+      "data-kind": kinds[c],
     });
     if (official[c]) {
       g.append(
@@ -190,6 +204,18 @@ export function drawTrace(container, state, mode = ratingMode()) {
         .reverse()
         .map((p) => `${x(p.ply).toFixed(1)},${y(p.low).toFixed(1)}`);
       g.append(svg("path", { class: "band", d: `M${upper.join("L")}L${lower.join("L")}Z` }));
+      // beside a form line, the moves-alone estimate it comes from: a thin line in the band
+      if (kinds[c] === "form") {
+        const alone = shown.map((p) => `${x(p.ply).toFixed(1)},${y(p.perceived).toFixed(1)}`);
+        g.append(
+          svg("path", {
+            class: "line secondary",
+            d: `M${alone.join("L")}`,
+            testid: `trace-${c}-perceived`,
+            "data-ratings": shown.map((p) => p.perceived).join(","),
+          }),
+        );
+      }
       // solid where both ends are real estimates, dashed where a clamped (p = 0 or 1) point is involved
       for (let i = 1; i < shown.length; i++) {
         const a = shown[i - 1];
@@ -229,6 +255,7 @@ export function drawTrace(container, state, mode = ratingMode()) {
           testid: `trace-${c}-point`,
           "data-ply": p.ply,
           "data-rating": p.rating,
+          "data-perceived": p.perceived ?? "",
           "data-early": "false",
         }),
       );
@@ -262,18 +289,19 @@ export function drawTrace(container, state, mode = ratingMode()) {
 }
 
 /**
- * One player's perceived rating, move by move, as a sparkline: the line, its
+ * One player's rating, move by move, as a sparkline: the line of his large
+ * number (`kind`, lib.js headlineKind: his form when rated), the moves-alone
  * 95 % band, the official rating dashed (the lower third's player cards).
  * `trace` is the protocol's trace (plotted as `mode` says). Points clamped at
  * the engine rating ± 800 are drawn at the edge; early points (too early to
  * tell) have no value and are left out of the line, which starts after them.
  */
-export function drawSpark(container, trace, official, mode = ratingMode()) {
+export function drawSpark(container, trace, official, mode = ratingMode(), kind) {
   container.replaceChildren();
   const width = container.clientWidth;
   const height = container.clientHeight;
   if (width < 40 || height < 12) return;
-  const all = shownTrace(trace, mode);
+  const all = shownTrace(trace, mode, kind);
   const points = all.filter(hasValue);
   const range = ratingSpan([points], [official], 200);
   if (!range) return;
@@ -292,6 +320,7 @@ export function drawSpark(container, trace, official, mode = ratingMode()) {
     testid: container.dataset.testid ? `${container.dataset.testid}-svg` : null,
     "data-points": all.length,
     "data-early": all.filter((p) => p.early).length,
+    "data-kind": kind ?? (mode === "algorithm4" ? "algorithm4" : "perceived"),
   });
   if (official) {
     root.append(
