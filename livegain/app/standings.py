@@ -238,6 +238,13 @@ def knockout_message(k: KnockoutTable) -> schema.Knockout:
     )
 
 
+def _team_chances(t: TeamTable, team: str) -> dict[str, float | None]:
+    c = None if t.odds is None else t.odds.get(team)
+    if c is None:
+        return {}
+    return {"win": c.p_first, "win_se": c.se_first, "top": c.p_top, "top_se": c.se_top}
+
+
 def teams_message(t: TeamTable) -> schema.Teams:
     """A team event's table on the wire."""
     st = t.standings
@@ -255,6 +262,7 @@ def teams_message(t: TeamTable) -> schema.Teams:
                 drawn=r.drawn,
                 lost=r.lost,
                 tiebreaks={n: round(v, 3) for n, v in zip(st.tiebreaks, r.tiebreaks, strict=True)},
+                **_team_chances(t, r.team),
             )
             for r in st.rows
         ],
@@ -287,6 +295,10 @@ def teams_message(t: TeamTable) -> schema.Teams:
             for m in t.matches
         ],
         why=t.why,
+        sims=t.sims,
+        top_k=t.top_k,
+        rounds=t.rounds,
+        note=t.note,
     )
 
 
@@ -328,7 +340,7 @@ def compute_standings(job: StandingsJob) -> bytes | None:
     viewer would see nothing new since the last one computed for the same
     owner and event (its version and move count aside). Runs in the
     :class:`~livegain.app.offload.Offload` child process."""
-    teams = team_table(job.games, prior=job.prior, draw_rate=job.rules.draw_rate)
+    teams = team_table(job.games, prior=job.prior, draw_rate=job.rules.draw_rate, rules=job.rules)
     table = event_table(job.event, job.games, job.rules, job.prior, teams=teams is not None)
     players = event_players(table, job.games, job.facts, job.year)
     knockout = knockout_table(

@@ -388,6 +388,16 @@ def match_player(name: str, players: Mapping[str, PlayerInfo]) -> str | None:
     return None
 
 
+def field_ratings(players: Mapping[str, PlayerInfo]) -> tuple[dict[str, float], float, int]:
+    """Every player's rating for the simulations: his own, else the field's mean
+    (:data:`DEFAULT_RATING` when nobody is rated); with that mean and how many
+    players have none."""
+    known = [float(p.rating) for p in players.values() if p.rating]
+    fill = sum(known) / len(known) if known else DEFAULT_RATING
+    ratings = {k: float(p.rating) if p.rating else fill for k, p in players.items()}
+    return ratings, fill, sum(1 for p in players.values() if not p.rating)
+
+
 def _byes(key: str, points: float, rounds: int, scoring: Scoring) -> list[Result]:
     """``points`` carried in as byes over ``rounds`` rounds: byes worth a win
     (the smaller win of ``scoring``), one bye for what is left, byes worth 0
@@ -571,10 +581,7 @@ def event_table(
             "and of winning the event are in the bracket (knockout).",
         )
     elif rules.format is not None and n > 0:
-        known = [float(p.rating) for p in people.info.values() if p.rating]
-        fill = sum(known) / len(known) if known else DEFAULT_RATING
-        ratings = {k: float(p.rating) if p.rating else fill for k, p in people.info.items()}
-        missing = sum(1 for p in people.info.values() if not p.rating)
+        ratings, fill, missing = field_ratings(people.info)
         if missing:
             notes.append(
                 f"{missing} player{'s' if missing > 1 else ''} without a rating "

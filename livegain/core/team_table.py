@@ -16,24 +16,45 @@ other). The table is:
   model; an unrated player at the field's mean rating); and the match's exact
   chances (:func:`~livegain.core.team_match.team_match_odds`), team A being
   the team with White on the match's first board (the first-named team, as
-  team events pair them), whatever order the boards come in.
+  team events pair them), whatever order the boards come in;
+* with the event's rules (its ``[[events]]`` entry: ``format``, ``rounds``,
+  ``sims``, ``seed``, ``top``), each team's chance of winning the event and of
+  a place in the top ``top``: :func:`~livegain.core.team_odds.team_win_odds`
+  over every match left, from the boards (finished games, games in progress
+  with their shown W/D/L, games not started from the ratings). A round robin
+  of teams plays the pairs of teams that have not met (``cycles`` times),
+  grouped into rounds in the order found (the order does not change who wins);
+  a Swiss of teams needs its ``rounds`` (else no odds, and the table says so).
+  Each team fields, in the matches left, its strongest players on as many
+  boards as the largest match so far had (at most as many as the smallest
+  team has shown).
 
 Pure: no I/O.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from livegain.core.event_table import GameEntry, round_number
+from livegain.core.event_table import (
+    SWISS_SIMS,
+    EventRules,
+    GameEntry,
+    field_ratings,
+    round_number,
+)
+from livegain.core.events import PlayerInfo, player_key
 from livegain.core.human_wdl import RatingsPrior
 from livegain.core.odds import GameOdds, game_probabilities
+from livegain.core.standings import Result
+from livegain.core.swiss_odds import SwissChance
 from livegain.core.team_match import MatchPoints, TeamBoard, TeamMatchOdds, team_match_odds
 from livegain.core.team_standings import (
     OLYMPIAD_TIEBREAKS,
     TeamGame,
+    TeamMatch,
     TeamStandings,
     team_matches,
 )
@@ -69,6 +90,14 @@ class TeamTable:
     matches: tuple[TeamMatchLine, ...]
     """The latest round's matches."""
     why: str
+    odds: dict[str, SwissChance] | None = None
+    """Each team's chances of first place and of the top ``top_k`` (None: no odds)."""
+    sims: int = 0
+    top_k: int | None = None
+    rounds: int | None = None
+    """Rounds in all, when known."""
+    note: str | None = None
+    """Why there are no odds, when the rules ask for them and they cannot be had."""
 
 
 def team_event(games: Sequence[GameEntry]) -> tuple[bool, str]:
@@ -100,8 +129,10 @@ def team_table(
     draw_rate: float = 0.5,
     tiebreaks: Sequence[str] = OLYMPIAD_TIEBREAKS,
     points: MatchPoints | None = None,
+    rules: EventRules | None = None,
 ) -> TeamTable | None:
-    """The table of a team event's boards (None: not a team event)."""
+    """The table of a team event's boards (None: not a team event); with the
+    event's ``rules`` (a format), each team's chances of winning it."""
     is_team, why = team_event(games)
     if not is_team:
         return None
@@ -139,7 +170,111 @@ def team_table(
             points,
         )
         lines.append(TeamMatchLine(m.round, m.a, m.b, odds, shown))
-    return TeamTable(standings, latest, tuple(lines), why)
+    table = TeamTable(standings, latest, tuple(lines), why)
+    if rules is None or rules.format not in ("round-robin", "swiss") or latest is None:
+        return table
+    return _with_odds(table, games, rules, prior, tiebreaks, points, matches)
+
+
+def _with_odds(
+    table: TeamTable,
+    games: Sequence[GameEntry],
+    rules: EventRules,
+    prior: RatingsPrior | None,
+    tiebreaks: Sequence[str],
+    points: MatchPoints | None,
+    matches: Sequence[TeamMatch],
+) -> TeamTable:
+    """The table with each team's chances of winning the event (see the module)."""
+    from dataclasses import replace
+
+    from livegain.core.team_odds import team_win_odds
+
+    assert table.round is not None
+    teams = sorted({t for g in games for t in (g.white_team, g.black_team) if t})
+    n = len(teams)
+    met = Counter(frozenset((m.a, m.b)) for m in matches)
+    if rules.format == "round-robin":
+        rounds = rules.cycles * (n - 1 if n % 2 == 0 else n)
+        left = [
+            (a, b)
+            for i, a in enumerate(teams)
+            for b in teams[i + 1 :]
+            for _ in range(max(0, rules.cycles - met[frozenset((a, b))]))
+        ]
+        schedule: list[list[tuple[str, str]]] | None = _grouped(left)
+        total = table.round + len(schedule or [])
+    elif rules.rounds is None:
+        note = "A Swiss of teams without its number of rounds: no odds of winning it."
+        return replace(table, note=note)
+    else:
+        rounds = total = rules.rounds
+        schedule = None
+    if table.round > total:
+        return replace(table, note=f"Round {table.round} is past the {total} rounds.")
+    team_of: dict[str, str] = {}
+    infos: dict[str, PlayerInfo] = {}
+    for g in games:
+        for info, team in ((g.white, g.white_team), (g.black, g.black_team)):
+            key = player_key(info)
+            team_of[key] = team or ""
+            infos[key] = info
+    ratings = field_ratings(infos)[0]
+    finished: list[Result] = []
+    live: list[tuple[str, str, tuple[float, float, float]]] = []
+    upcoming: list[tuple[str, str]] = []
+    # in board order: a match's first board gives the teams' colours
+    for g in sorted(games, key=lambda g: (g.board is None, g.board or 0, g.board_id)):
+        wk, bk, rnd = player_key(g.white), player_key(g.black), round_number(g.round)
+        if g.result != "*":
+            finished.append(Result.game(wk, bk, g.result, rnd))
+        elif g.plies > 0 and g.wdl is not None and sum(g.wdl) > 0:
+            live.append((wk, bk, g.wdl))
+        else:
+            upcoming.append((wk, bk))
+    # the lineup's size: the most boards of one match so far, at most the smallest roster
+    per_match = Counter(
+        (round_number(g.round), frozenset((g.white_team, g.black_team))) for g in games
+    )
+    roster = Counter(team_of.values())
+    boards = min(max(per_match.values()), min(roster.values()))
+    top_k = min(rules.top_k, n)
+    sims = rules.sims or SWISS_SIMS
+    odds = team_win_odds(
+        team_of,
+        ratings,
+        finished,
+        live,
+        upcoming,
+        round=table.round,
+        rounds_total=total,
+        schedule=schedule,
+        boards=boards,
+        points=points,
+        tiebreaks=[tb for tb in tiebreaks if tb != "MP"],
+        sims=sims,
+        seed=rules.seed,
+        top_k=top_k,
+        draw_rate=rules.draw_rate,
+        prior=prior,
+    )
+    return replace(table, odds=odds, sims=sims, top_k=top_k, rounds=rounds)
+
+
+def _grouped(pairs: Sequence[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+    """The pairs as rounds: each pair in the first round where neither team plays yet."""
+    rounds: list[list[tuple[str, str]]] = []
+    busy: list[set[str]] = []
+    for a, b in pairs:
+        for k, playing in enumerate(busy):
+            if a not in playing and b not in playing:
+                rounds[k].append((a, b))
+                playing.update((a, b))
+                break
+        else:
+            rounds.append([(a, b)])
+            busy.append({a, b})
+    return rounds
 
 
 def _odds(wdl: tuple[float, float, float] | None) -> GameOdds | None:

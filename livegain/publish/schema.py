@@ -532,6 +532,16 @@ class TeamRow(_Model):
     drawn: int
     lost: int
     tiebreaks: dict[str, float] = Field(description="team tie-break name -> value, in order")
+    win: float | None = Field(
+        default=None,
+        description="probability of winning the event (every match left simulated); "
+        "null when the event has no odds",
+    )
+    win_se: float | None = Field(default=None, description="Monte Carlo standard error of ``win``")
+    top: float | None = Field(
+        default=None, description="probability of a place in the first ``top_k`` (the table's)"
+    )
+    top_se: float | None = Field(default=None, description="Monte Carlo standard error of ``top``")
 
 
 class Teams(_Model):
@@ -543,6 +553,12 @@ class Teams(_Model):
     round: int | None = Field(description="the latest round")
     matches: list[TeamMatch] = Field(description="the latest round's matches")
     why: str = Field(description="why the boards were read as a team event")
+    sims: int = Field(default=0, description="simulations behind the rows' ``win`` (0: no odds)")
+    top_k: int | None = Field(default=None, description="the places the rows' ``top`` counts")
+    rounds: int | None = Field(default=None, description="rounds in all, when known")
+    note: str | None = Field(
+        default=None, description="why there are no odds when the event's rules ask for them"
+    )
 
 
 class KnockoutStage(_Model):

@@ -170,6 +170,12 @@ async def test_the_demo_team_cup_followed_live(tmp_path: Path, pool: EnginePool)
                     assert b["result"] == "*" and sum(b["wdl"]) == pytest.approx(1000, abs=0.5)
                 assert match["win"] + match["draw"] + match["loss"] == pytest.approx(1, abs=1e-3)
                 assert 0 < match["expected_a"] < 4
+            # the source says "4-team round robin": each team's chances of winning the
+            # cup, the last round simulated from the boards
+            assert teams["sims"] > 0 and teams["rounds"] == 3
+            assert sum(r["win"] for r in teams["rows"]) == pytest.approx(1.0)
+            assert msg["note"] is not None and "team event" in msg["note"]
+            assert all(r["win"] is None for r in msg["rows"])  # no player odds
 
             # Round 3 over: the standings of the whole event.
             await relay.advance(DEMO_TEAM_LIVE_ROUND)

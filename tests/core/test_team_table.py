@@ -86,3 +86,60 @@ def test_a_match_s_first_team_has_white_on_its_first_board_whatever_the_order() 
         assert table is not None
         (match,) = table.matches
         assert (match.a, match.b, [b.board for b in match.boards]) == ("A", "B", [1, 2])
+
+
+def four_teams_round_one() -> list[GameEntry]:
+    """Four teams of two boards, round 1 of a round robin: A-B over, C-D in progress."""
+    return [
+        entry(1, 1, "A", "B", "1-0"),
+        entry(1, 2, "B", "A", "1/2-1/2"),
+        entry(1, 3, "C", "D", "*", wdl=(0.5, 0.3, 0.2)),
+        entry(1, 4, "D", "C", "*", wdl=None, plies=0),
+    ]
+
+
+def test_a_team_round_robin_s_odds_are_those_of_every_match_left() -> None:
+    from livegain.core.event_table import EventRules
+    from livegain.core.events import player_key
+    from livegain.core.standings import Result
+    from livegain.core.team_odds import team_win_odds
+
+    games = four_teams_round_one()
+    rules = EventRules(format="round-robin", sims=4_000, seed=3, top_k=2)
+    table = team_table(games, draw_rate=0.5, rules=rules)
+    assert table is not None and table.odds is not None
+    assert (table.sims, table.top_k, table.rounds) == (4_000, 2, 3)
+    assert sum(c.p_first for c in table.odds.values()) == pytest.approx(1.0)
+    assert sum(c.p_top for c in table.odds.values()) == pytest.approx(2.0)
+    # the plumbing is exact: the same as team_win_odds on the same inputs
+    key: dict[str, str] = {}
+    team_of: dict[str, str] = {}
+    for g in games:
+        for p, team in ((g.white, g.white_team), (g.black, g.black_team)):
+            key[p.name] = player_key(p)
+            team_of[player_key(p)] = team or ""
+    ratings = dict.fromkeys(team_of, 2500.0)
+    direct = team_win_odds(
+        team_of,
+        ratings,
+        [
+            Result.game(key["A 1"], key["B 1"], "1-0", 1),
+            Result.game(key["B 2"], key["A 2"], "1/2-1/2", 1),
+        ],
+        [(key["C 3"], key["D 3"], (0.5, 0.3, 0.2))],
+        [(key["D 4"], key["C 4"])],
+        round=1,
+        rounds_total=3,
+        schedule=[[("A", "C"), ("B", "D")], [("A", "D"), ("B", "C")]],
+        boards=2,
+        tiebreaks=[tb for tb in table.standings.tiebreaks if tb != "MP"],
+        sims=4_000,
+        seed=3,
+        top_k=2,
+        draw_rate=0.5,
+    )
+    assert {t: table.odds[t] for t in "ABCD"} == {t: direct[t] for t in "ABCD"}
+    # a Swiss of teams needs its rounds
+    swiss = team_table(games, rules=EventRules(format="swiss", sims=1_000))
+    assert swiss is not None and swiss.odds is None and swiss.note is not None
+    assert "rounds" in swiss.note

@@ -21,7 +21,7 @@ from ._live import Serve, save_artifact, serving_played, standings_api, wait_unt
 pytestmark = [pytest.mark.browser, pytest.mark.engine]
 
 EVENT = "Team Widget League"
-EVENTS_TOML = f'[[events]]\nname = "{EVENT}"\nformat = "swiss"\nsims = 2000\n'
+EVENTS_TOML = f'[[events]]\nname = "{EVENT}"\nformat = "swiss"\nrounds = 3\nsims = 2000\n'
 MATE = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7#"
 OPEN = "1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. Bg5 Be7"
 
@@ -126,6 +126,29 @@ def test_the_team_standings_widget_ranks_the_finished_matches(
     expect(page.get_by_test_id("team-mp").first).to_have_text("2")
     expect(page.get_by_test_id("team-gp").first).to_have_text("1½")
     expect(page.get_by_test_id("team-record").first).to_have_text("1-0-0")
+    # a Swiss of teams of 3 rounds: every match left simulated, each team's chances
+    teams = msg["teams"]
+    assert (teams["sims"], teams["top_k"], teams["rounds"]) == (2000, 3, 3)
+    assert abs(sum(r["win"] for r in teams["rows"]) - 1.0) < 1e-9
+    expect(page.get_by_test_id("teams-head-win")).to_have_text("1st")
+    expect(page.get_by_test_id("teams-head-top")).to_have_text("Top 3")
+
+    def shown() -> list[tuple[str, float]]:
+        cells = page.eval_on_selector_all(
+            '[data-testid="team-row"]',
+            "rows => rows.map(r => [r.dataset.team, "
+            "r.querySelector('[data-testid=\"team-win\"]').dataset.p])",
+        )
+        return [(team, float(p)) for team, p in cells]
+
+    wait_until(
+        lambda: (
+            (m := settled(league)) is not None
+            and shown() == [(r["team"], r["win"]) for r in m["teams"]["rows"]]
+        ),
+        20,
+        "the page to show the message's chances",
+    )
     save_artifact(
         page.get_by_test_id("team-standings"), "widget-team-standings.png", omit_background=True
     )

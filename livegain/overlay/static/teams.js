@@ -8,7 +8,7 @@
 // match widget: that team's match; default: the first match), rows=N (the standings:
 // the top N only), theme, bg, scale, show/hide (title, note). See docs/obs.md.
 import { DASH, byTestId, el, param } from "./lib.js";
-import { followStandings, pointsText, tiebreakText } from "./standings.js";
+import { chanceText, followStandings, pointsText, tiebreakText } from "./standings.js";
 
 /** A probability as a whole percentage: "62 %"; none: a dash. */
 export function pct(p) {
@@ -16,7 +16,16 @@ export function pct(p) {
   return `${Math.round(p * 100)} %`;
 }
 
-function standingsRow(r, names) {
+/** A team's chance (first place, or the top k) with its Monte Carlo error. */
+function chanceCell(p, se, testid) {
+  const c = chanceText(p, se);
+  const td = el("td", { class: "tm-num tm-strong", testid }, c.p);
+  td.dataset.p = String(p);
+  if (c.se) td.append(el("span", { class: "tm-muted" }, c.se));
+  return td;
+}
+
+function standingsRow(r, names, odds) {
   const tr = el("tr", { testid: "team-row" });
   tr.dataset.team = r.team;
   tr.append(
@@ -27,6 +36,8 @@ function standingsRow(r, names) {
     el("td", { class: "tm-num tm-muted", testid: "team-record" }, `${r.won}-${r.drawn}-${r.lost}`),
     ...names.map((n) => el("td", { class: "tm-num tm-muted", testid: `team-tb-${n}` }, tiebreakText(r.tiebreaks[n]))),
   );
+  if (odds) tr.append(chanceCell(r.win, r.win_se, "team-win"));
+  if (odds && odds.top) tr.append(chanceCell(r.top, r.top_se, "team-top"));
   return tr;
 }
 
@@ -50,11 +61,18 @@ function renderStandings(root, msg) {
     el("th", { title: "matches won, drawn, lost" }, "W-D-L"),
     ...extra.map((n) => el("th", {}, n)),
   );
+  // the event's chances, when the server simulates every match left
+  const odds = teams.sims > 0 ? { top: teams.top_k != null && teams.top_k > 1 } : null;
+  if (odds) {
+    head.append(el("th", { testid: "teams-head-win", title: `chance of winning the event (${teams.sims} simulations)` }, "1st"));
+    if (odds.top) head.append(el("th", { testid: "teams-head-top", title: `chance of a place in the first ${teams.top_k}` }, `Top ${teams.top_k}`));
+  }
   const limit = Number(param("rows", "0"));
   const rows = Number.isFinite(limit) && limit > 0 ? teams.rows.slice(0, limit) : teams.rows;
-  byTestId(root, "teams-body").replaceChildren(...rows.map((r) => standingsRow(r, extra)));
-  byTestId(root, "teams-note").textContent =
-    `Finished matches; ${teams.primary === "MP" ? "match points" : "game points"} first, then ${teams.tiebreaks.join(", ")}.`;
+  byTestId(root, "teams-body").replaceChildren(...rows.map((r) => standingsRow(r, extra, odds)));
+  const order = `Finished matches; ${teams.primary === "MP" ? "match points" : "game points"} first, then ${teams.tiebreaks.join(", ")}.`;
+  const chances = odds ? ` Chances: every match left simulated (${teams.sims.toLocaleString("en")} simulations).` : "";
+  byTestId(root, "teams-note").textContent = [order + chances, teams.note].filter(Boolean).join(" ");
   root.dataset.version = String(msg.version);
   root.dataset.event = msg.event;
 }
