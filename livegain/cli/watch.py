@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-from livegain.cli._common import CliError, finite_float, stopped
+from livegain.cli._common import CliError, cancel_on_signals, finite_float, stopped
 
 if TYPE_CHECKING:
     from livegain.config import Settings
@@ -116,9 +117,11 @@ def run(args: argparse.Namespace) -> int:
         endpoints = Endpoints.chosen(args.lichess_url, args.lcc_url, lcc_lookup=args.lcc_lookup_url)
         for text in args.sources:  # every source named before any lookup
             classify(text, endpoints)
-        resolved = asyncio.run(resolve_all(args.sources, endpoints, pin=args.round))
+        resolved = _looked_up(resolve_all(args.sources, endpoints, pin=args.round))
     except ResolveError as exc:
         raise CliError(str(exc)) from None
+    except asyncio.CancelledError:
+        return stopped("watch")  # Ctrl-C or SIGTERM during the lookups
     print(f"livegain watch: {len(resolved)} source{'s' if len(resolved) != 1 else ''}")
     for r in resolved:
         print(f"  {r.describe()}", flush=True)
@@ -126,6 +129,28 @@ def run(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="livegain-watch-") as tmp:
             return serve(watch_settings(args, resolved, tmp))
     return serve(watch_settings(args, resolved, None))
+
+
+def _looked_up(lookups: Coroutine[Any, Any, list[Resolved]]) -> list[Resolved]:
+    """The sources' lookups, on an event loop of their own, cancelled by Ctrl-C or
+    SIGTERM (CancelledError) as the service is: a signal cancels the task at an
+    await, where a KeyboardInterrupt raised from a signal handler could land
+    inside the event loop's own code and leave its shutdown waiting. The
+    signals' handlers from before are back afterwards (the service starts
+    next, and sets its own once its loop runs)."""
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    async def looked_up() -> list[Resolved]:
+        task = asyncio.current_task()
+        assert task is not None
+        cancel_on_signals(task)
+        return await lookups
+
+    try:
+        return asyncio.run(looked_up())
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def watch_settings(
