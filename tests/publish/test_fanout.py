@@ -150,8 +150,11 @@ async def test_closing_clients_do_not_break_the_fan_out(tmp_path: Path) -> None:
                 await ws.close()
         for ws in staying:
             assert ws.close_code == 1000
+            # closed: what arrived before the close (a board list's diff on a loaded
+            # machine) is still read, then recv says the connection is closed
             with pytest.raises(ConnectionClosed):
-                await asyncio.wait_for(ws.recv(), 1)
+                for _ in range(100):
+                    await asyncio.wait_for(ws.recv(), 1)
 
 
 async def test_a_publish_during_a_chunked_write_reaches_every_client(tmp_path: Path) -> None:
