@@ -1,0 +1,524 @@
+"""Reading more from each move: multi-PV evaluations and a first ablation.
+
+Two steps, each its own subcommand:
+
+``evaluate``: every position of the held-out FIDE games
+(``fide-otb-dev-d10``, :func:`livegain.batch.validity.split_part`), in the
+fixed pseudo-random order of ``livegain validate --games``
+(:func:`~livegain.batch.validity.sample_order`), searched by Stockfish with
+MultiPV 3 at depth 10 (Threads 1, Hash 16, ``ucinewgame`` before every
+position, as the pool searches), into an SQLite file: each position's
+candidate lines (move, score from the side to move, mate), and each game once
+all its positions are in. Resumable: a rerun skips the positions and games
+already there, so it can be stopped and restarted at will. Run it in the
+background at the lowest priority (the machine is shared)::
+
+    nice -n 19 .venv/bin/python bench/move_features.py evaluate \\
+        --cache /tmp/lg-fide-mpv3-d10.sqlite --workers 2 --games 600
+
+``ablate``: the games the cache holds whole, player-game features
+(:mod:`livegain.batch.move_features`), a ridge regression of the rating on
+them fitted on part of the games (split by event) and measured on the rest:
+Spearman and MAE against the constant guess, for today's perceived rating
+(the shipped model read on the file's own depth-10 annotations, as
+``livegain validate`` computes it), today's features, each new feature added
+alone, all of them; and a learning curve::
+
+    .venv/bin/python bench/move_features.py ablate --cache /tmp/lg-fide-mpv3-d10.sqlite
+
+Prints figures; asserts nothing. Skips (exit 0, a message) when the shared
+data are absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import queue
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.engine
+import chess.pgn
+import numpy as np
+from scipy.stats import spearmanr
+
+from livegain.batch.engine_analysis import game_positions
+from livegain.batch.move_features import MoveRecord, fit_temperature, move_features, move_records
+from livegain.batch.validity import game_key, sample_order, split_part
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared/data/fide-otb/fide-otb-dev-d10.pgn.gz"
+ENGINE = "/usr/games/stockfish"
+MULTIPV = 3
+DEPTH = 10
+HASH_MB = 16
+
+
+# ---------------------------------------------------------------------------
+# the cache
+
+
+class MultiPvCache:
+    """SQLite: ``positions(fen, lines)`` with ``lines`` a JSON list of
+    ``[uci, cp, mate]`` (cp from the side to move, a mate +/-3900), best
+    first; ``games(key)`` for each game whose positions are all in; ``meta``
+    the engine and settings (a file is never reused for other settings)."""
+
+    def __init__(self, path: str, engine_key: str) -> None:
+        self.db = sqlite3.connect(path)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS positions (fen TEXT PRIMARY KEY, lines TEXT) WITHOUT ROWID"
+        )
+        self.db.execute("CREATE TABLE IF NOT EXISTS games (key TEXT PRIMARY KEY, n INTEGER)")
+        row = self.db.execute("SELECT v FROM meta WHERE k = 'engine'").fetchone()
+        if row is None:
+            self.db.execute("INSERT INTO meta VALUES ('engine', ?)", (engine_key,))
+            self.db.commit()
+        elif engine_key and row[0] != engine_key:
+            raise SystemExit(f"{path}: holds {row[0]!r}, not {engine_key!r}")
+
+    def lines(self, fen: str) -> list[tuple[str, int, int | None]] | None:
+        row = self.db.execute("SELECT lines FROM positions WHERE fen = ?", (fen,)).fetchone()
+        return None if row is None else [tuple(x) for x in json.loads(row[0])]  # type: ignore[misc]
+
+    def has(self, fen: str) -> bool:
+        return (
+            self.db.execute("SELECT 1 FROM positions WHERE fen = ?", (fen,)).fetchone() is not None
+        )
+
+    def put(self, fen: str, lines: list[tuple[str, int, int | None]]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO positions VALUES (?, ?)", (fen, json.dumps(lines)))
+
+    def done_games(self) -> set[str]:
+        return {k for (k,) in self.db.execute("SELECT key FROM games")}
+
+    def mark(self, key: str, n: int) -> None:
+        self.db.execute("INSERT OR REPLACE INTO games VALUES (?, ?)", (key, n))
+        self.db.commit()
+
+
+def game_id(game: chess.pgn.Game) -> str:
+    """A game's identity in the cache: its tags and its moves' count."""
+    h = game.headers
+    tags = ("Event", "Site", "Date", "Round", "White", "Black", "Result", "PlyCount")
+    return "|".join(h.get(k, "?") for k in tags)
+
+
+def held_out_games(path: Path) -> list[chess.pgn.Game]:
+    """The held-out games of the file, in the fixed sample order."""
+    from livegain.batch.pgnio import read_pgn_games
+
+    games = [g for g in read_pgn_games(path) if split_part(dict(g.headers)) == "held-out"]
+    return sorted(games, key=lambda g: sample_order(dict(g.headers)))
+
+
+# ---------------------------------------------------------------------------
+# evaluate
+
+
+def search_lines(
+    engine: chess.engine.SimpleEngine, board: chess.Board, depth: int, multipv: int
+) -> list[tuple[str, int, int | None]]:
+    """The candidate lines of one position, best first: (move, cp from the
+    side to move clipped to +/-3900, mate or None)."""
+    infos = engine.analyse(board, chess.engine.Limit(depth=depth), multipv=multipv, game=object())
+    out: list[tuple[str, int, int | None]] = []
+    for info in infos:
+        pv = info.get("pv")
+        score = info.get("score")
+        if not pv or score is None:
+            continue
+        rel = score.relative
+        mate = rel.mate()
+        cp = (3900 if mate > 0 else -3900) if mate is not None else rel.score()
+        assert cp is not None
+        out.append((pv[0].uci(), max(-3900, min(3900, cp)), mate))
+    return out
+
+
+def to_search(game: chess.pgn.Game) -> list[tuple[str, chess.Board]]:
+    """(FEN, board) of every position of a game that the rules do not score
+    and that has a move to play: those whose candidates are needed."""
+    pos = game_positions(game)
+    return [
+        (f, b)
+        for f, b, r in zip(pos.fens, pos.boards, pos.ruled, strict=True)
+        if r is None and not b.is_game_over()
+    ]
+
+
+def run_evaluate(args: argparse.Namespace) -> None:
+    games = held_out_games(Path(args.pgn))[: args.games]
+    probe = chess.engine.SimpleEngine.popen_uci(args.engine)
+    name = str(probe.id.get("name", args.engine))
+    probe.quit()
+    key = f"{name}|depth {args.depth}|multipv {args.multipv}|hash={HASH_MB}|threads=1"
+    cache = MultiPvCache(args.cache, key)
+    done = cache.done_games()
+    todo = [g for g in games if game_id(g) not in done]
+    print(
+        f"{key}: {len(games)} held-out games chosen, {len(games) - len(todo)} cached, "
+        f"{len(todo)} to search; {args.workers} workers, nice {os.nice(0)}",
+        flush=True,
+    )
+    jobs: queue.Queue[tuple[int, list[tuple[str, chess.Board]]] | None] = queue.Queue()
+    results: queue.Queue[tuple[int, str, list[tuple[str, int, int | None]]] | None] = queue.Queue()
+
+    def worker() -> None:
+        with chess.engine.SimpleEngine.popen_uci(args.engine) as engine:
+            engine.configure({"Threads": 1, "Hash": HASH_MB})
+            while (job := jobs.get()) is not None:
+                k, positions = job
+                for fen, board in positions:
+                    results.put((k, fen, search_lines(engine, board, args.depth, args.multipv)))
+                results.put((k, "", []))  # the game's end
+
+    # one game ahead per worker: games finish roughly in order, and a stop
+    # loses at most the games in flight
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(args.workers)]
+    for t in threads:
+        t.start()
+    pending: dict[int, int] = {}
+    it: Iterator[tuple[int, chess.pgn.Game]] = iter(enumerate(todo))
+    t0 = time.perf_counter()
+    searched = finished = 0
+
+    def feed() -> bool:
+        nxt = next(it, None)
+        if nxt is None:
+            return False
+        k, g = nxt
+        positions = [(f, b) for f, b in to_search(g) if not cache.has(f)]
+        pending[k] = len(positions)
+        jobs.put((k, positions))
+        return True
+
+    for _ in range(2 * args.workers):
+        feed()
+    while pending:
+        item = results.get()
+        assert item is not None
+        k, fen, lines = item
+        if fen:
+            cache.put(fen, lines)
+            searched += 1
+            continue
+        del pending[k]
+        cache.mark(game_id(todo[k]), len(todo[k].end().board().move_stack))
+        finished += 1
+        if finished % 10 == 0 or not pending:
+            dt = time.perf_counter() - t0
+            print(
+                f"{finished}/{len(todo)} games, {searched} positions searched in {dt:.0f} s "
+                f"({searched / dt:.1f}/s)",
+                flush=True,
+            )
+        feed()
+    for _ in threads:
+        jobs.put(None)
+    for t in threads:
+        t.join()
+
+
+# ---------------------------------------------------------------------------
+# ablate
+
+
+@dataclass
+class PlayerGame:
+    """One rated player in one evaluated game."""
+
+    rating: float
+    group: str
+    order: str
+    game: str
+    moves: list[MoveRecord]
+    perceived: float | None
+
+
+def side_records(game: chess.pgn.Game, cache: MultiPvCache) -> dict[bool, list[MoveRecord]] | None:
+    """Each side's move records (True: White) from the cached candidates;
+    None when a position the engine must search is not in the cache."""
+    pos = game_positions(game)
+    values: list[int] = []
+    candidates: list[list[tuple[str, int]]] = []
+    for fen_, board, ruled in zip(pos.fens, pos.boards, pos.ruled, strict=True):
+        lines = cache.lines(fen_) if ruled is None and not board.is_game_over() else None
+        if lines:
+            values.append(lines[0][1])
+            candidates.append([(m, cp) for m, cp, _mate in lines])
+        elif ruled is not None:
+            values.append(ruled.cp if board.turn == chess.WHITE else -ruled.cp)
+            candidates.append([])
+        else:
+            return None
+    n = len(pos.ucis)
+    records = move_records(list(range(1, n + 1)), values, candidates[:n], pos.ucis)
+    first_white = pos.boards[0].turn == chess.WHITE
+    out: dict[bool, list[MoveRecord]] = {True: [], False: []}
+    for i, r in enumerate(records):
+        out[(i % 2 == 0) == first_white].append(r)
+    return out
+
+
+def perceived_by_side(game: chess.pgn.Game) -> dict[bool, float]:
+    """Today's perceived rating at the end of the game, per rated side, from
+    the file's own depth-10 annotations and the shipped FIDE model (what
+    ``livegain validate`` computes for the same game)."""
+    from livegain.batch.eval_source import default_engine_rating, eval_source, perceived_model
+    from livegain.batch.pgn_evals import annotated_from_pgn_evals
+    from livegain.batch.validity import validity_rows
+
+    ag = annotated_from_pgn_evals(game)
+    source = eval_source("pgn", ag.headers)
+    if "model" not in _MODEL:
+        model, _why = perceived_model(source, scale="fide")
+        assert model is not None, "no shipped FIDE perceived model"
+        _MODEL["model"] = model
+        _MODEL["r_e"] = default_engine_rating(source)[0]
+    rows = validity_rows([ag], _MODEL["model"], _MODEL["r_e"])
+    white = game.headers.get("White", "")
+    black = game.headers.get("Black", "")
+    out: dict[bool, float] = {}
+    for row in rows:
+        if row.player == white and True not in out:
+            out[True] = row.perceived.rating
+        elif row.player == black:
+            out[False] = row.perceived.rating
+    return out
+
+
+_MODEL: dict[str, Any] = {}
+
+
+def load_player_games(args: argparse.Namespace) -> list[PlayerGame]:
+    cache = MultiPvCache(args.cache, "")
+    done = cache.done_games()
+    games = [g for g in held_out_games(Path(args.pgn)) if game_id(g) in done]
+    out: list[PlayerGame] = []
+    for g in games:
+        sides = side_records(g, cache)
+        if sides is None:
+            continue
+        perceived = perceived_by_side(g)
+        headers = dict(g.headers)
+        for white, tag in ((True, "WhiteElo"), (False, "BlackElo")):
+            elo = headers.get(tag, "")
+            if elo.isdigit() and sides[white]:
+                out.append(
+                    PlayerGame(
+                        float(elo),
+                        game_key(headers),
+                        sample_order(headers),
+                        game_id(g),
+                        sides[white],
+                        perceived.get(white),
+                    )
+                )
+    return out
+
+
+#: The feature sets of the ablation: today's, each new one added alone, all.
+TODAY = ("loss_open", "loss_middle", "loss_end")
+NEW = ("win_loss", "best_gap", "only_move_found", "log_likelihood")
+SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("(b) today: cp loss by phase", TODAY),
+    *((f"(c) today + {name}", (*TODAY, name)) for name in NEW),
+    ("(d) all", (*TODAY, *NEW)),
+)
+
+
+def feature_rows(rows: list[PlayerGame], temperature: float) -> list[dict[str, float | None]]:
+    out = []
+    for r in rows:
+        f = move_features(r.moves, temperature)
+        out.append(
+            {
+                "loss_open": f.loss_by_phase[0],
+                "loss_middle": f.loss_by_phase[1],
+                "loss_end": f.loss_by_phase[2],
+                "loss": f.loss,
+                "win_loss": f.win_loss,
+                "best_gap": f.best_gap,
+                "only_move_found": f.only_move_found,
+                "log_likelihood": f.log_likelihood,
+            }
+        )
+    return out
+
+
+def design(
+    feats: list[dict[str, float | None]], names: tuple[str, ...], fill: dict[str, float]
+) -> np.ndarray:
+    """The feature matrix; a missing loss by phase reads the player's overall
+    loss, any other missing value the training mean."""
+    m = np.empty((len(feats), len(names)))
+    for i, f in enumerate(feats):
+        for j, n in enumerate(names):
+            v = f[n]
+            if v is None:
+                v = f["loss"] if n.startswith("loss_") else fill[n]
+            m[i, j] = v
+    return m
+
+
+def ridge_predict(
+    x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, alpha: float = 1.0
+) -> np.ndarray:
+    """Ridge regression on standardised features (intercept free)."""
+    mu, sd = x_train.mean(axis=0), x_train.std(axis=0)
+    sd[sd == 0] = 1.0
+    a, b = (x_train - mu) / sd, (x_test - mu) / sd
+    lhs = a.T @ a + alpha * np.eye(a.shape[1])
+    coef = np.linalg.solve(lhs, a.T @ (y_train - y_train.mean()))
+    return np.asarray(y_train.mean() + b @ coef)
+
+
+def in_test_part(group: str, seed: int) -> bool:
+    """40 % of events are the test part of split ``seed``."""
+    return int(hashlib.sha1(f"{seed}|{group}".encode()).hexdigest()[:8], 16) % 10 < 4
+
+
+def scores(pred: np.ndarray, truth: np.ndarray, guess: float) -> tuple[float, float]:
+    """(Spearman, MAE / MAE of the constant guess)."""
+    rho = float(spearmanr(pred, truth).statistic)
+    return rho, float(np.abs(pred - truth).mean() / np.abs(guess - truth).mean())
+
+
+def evaluate_split(
+    rows: list[PlayerGame], seed: int, train_games: int | None = None
+) -> dict[str, tuple[float, ...]]:
+    """Every feature set's (Spearman, MAE ratio) on the test part of split
+    ``seed``, fitted on its training part (its first ``train_games`` games in
+    sample order when given)."""
+    train = [r for r in rows if not in_test_part(r.group, seed)]
+    test = [r for r in rows if in_test_part(r.group, seed)]
+    if train_games is not None:
+        chosen = set(sorted({(r.order, r.game) for r in train})[:train_games])
+        train = [r for r in train if (r.order, r.game) in chosen]
+    temperature = fit_temperature([m for r in train for m in r.moves])
+    f_train, f_test = feature_rows(train, temperature), feature_rows(test, temperature)
+    y_train = np.array([r.rating for r in train])
+    y_test = np.array([r.rating for r in test])
+    guess = float(np.median(y_train))
+    fill = {
+        n: float(np.mean([f[n] for f in f_train if f[n] is not None] or [0.0])) for n in f_train[0]
+    }
+    out: dict[str, tuple[float, ...]] = {"temperature": (temperature, 0.0)}
+    with_p = [(r.perceived, r.rating) for r in test if r.perceived is not None]
+    if with_p:
+        p, t = np.array(with_p).T
+        out["(a) today's perceived (shipped model)"] = scores(p, t, guess)
+    for label, names in SETS:
+        pred = ridge_predict(design(f_train, names, fill), y_train, design(f_test, names, fill))
+        out[label] = scores(pred, y_test, guess)
+    out["sizes"] = (float(len(train)), float(len(test)), float(len({r.game for r in train})))
+    return out
+
+
+def run_ablate(args: argparse.Namespace) -> None:
+    t0 = time.perf_counter()
+    rows = load_player_games(args)
+    games = len({r.game for r in rows})
+    events = len({r.group for r in rows})
+    print(
+        f"{args.cache}: {games} games whose every position is evaluated, {len(rows)} rated "
+        f"player-games, {events} events (read in {time.perf_counter() - t0:.0f} s)"
+    )
+    if games < 40:
+        print("too few games for an ablation")
+        return
+    with_p = np.array([(r.perceived, r.rating) for r in rows if r.perceived is not None])
+    rho = float(spearmanr(with_p[:, 0], with_p[:, 1]).statistic)
+    print(
+        f"today's perceived over all of them: Spearman {rho:.3f}, mean {with_p[:, 0].mean():.0f} "
+        f"(ratings {with_p[:, 1].mean():.0f}); `livegain validate FILE --games {games}` reads "
+        "the same games"
+    )
+    splits = [evaluate_split(rows, seed) for seed in range(args.splits)]
+    train_games = int(np.mean([s["sizes"][2] for s in splits]))
+    n_train = np.mean([s["sizes"][0] for s in splits])
+    n_test = np.mean([s["sizes"][1] for s in splits])
+    temps = [s["temperature"][0] for s in splits]
+    print(
+        f"\n{args.splits} splits by event (40 % of events tested): on average {train_games} "
+        f"training games, {n_train:.0f} training and {n_test:.0f} test player-games; "
+        f"temperature {np.mean(temps):.0f} cp "
+        f"({min(temps):.0f}-{max(temps):.0f})"
+    )
+    print("\n| features | Spearman | MAE / constant guess |")
+    print("|---|---:|---:|")
+    labels = [k for k in splits[0] if k not in ("temperature", "sizes")]
+    for label in labels:
+        rho = np.array([s[label][0] for s in splits])
+        ratio = np.array([s[label][1] for s in splits])
+        print(
+            f"| {label} | {rho.mean():.3f} (sd {rho.std():.3f}) "
+            f"| {ratio.mean():.3f} (sd {ratio.std():.3f}) |"
+        )
+    # paired: each new set against today's features, split by split
+    base = "(b) today: cp loss by phase"
+    print("\nPaired against (b), mean over splits (splits where the set is better):")
+    for label in labels:
+        if label.startswith(("(c)", "(d)")):
+            d_rho = np.array([s[label][0] - s[base][0] for s in splits])
+            d_ratio = np.array([s[label][1] - s[base][1] for s in splits])
+            print(
+                f"  {label}: Spearman {d_rho.mean():+.3f} ({(d_rho > 0).sum()}/{len(splits)}), "
+                f"MAE ratio {d_ratio.mean():+.3f} ({(d_ratio < 0).sum()}/{len(splits)})"
+            )
+    print(
+        "\nLearning curve (test part fixed per split; its first N training games in sample order):"
+    )
+    print("\n| training games | (b) Spearman | (b) MAE ratio | (d) Spearman | (d) MAE ratio |")
+    print("|---:|---:|---:|---:|---:|")
+    sizes = [n for n in (25, 50, 100, 200, 400, 800) if n < train_games] + [train_games]
+    for n in sizes:
+        runs = [evaluate_split(rows, seed, n) for seed in range(args.splits)]
+        b = np.array([r[base] for r in runs])
+        d = np.array([r["(d) all"] for r in runs])
+        print(
+            f"| {n} | {b[:, 0].mean():.3f} | {b[:, 1].mean():.3f} "
+            f"| {d[:, 0].mean():.3f} | {d[:, 1].mean():.3f} |"
+        )
+    print(f"\n({time.perf_counter() - t0:.0f} s)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    ev = sub.add_parser("evaluate", help="multi-PV evaluations of held-out games into a cache")
+    ev.add_argument("--pgn", default=str(DATA))
+    ev.add_argument("--cache", default="/tmp/lg-fide-mpv3-d10.sqlite")
+    ev.add_argument("--games", type=int, default=600)
+    ev.add_argument("--workers", type=int, default=2)
+    ev.add_argument("--depth", type=int, default=DEPTH)
+    ev.add_argument("--multipv", type=int, default=MULTIPV)
+    ev.add_argument("--engine", default=ENGINE)
+    ab = sub.add_parser("ablate", help="features, regression, ablation, learning curve")
+    ab.add_argument("--pgn", default=str(DATA))
+    ab.add_argument("--cache", default="/tmp/lg-fide-mpv3-d10.sqlite")
+    ab.add_argument("--splits", type=int, default=20)
+    args = ap.parse_args()
+    if not Path(args.pgn).exists():
+        print(f"skipped: {args.pgn} is absent")
+        return
+    if args.command == "evaluate":
+        run_evaluate(args)
+    else:
+        run_ablate(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
