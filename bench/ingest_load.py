@@ -35,10 +35,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.service.ingest_data import huge_game, many_games  # noqa: E402
-
 from livegain.app.service import Service  # noqa: E402
 from livegain.config import load_settings  # noqa: E402
+from tests.app.ingest_data import huge_game, many_games  # noqa: E402
 
 PROBE = r"""
 import http.client, json, os, sys, time
@@ -136,6 +135,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "baseline": figures(base),
         "during": figures(during),
         "feed_errors": dict(service.stats.feed_errors),
+        "slowest": sorted(
+            ((d, ts - base_end) for ts, d in samples if ts > base_end), reverse=True
+        )[:8],
     }
 
 
@@ -178,6 +180,8 @@ def main() -> None:
             f"p99 x{d['p99'] / b['p99']:.1f}, max x{d['max'] / b['max']:.1f}"
         )
     print(f"feed errors: {r['feed_errors']}")
+    slow = ", ".join(f"{d * 1000:.0f} ms at {at:.1f} s" for d, at in r["slowest"])
+    print(f"slowest answers (from the input's arrival): {slow}")
 
 
 if __name__ == "__main__":

@@ -6,15 +6,18 @@ backfill), answers from the store when it can, and hands the rest to the
 engine: at most ``max_inflight`` at a time, never the same board, ply and
 FEN twice. A failed search is retried, at most :data:`MAX_EVAL_ATTEMPTS`
 times a position, then given up (reported in ``/healthz``). Each result is
-stored and handed to ``record``, which publishes what it changes.
+stored and handed to ``record``, which publishes what it changes: a board's
+answers from the store go in one batch (a board of 60 plies whose positions
+the store knows is recorded and published once, not 60 times).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 import chess
@@ -32,6 +35,10 @@ log = structlog.get_logger("livegain.scheduler")
 MAX_EVAL_ATTEMPTS = 3
 STORE_MISSED_MAX = 100_000
 """Positions remembered as absent from the store (a memo that avoids lookups)."""
+STORE_SLICE = 0.005
+"""Seconds of the store's answers per turn of the scheduler (at least one board's)."""
+STORE_BATCH = 16
+"""Positions of a board recorded from the store at once (one publication)."""
 
 
 class Evaluator(Protocol):
@@ -79,7 +86,7 @@ class Scheduler:
         store: Callable[[], Store | None],
         evaluator: Callable[[], Evaluator],
         engine_key: Callable[[], str],
-        record: Callable[[EvalRequest, Evaluation], None],
+        record: Callable[[str, Sequence[tuple[EvalRequest, Evaluation]]], None],
     ) -> None:
         self.stats = stats
         self.writes = writes
@@ -97,6 +104,10 @@ class Scheduler:
         """When searches failed (monotonic), for ``/healthz``'s recent failures."""
         self.last_error: str | None = None
         self._store_missed: set[str] = set()
+        self._store_due: dict[str, None] = {}
+        """Boards that gained positions the store has not been asked about yet."""
+        self._store_spent = 0.0
+        """Seconds the last turn spent on the store's answers (as long a pause follows)."""
         self._waiting: dict[str, None] = {}
         """Boards that may have positions waiting: those that gained some
         (:meth:`BoardRegistry.take_changed`) and still have some left."""
@@ -114,6 +125,9 @@ class Scheduler:
         """Schedule after every wake-up (a snapshot, an evaluation); runs until cancelled."""
         while True:
             self.schedule()
+            if self._store_due:  # more boards to ask the store about: after the others' turn
+                await asyncio.sleep(self._store_spent)
+                continue
             await self._wake.wait()
             self._wake.clear()
 
@@ -129,14 +143,31 @@ class Scheduler:
         t = self.registry()
         if t is None or self.max_inflight is None:
             return
-        changed = t.take_changed()
-        if self.store() is not None:
-            for bid in changed:
-                for req in t.board(bid).iter_requests():
-                    if req.key not in self.inflight:
-                        self._from_store(req)
+        due = self._store_due
+        due.update(dict.fromkeys(t.take_changed()))
+        # The store's answers, at most STORE_BATCH positions of a board at a
+        # time (a new board of 60 plies the store knows costs milliseconds to
+        # record and publish), for at most STORE_SLICE seconds a turn, the
+        # rest on the next turns: a file of a thousand games whose positions
+        # the store knows does not hold the event loop.
         waiting = self._waiting
-        waiting.update(dict.fromkeys(changed))
+        started = time.perf_counter()
+        while due and time.perf_counter() - started < STORE_SLICE:
+            bid = next(iter(due))
+            del due[bid]
+            g = t.boards.get(bid)
+            if g is None:
+                continue
+            hits = list(itertools.islice(self._store_hits(g.iter_requests()), STORE_BATCH))
+            if hits:
+                self.record(bid, hits)
+            if len(hits) == STORE_BATCH:
+                due[bid] = None  # maybe more: the board's next batch after the others'
+            else:
+                waiting[bid] = None
+        self._store_spent = time.perf_counter() - started
+        if due:
+            self._wake.set()
         if len(self.inflight) >= self.max_inflight:
             return
         # Only the boards with positions waiting are read (a board gains some
@@ -158,23 +189,38 @@ class Scheduler:
             if len(self.inflight) >= self.max_inflight:
                 return
 
+    def _store_hits(
+        self, requests: Iterable[EvalRequest]
+    ) -> Iterator[tuple[EvalRequest, Evaluation]]:
+        """The positions of ``requests`` the store knows, with their evaluations."""
+        for req in requests:
+            if req.key not in self.inflight and (ev := self._stored(req)) is not None:
+                yield req, ev
+
     def _from_store(self, req: EvalRequest) -> bool:
         """Record ``req``'s evaluation from the store if it is there (True)."""
+        ev = self._stored(req)
+        if ev is None:
+            return False
+        self.record(req.board_id, [(req, ev)])
+        return True
+
+    def _stored(self, req: EvalRequest) -> Evaluation | None:
+        """``req``'s evaluation if the store has it (counted as a hit)."""
         store = self.store()
         if store is None or req.fen in self._store_missed:
-            return False
+            return None
         ev = store.get_eval(self.engine_key(), req.fen)
         if ev is not None:
             self.stats.store_hits += 1
-            self.record(req, ev)
-            return True
+            return ev
         # Only this process adds evaluations to the store, and it records
         # them as it does: a position missing now stays missing. (A
         # memo only: past its bound it starts again, costing lookups.)
         if len(self._store_missed) >= STORE_MISSED_MAX:
             self._store_missed.clear()
         self._store_missed.add(req.fen)
-        return False
+        return None
 
     async def _evaluate(self, req: EvalRequest) -> None:
         key = req.key
@@ -213,4 +259,4 @@ class Scheduler:
             ply=req.ply,
         ):
             self._store_missed.discard(req.fen)  # other boards may need it too
-        self.record(req, ev)
+        self.record(req.board_id, [(req, ev)])

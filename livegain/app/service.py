@@ -532,10 +532,15 @@ class Service:
             self._board_active[bid] = time.monotonic()
         self._publish_board(bid, list(applied.updates), new=whole)
         # Finished positions are scored without the engine: this may already
-        # have produced evaluations. The new positions go to the engine now,
-        # not on the scheduler's next turn: the server writes the move's
+        # have produced evaluations. A move's new position goes to the engine
+        # now, not on the scheduler's next turn: the server writes the move's
         # update from the next loop iteration on, after the search has begun.
-        self.scheduler.schedule()
+        # A new board (maybe a whole game, whose positions the store may know)
+        # waits for the scheduler's turn: recording it is a step of its own.
+        if applied.new_board:
+            self.scheduler.wake()
+        else:
+            self.scheduler.schedule()
 
     # ------------------------------------------------------------ publishing
 
@@ -664,21 +669,24 @@ class Service:
 
     # ------------------------------------------------------------ evaluation
 
-    def _record(self, req: EvalRequest, ev: Evaluation) -> None:
+    def _record(self, bid: str, evals: Sequence[tuple[EvalRequest, Evaluation]]) -> None:
+        """Record evaluations of one board's positions and publish what they
+        change, once for all of them."""
         assert self.registry is not None
-        self.stats.evaluations += 1
+        self.stats.evaluations += len(evals)
         try:
-            updates = self.registry.record_eval(req.board_id, req.ply, req.fen, ev)
+            updates = self.registry.record_evals(bid, [(r.ply, r.fen, ev) for r, ev in evals])
         except Exception as exc:
-            self.stats.board_failures[req.board_id] += 1
-            log.exception("record_failed", board_id=req.board_id, ply=req.ply, error=str(exc))
+            self.stats.board_failures[bid] += 1
+            plies = [r.ply for r, _ in evals]
+            log.exception("record_failed", board_id=bid, plies=plies, error=str(exc))
             return
         if updates:
-            self._publish_board(req.board_id, updates)
-        if req.ply == 0:
+            self._publish_board(bid, updates)
+        if any(r.ply == 0 for r, _ in evals):
             # The start position's evaluation (``start_eval``) travels in
             # snapshots only: subscribers get a fresh one.
-            self._publish_board(req.board_id, [], new=True)
+            self._publish_board(bid, [], new=True)
 
     # --------------------------------------------------------------- health
 

@@ -14,10 +14,11 @@ from livegain.feeds.pgn import ParsedGame, snapshot_key
 # Delays after the 1st, 2nd, 3rd and later consecutive failures (reset on success).
 BACKOFF: tuple[float, ...] = (2.0, 10.0, 60.0)
 # Handing games on: a turn of the event loop after each game sent (or every
-# YIELD_EVERY games looked at), and a PAUSE after each SLICE seconds of work.
+# YIELD_EVERY games looked at), and after each SLICE seconds of work a pause
+# as long as the work took: a file of a thousand games holds at most half of
+# the event loop's time while it is read (bench/ingest_load.py).
 YIELD_EVERY = 100
-SLICE = 0.010
-PAUSE = 0.005
+SLICE = 0.005
 
 
 @dataclass
@@ -71,14 +72,16 @@ class Emitter:
         report_truncated: bool = True,
     ) -> None:
         """:meth:`offer`, letting the event loop run between games: a file of
-        a thousand games is folded in a thousand short steps, not one long one."""
+        a thousand games is folded in a thousand short steps, not one long
+        one, with pauses as long as the steps (see :data:`SLICE`)."""
         clock = time.perf_counter
         start = clock()
         for n, g in enumerate(games, start=1):
             sent = self._offer_one(g, sink, fallback, where_prefix, report_truncated)
-            if clock() - start >= SLICE:
-                # A slice used: the loop gets a pause to serve everyone else.
-                await asyncio.sleep(PAUSE)
+            spent = clock() - start
+            if spent >= SLICE:
+                # A slice used: the loop gets as long to serve everyone else.
+                await asyncio.sleep(spent)
                 start = clock()
             elif sent or n % YIELD_EVERY == 0:
                 await asyncio.sleep(0)

@@ -12,7 +12,10 @@ The bounds are set for the shared 2-core CI machine as it is, which is not
 always the same speed: on a quiet day the answers came within 100 ms (p99 53
 ms, docs/benchmarks.md, bench/ingest_load.py, 1,000 games in 16.8 s); on a
 slow one the same code took 36.8 s for those games and its p99 was 113 ms,
-so a bound of 100 ms measured the machine, not the service.
+so a bound of 100 ms measured the machine, not the service. The bulk work
+(games handed on by the feed, evaluations answered from the store) takes at
+most half of the event loop's time while it lasts, so that everyone else's
+turn comes within a few of its steps (p99 about 60 ms on a quiet day).
 """
 
 from __future__ import annotations
@@ -59,22 +62,12 @@ print(json.dumps(out))
 async def test_healthz_answers_in_time_during_oversized_ingest(
     tmp_path: Path, pool: EnginePool, private_broker: PrivateBroker
 ) -> None:
-    """The bounds must hold over a whole ingest. On a shared 2-core machine any
-    process can be descheduled for a moment (the probe's own latency counts
-    it), so a run that misses them is run once more, from scratch, and they
-    must hold there; the figures of each run are printed."""
-    worst: list[str] = []
-    for attempt in (1, 2):
-        miss = await _ingest_scenario(tmp_path / f"run{attempt}", pool, private_broker, attempt)
-        if miss is None:
-            return
-        print(f"attempt {attempt}: {miss}")
-        worst.append(miss)
-    pytest.fail("; ".join(worst))
+    miss = await _ingest_scenario(tmp_path, pool, private_broker)
+    assert miss is None, miss
 
 
 async def _ingest_scenario(
-    tmp_path: Path, pool: EnginePool, private_broker: PrivateBroker, attempt: int
+    tmp_path: Path, pool: EnginePool, private_broker: PrivateBroker
 ) -> str | None:
     """One ingest under probing; None when every answer came within the bound,
     else what missed it (every other check fails the test at once)."""
@@ -83,7 +76,7 @@ async def _ingest_scenario(
     many = many_games(10_000)
     huge = huge_game()
     assert len(huge.encode()) >= 1_000_000 and many.count("[Event ") == 10_000
-    topic_root = f"test/ingest-load-{attempt}"
+    topic_root = "test/ingest-load"
     feeds = [
         FileFeedConfig(name="files", path=str(drop), interval=0.2),
         MqttFeedConfig(
@@ -121,10 +114,10 @@ async def _ingest_scenario(
         try:
             await asyncio.sleep(1.0)  # a baseline before the input arrives
             started = time.time()
-            (tmp_path / "many.tmp").write_text(many)
-            (tmp_path / "many.tmp").replace(drop / "round1.pgn")
-            (tmp_path / "huge.tmp").write_text(huge)
-            (tmp_path / "huge.tmp").replace(drop / "huge.pgn")
+            # Written by another thread: the service's event loop is this
+            # test's, and writing 6 MB on it would be the test holding it.
+            await asyncio.to_thread(_drop, tmp_path / "many.tmp", many, drop / "round1.pgn")
+            await asyncio.to_thread(_drop, tmp_path / "huge.tmp", huge, drop / "huge.pgn")
             async with aiomqtt.Client("127.0.0.1", private_broker.port) as client:
                 await client.publish(f"{topic_root}/huge/1/1", huge.encode(), qos=1, retain=True)
             t = service.registry
@@ -159,10 +152,16 @@ async def _ingest_scenario(
     assert g.plies >= 30 and g.board == 999 and g.source == "files"
     times = sorted(s[1] for s in samples)
     worst, p99 = times[-1], times[int(0.99 * (len(times) - 1))]
-    print(f"attempt {attempt}: /healthz p99 {p99 * 1000:.0f} ms, max {worst * 1000:.0f} ms")
+    print(f"/healthz p99 {p99 * 1000:.0f} ms, max {worst * 1000:.0f} ms")
     if p99 < P99_LATENCY and worst < MAX_LATENCY:
         return None
     return (
         f"/healthz p99 {p99 * 1000:.0f} ms, max {worst * 1000:.0f} ms over {len(samples)} "
         f"probes ({len(during)} during {ingest_s:.1f} s of ingest)"
     )
+
+
+def _drop(tmp: Path, text: str, dest: Path) -> None:
+    """``text`` written to ``tmp``, then moved to ``dest`` at once (as a feed's source would)."""
+    tmp.write_text(text)
+    tmp.replace(dest)

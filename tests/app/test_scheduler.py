@@ -5,6 +5,7 @@ still finds a board that gains positions after all were evaluated."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import chess
 
@@ -51,8 +52,8 @@ class Recorder:
 def scheduler(t: BoardRegistry, engine: Recorder, inflight: int) -> Scheduler:
     stats = ServiceStats()
 
-    def record(req: EvalRequest, ev: Evaluation) -> None:
-        t.record_eval(req.board_id, req.ply, req.fen, ev)
+    def record(bid: str, evals: Sequence[tuple[EvalRequest, Evaluation]]) -> None:
+        t.record_evals(bid, [(req.ply, req.fen, ev) for req, ev in evals])
 
     s = Scheduler(
         stats,

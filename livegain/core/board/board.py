@@ -4,7 +4,7 @@ and the sources that feed it."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import chess
 
@@ -783,15 +783,31 @@ class BoardGame:
 
     # -- evaluations ----------------------------------------------------------
     def record_eval(self, ply: int, fen: str, ev: Evaluation) -> list[BoardUpdate]:
-        if not 0 <= ply <= len(self._plies) or self.fen_at(ply) != fen:
-            return []  # stale: that position is no longer on the board
-        if ply in self._evals or ply in self._no_eval:
-            return []  # duplicate (or a position scored by the rules already)
-        self._evals[ply] = ev
+        return self.record_evals([(ply, fen, ev)])
+
+    def record_evals(self, evals: Sequence[tuple[int, str, Evaluation]]) -> list[BoardUpdate]:
+        """Record evaluations ``(ply, fen, evaluation)`` at once; the updates
+        they make, in order: a ``ply`` update for each move whose gain they
+        complete, then an ``eval`` update for each other one recorded (a ply
+        beyond the evaluated prefix, or the start of a game without moves).
+
+        An evaluation is ignored when ``fen`` is no longer the position at
+        its ply (a correction came first) or the ply has one already.
+        """
+        recorded: list[int] = []
+        for ply, fen, ev in evals:
+            if not 0 <= ply <= len(self._plies) or self.fen_at(ply) != fen:
+                continue  # stale: that position is no longer on the board
+            if ply in self._evals or ply in self._no_eval:
+                continue  # duplicate (or a position scored by the rules already)
+            self._evals[ply] = ev
+            recorded.append(ply)
+        if not recorded:
+            return []
         self.version += 1
         out = self._advance()
-        if not any(u.ply is not None and u.ply.ply == ply for u in out):
-            info = self.ply_info(ply) if ply > 0 else None
-            if ply > 0 or ply == len(self._plies):
-                out.insert(0, self._update("eval", ply=info))
+        advanced = {u.ply.ply for u in out if u.ply is not None}
+        for ply in sorted(recorded):
+            if ply not in advanced and (ply > 0 or ply == len(self._plies)):
+                out.append(self._update("eval", ply=self.ply_info(ply) if ply > 0 else None))
         return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
 from livegain.core.board.board import DEFAULT_MAX_PLIES, BoardGame
 from livegain.core.board.identity import (
@@ -442,10 +442,17 @@ class BoardRegistry:
         longer the position at that ply (a correction came first), or when
         the ply already has an evaluation.
         """
+        return self.record_evals(board_id, [(ply, fen, ev)])
+
+    def record_evals(
+        self, board_id: str, evals: Sequence[tuple[int, str, Evaluation]]
+    ) -> list[BoardUpdate]:
+        """:meth:`record_eval` for several positions of one board at once
+        (:meth:`BoardGame.record_evals`)."""
         game = self.boards.get(board_id)
         if game is None:
             return []
-        return game.record_eval(ply, fen, ev)
+        return game.record_evals(evals)
 
     def remove(self, board_id: str) -> bool:
         """Forget a board (an operator's removal, or an expired one); False when
