@@ -19,6 +19,15 @@ Four processes, as in production (all on this machine's cores):
 * this process: asks for ``/healthz`` every 0.5 s and reads the service's
   RSS and CPU (and its engine processes' CPU) from /proc.
 
+With ``--teams N`` the first boards are the Olympiad's two sections, "Chess
+Olympiad 2026 Open" and "Chess Olympiad 2026 Women", each a team Swiss of
+``N`` teams of four (``WhiteTeam``/``BlackTeam``, ``Board``; round 1, the top
+half against the bottom half, colours alternating by board), configured as
+``[[events]]`` ``format = "swiss"``, ``rounds = --rounds`` (11): the service
+computes each section's team odds (every round left simulated, 10,000
+simulations) in its standings child process while the round is played. The
+other boards stay individual games of "Chess Olympiad 2026" (standings only).
+
 Phases: start-up (every board created, the start positions evaluated),
 viewers connect, a 10 s baseline with the boards and viewers but no moves,
 then ``--seconds`` of play; moves stop at the end and the bench waits up to
@@ -27,6 +36,7 @@ nothing.
 
     .venv/bin/python bench/olympiad.py [--seconds 600] [--boards 2000] [--feeds 250]
         [--viewers 200] [--measuring 10] [--depth 10] [--engine-workers 2]
+        [--teams 190 --rounds 11]
 """
 
 from __future__ import annotations
@@ -108,6 +118,41 @@ def random_game(rng: random.Random, plies: int) -> list[str]:
     return out
 
 
+SECTIONS = ("Open", "Women")
+TEAM_BOARDS = 4
+
+
+def board_tags(g: int, teams: int) -> str:
+    """The PGN tags of board ``g`` (0-based): a board of a section's team match
+    when ``g`` is among the sections' boards (``teams`` teams each), else an
+    individual game."""
+    per_section = teams // 2 * TEAM_BOARDS
+    section, k = divmod(g, per_section) if per_section else (len(SECTIONS), g)
+    if section >= len(SECTIONS):
+        return (
+            f'[Event "Chess Olympiad 2026"]\n[Site "Bench"]\n[Round "1"]\n'
+            f'[Board "{g + 1}"]\n[White "White {g}"]\n[Black "Black {g}"]\n'
+            f'[WhiteElo "{2200 + g % 500}"]\n[BlackElo "{2250 + g % 450}"]\n'
+        )
+    name = SECTIONS[section]
+    match, board = divmod(k, TEAM_BOARDS)
+    # round 1 of a Swiss: team i (by rating) against team i + teams/2
+    strong, weak = match, match + teams // 2
+    a, b = (strong, weak) if match % 2 == 0 else (weak, strong)
+    white, black = (a, b) if board % 2 == 0 else (b, a)  # team a White on boards 1, 3
+
+    def elo(team: int) -> int:
+        return 2750 - 1000 * team // teams - 25 * board
+
+    return (
+        f'[Event "Chess Olympiad 2026 {name}"]\n[Site "Bench"]\n[Round "1"]\n'
+        f'[Board "{k + 1}"]\n[White "{name} T{white:03d} {board + 1}"]\n'
+        f'[Black "{name} T{black:03d} {board + 1}"]\n'
+        f'[WhiteTeam "{name} T{white:03d}"]\n[BlackTeam "{name} T{black:03d}"]\n'
+        f'[WhiteElo "{elo(white)}"]\n[BlackElo "{elo(black)}"]\n'
+    )
+
+
 def movetext(sans: list[str]) -> str:
     parts = []
     for i, san in enumerate(sans):
@@ -161,10 +206,8 @@ def run_feeds(args: argparse.Namespace) -> None:
         for j, plies in enumerate(key):
             g = first[f] + j
             out.append(
-                f'[Event "Chess Olympiad 2026"]\n[Site "Bench"]\n[Round "1"]\n'
-                f'[Board "{g + 1}"]\n[White "White {g}"]\n[Black "Black {g}"]\n'
-                f'[WhiteElo "{2200 + g % 500}"]\n[BlackElo "{2250 + g % 450}"]\n'
-                f'[TimeControl "5400+30"]\n[Result "*"]\n\n{movetext(games[g][:plies])}\n'
+                f'{board_tags(g, args.teams)}[TimeControl "5400+30"]\n[Result "*"]\n\n'
+                f"{movetext(games[g][:plies])}\n"
             )
         return "\n".join(out).encode()
 
@@ -419,6 +462,14 @@ def write_config(work: Path, args: argparse.Namespace, feeds_port: int, port: in
             f'url = "http://127.0.0.1:{feeds_port}/f{f}.pgn"',
             "interval = 2.0",
         ]
+    if args.teams:  # the sections' team odds: a team Swiss to its last round
+        for name in SECTIONS:
+            lines += [
+                "[[events]]",
+                f'name = "Chess Olympiad 2026 {name}"',
+                'format = "swiss"',
+                f"rounds = {args.rounds}",
+            ]
     path = work / "livegain.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -439,6 +490,7 @@ def orchestrate(args: argparse.Namespace) -> None:
     me = [sys.executable, str(Path(__file__).resolve())]
     common = ["--work", str(work), "--boards", str(args.boards), "--feeds", str(args.feeds)]
     common += ["--seconds", str(args.seconds), "--seed", str(args.seed)]
+    common += ["--teams", str(args.teams)]
     procs: list[subprocess.Popen[bytes]] = []
     log = open(work / "service.log", "wb")  # noqa: SIM115 (closed below)
     try:
@@ -585,6 +637,12 @@ def orchestrate(args: argparse.Namespace) -> None:
         f"{args.viewers} viewers ({args.measuring} measuring), depth {args.depth}, "
         f"{args.engine_workers} engine processes, {wall:.0f} s of play, {n_cores} cores"
     )
+    if args.teams:
+        print(
+            f"team odds: {len(SECTIONS)} sections ({', '.join(SECTIONS)}) of {args.teams} teams "
+            f"of {TEAM_BOARDS} ({len(SECTIONS) * args.teams * TEAM_BOARDS // 2} boards), "
+            f"team Swiss, rounds = {args.rounds}, round 1 of {args.rounds}"
+        )
     print(
         f"moves served in play: {len(moved)} ({len(moved) / wall:.1f}/s); "
         f"feed requests: {fdata['requests']}; at the end: {plies} plies, "
@@ -621,6 +679,12 @@ def orchestrate(args: argparse.Namespace) -> None:
         f"{100 * (feed1 - feed0) / wall:.0f}%; viewers {100 * (view1 - view0) / wall:.0f}%"
     )
     print(f"viewers: {vdata['counts']}")
+    st = last.get("standings") or {}
+    print(
+        f"standings: {st.get('computations')} computations ({st.get('failures')} failed), "
+        f"{st.get('published')} published; the last one's seconds per event: "
+        f"{st.get('last_seconds')}"
+    )
     lag = last.get("event_loop_lag") or {}
     kept = lag.get("last_stalls", [])
     stalls = [(s["seconds"], s["cpu_s"], s["waiting_s"], s["gc"]) for s in kept]
@@ -650,6 +714,13 @@ def main() -> None:
     ap.add_argument("--connect-gap", type=float, default=0.05, help="seconds between connects")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument(
+        "--teams",
+        type=int,
+        default=0,
+        help="teams per Olympiad section (two sections, team Swiss with odds); 0: none",
+    )
+    ap.add_argument("--rounds", type=int, default=11, help="the sections' rounds in all")
+    ap.add_argument(
         "--profile", metavar="PATH", help="run the service under cProfile, stats to PATH"
     )
     ap.add_argument(
@@ -661,6 +732,10 @@ def main() -> None:
     ap.add_argument("--work", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.teams and (
+        args.teams % 2 or len(SECTIONS) * args.teams * TEAM_BOARDS // 2 > args.boards
+    ):
+        ap.error(f"--teams {args.teams}: an even number whose sections fit in --boards")
     if args.role == "feeds":
         run_feeds(args)
     elif args.role == "viewers":

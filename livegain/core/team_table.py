@@ -27,7 +27,13 @@ other). The table is:
   a Swiss of teams needs its ``rounds`` (else no odds, and the table says so).
   Each team fields, in the matches left, its strongest players on as many
   boards as the largest match so far had (at most as many as the smallest
-  team has shown).
+  team has shown). Games not started are drawn from the ratings-only model
+  the match odds use (``prior``, else the boards' human model's, else the
+  draw-rate model); players without a rating count at the field's mean
+  (:func:`~livegain.core.event_table.field_ratings`, as for the players'
+  odds). No odds (and the table's ``note`` says why) when a board has no
+  round number, a board of an earlier round has no result yet, the current
+  round is past the last, or the simulation cannot read the boards.
 
 Pure: no I/O.
 """
@@ -36,7 +42,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from livegain.core.event_table import (
     SWISS_SIMS,
@@ -48,6 +54,7 @@ from livegain.core.event_table import (
 from livegain.core.events import PlayerInfo, player_key
 from livegain.core.human_wdl import RatingsPrior
 from livegain.core.odds import GameOdds, game_probabilities
+from livegain.core.scoring import outcome
 from livegain.core.standings import Result
 from livegain.core.swiss_odds import SwissChance
 from livegain.core.team_match import MatchPoints, TeamBoard, TeamMatchOdds, team_match_odds
@@ -171,7 +178,7 @@ def team_table(
         )
         lines.append(TeamMatchLine(m.round, m.a, m.b, odds, shown))
     table = TeamTable(standings, latest, tuple(lines), why)
-    if rules is None or rules.format not in ("round-robin", "swiss") or latest is None:
+    if rules is None or rules.format not in ("round-robin", "swiss"):
         return table
     return _with_odds(table, games, rules, prior, tiebreaks, points, matches)
 
@@ -185,33 +192,45 @@ def _with_odds(
     points: MatchPoints | None,
     matches: Sequence[TeamMatch],
 ) -> TeamTable:
-    """The table with each team's chances of winning the event (see the module)."""
-    from dataclasses import replace
-
-    from livegain.core.team_odds import team_win_odds
-
-    assert table.round is not None
+    """The table with each team's chances of winning the event (see the module);
+    without them, the table's ``note`` says why."""
     teams = sorted({t for g in games for t in (g.white_team, g.black_team) if t})
     n = len(teams)
-    met = Counter(frozenset((m.a, m.b)) for m in matches)
+    rounds: int | None = None
     if rules.format == "round-robin":
         rounds = rules.cycles * (n - 1 if n % 2 == 0 else n)
+    elif rules.rounds is not None:
+        rounds = rules.rounds
+    current = table.round
+    if current is None or any(round_number(g.round) is None for g in games):
+        note = "The boards carry no round numbers: no odds of winning the event."
+        return replace(table, rounds=rounds, note=note)
+    unfinished = sorted(
+        {r for g in games if (r := round_number(g.round) or 0) < current and not _over(g.result)}
+    )
+    if unfinished:
+        which = ", ".join(str(r) for r in unfinished)
+        has = f"Rounds {which} have" if len(unfinished) > 1 else f"Round {which} has"
+        note = f"{has} boards without a result: no odds of winning the event until they have one."
+        return replace(table, rounds=rounds, note=note)
+    schedule: list[list[tuple[str, str]]] | None = None
+    if rules.format == "round-robin":
+        met = Counter(frozenset((m.a, m.b)) for m in matches)
         left = [
             (a, b)
             for i, a in enumerate(teams)
             for b in teams[i + 1 :]
             for _ in range(max(0, rules.cycles - met[frozenset((a, b))]))
         ]
-        schedule: list[list[tuple[str, str]]] | None = _grouped(left)
-        total = table.round + len(schedule or [])
+        schedule = _grouped(left)
+        total = current + len(schedule)
     elif rules.rounds is None:
         note = "A Swiss of teams without its number of rounds: no odds of winning it."
         return replace(table, note=note)
     else:
-        rounds = total = rules.rounds
-        schedule = None
-    if table.round > total:
-        return replace(table, note=f"Round {table.round} is past the {total} rounds.")
+        total = rules.rounds
+    if current > total:
+        return replace(table, rounds=rounds, note=f"Round {current} is past the {total} rounds.")
     team_of: dict[str, str] = {}
     infos: dict[str, PlayerInfo] = {}
     for g in games:
@@ -219,18 +238,18 @@ def _with_odds(
             key = player_key(info)
             team_of[key] = team or ""
             infos[key] = info
-    ratings = field_ratings(infos)[0]
+    ratings = field_ratings(infos)[0]  # an unrated player at the field's mean, as for players
     finished: list[Result] = []
     live: list[tuple[str, str, tuple[float, float, float]]] = []
     upcoming: list[tuple[str, str]] = []
     # in board order: a match's first board gives the teams' colours
     for g in sorted(games, key=lambda g: (g.board is None, g.board or 0, g.board_id)):
-        wk, bk, rnd = player_key(g.white), player_key(g.black), round_number(g.round)
-        if g.result != "*":
-            finished.append(Result.game(wk, bk, g.result, rnd))
+        wk, bk = player_key(g.white), player_key(g.black)
+        if _over(g.result):
+            finished.append(Result.game(wk, bk, g.result, round_number(g.round)))
         elif g.plies > 0 and g.wdl is not None and sum(g.wdl) > 0:
             live.append((wk, bk, g.wdl))
-        else:
+        else:  # not started, or no position evaluated yet: from the ratings
             upcoming.append((wk, bk))
     # the lineup's size: the most boards of one match so far, at most the smallest roster
     per_match = Counter(
@@ -240,25 +259,41 @@ def _with_odds(
     boards = min(max(per_match.values()), min(roster.values()))
     top_k = min(rules.top_k, n)
     sims = rules.sims or SWISS_SIMS
-    odds = team_win_odds(
-        team_of,
-        ratings,
-        finished,
-        live,
-        upcoming,
-        round=table.round,
-        rounds_total=total,
-        schedule=schedule,
-        boards=boards,
-        points=points,
-        tiebreaks=[tb for tb in tiebreaks if tb != "MP"],
-        sims=sims,
-        seed=rules.seed,
-        top_k=top_k,
-        draw_rate=rules.draw_rate,
-        prior=prior,
-    )
+    if prior is None:  # as the match odds and the players' table: the boards' human model
+        prior = next((g.prior for g in games if g.prior is not None), None)
+    from livegain.core.team_odds import team_win_odds  # NumPy, imported when first used
+
+    try:
+        odds = team_win_odds(
+            team_of,
+            ratings,
+            finished,
+            live,
+            upcoming,
+            round=current,
+            rounds_total=total,
+            schedule=schedule,
+            boards=boards,
+            points=points,
+            tiebreaks=[tb for tb in tiebreaks if tb != "MP"],
+            sims=sims,
+            seed=rules.seed,
+            top_k=top_k,
+            draw_rate=rules.draw_rate,
+            prior=prior,
+        )
+    except ValueError as exc:  # boards the simulation cannot read: the table without odds
+        return replace(table, rounds=rounds, note=f"No odds of winning the event: {exc}.")
     return replace(table, odds=odds, sims=sims, top_k=top_k, rounds=rounds)
+
+
+def _over(result: str) -> bool:
+    """A finished board: a result, or a forfeit (as the team standings count them)."""
+    try:
+        outcome(result)
+    except ValueError:
+        return False
+    return True
 
 
 def _grouped(pairs: Sequence[tuple[str, str]]) -> list[list[tuple[str, str]]]:

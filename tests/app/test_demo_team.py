@@ -172,8 +172,16 @@ async def test_the_demo_team_cup_followed_live(tmp_path: Path, pool: EnginePool)
                 assert 0 < match["expected_a"] < 4
             # the source says "4-team round robin": each team's chances of winning the
             # cup, the last round simulated from the boards
-            assert teams["sims"] > 0 and teams["rounds"] == 3
+            assert found.standings["format"] == "round-robin"
+            assert (teams["sims"], teams["rounds"], teams["top_k"], teams["note"]) == (
+                2000,
+                3,
+                3,
+                None,
+            )
             assert sum(r["win"] for r in teams["rows"]) == pytest.approx(1.0)
+            assert sum(r["top"] for r in teams["rows"]) == pytest.approx(3.0)
+            assert all(0 <= r["win"] <= r["top"] <= 1 for r in teams["rows"])
             assert msg["note"] is not None and "team event" in msg["note"]
             assert all(r["win"] is None for r in msg["rows"])  # no player odds
 

@@ -4,6 +4,8 @@ latest round's matches board by board with their exact chances."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from livegain.core.event_table import GameEntry
@@ -143,3 +145,46 @@ def test_a_team_round_robin_s_odds_are_those_of_every_match_left() -> None:
     swiss = team_table(games, rules=EventRules(format="swiss", sims=1_000))
     assert swiss is not None and swiss.odds is None and swiss.note is not None
     assert "rounds" in swiss.note
+
+
+def test_no_team_odds_where_the_boards_cannot_give_them_and_the_table_says_why() -> None:
+    from livegain.core.event_table import EventRules
+
+    rules = EventRules(format="round-robin", sims=1_000)
+    # a board of round 1 still without a result while round 2 is on
+    games = [*four_teams_round_one(), entry(2, 1, "A", "C", "*", wdl=None, plies=0)]
+    table = team_table(games, rules=rules)
+    assert table is not None and table.odds is None and table.sims == 0
+    assert table.note is not None and "Round 1 has boards without a result" in table.note
+    # the standings and the latest round's match are there all the same
+    assert table.round == 2 and len(table.matches) == 1
+    # boards without round numbers
+    bare = [dataclasses.replace(g, round=None) for g in four_teams_round_one()]
+    table = team_table(bare, rules=rules)
+    assert table is not None and table.odds is None
+    assert table.note is not None and "no round numbers" in table.note
+    # boards the simulation cannot read: one player on two teams' boards
+    mixed = four_teams_round_one()
+    mixed[1] = dataclasses.replace(mixed[1], black=mixed[2].white)
+    table = team_table(mixed, rules=rules)
+    assert table is not None and table.odds is None and table.rounds == 3
+    assert table.note is not None and table.note.startswith("No odds of winning the event: ")
+    # a Swiss of teams past its rounds
+    table = team_table(
+        [*games[:2], entry(4, 1, "A", "C", "1-0")], rules=EventRules("swiss", rounds=3)
+    )
+    assert table is not None and table.odds is None and table.rounds == 3
+    assert table.note == "Round 4 is past the 3 rounds."
+
+
+def test_a_forfeit_counts_as_the_result_it_stands_for() -> None:
+    from livegain.core.event_table import EventRules
+
+    games = four_teams_round_one()
+    games[2] = entry(1, 3, "C", "D", "+/-")  # C wins board 3 by forfeit
+    games[3] = entry(1, 4, "D", "C", "-/+")  # and board 4
+    table = team_table(games, rules=EventRules(format="round-robin", sims=1_000, seed=1))
+    assert table is not None and table.odds is not None and table.note is None
+    rows = {r.team: r for r in table.standings.rows}
+    assert (rows["C"].match_points, rows["C"].game_points) == (2.0, 2.0)
+    assert table.odds["C"].p_first > table.odds["D"].p_first

@@ -133,22 +133,59 @@ def test_the_team_standings_widget_ranks_the_finished_matches(
     expect(page.get_by_test_id("teams-head-win")).to_have_text("1st")
     expect(page.get_by_test_id("teams-head-top")).to_have_text("Top 3")
 
-    def shown() -> list[tuple[str, float]]:
-        cells = page.eval_on_selector_all(
+    def shown() -> list[dict[str, Any]]:
+        """Each row's team, its chances as the page holds and prints them, and its bar."""
+        return page.eval_on_selector_all(  # type: ignore[no-any-return]
             '[data-testid="team-row"]',
-            "rows => rows.map(r => [r.dataset.team, "
-            "r.querySelector('[data-testid=\"team-win\"]').dataset.p])",
+            """rows => rows.map(r => {
+                const win = r.querySelector('[data-testid="team-win"]');
+                const top = r.querySelector('[data-testid="team-top"]');
+                const bar = win.querySelector(".tm-chance-bar");
+                return {team: r.dataset.team, p: Number(win.dataset.p), win: win.innerText,
+                        top: top.innerText, bar: bar ? bar.getBoundingClientRect().width : 0};
+            })""",
         )
-        return [(team, float(p)) for team, p in cells]
 
-    wait_until(
-        lambda: (
-            (m := settled(league)) is not None
-            and shown() == [(r["team"], r["win"]) for r in m["teams"]["rows"]]
-        ),
-        20,
-        "the page to show the message's chances",
-    )
+    latest: list[dict[str, Any]] = []
+
+    def same() -> bool:
+        m = settled(league)
+        if m is None:
+            return False
+        latest[:] = m["teams"]["rows"]
+        return [(r["team"], r["p"]) for r in shown()] == [(r["team"], r["win"]) for r in latest]
+
+    wait_until(same, 20, "the page to show the message's chances")
+    # each chance printed as the players' standings print theirs: "9.4 % ±0.6"
+    for cell, row in zip(shown(), latest, strict=True):
+        for text, p, se in (
+            (cell["win"], row["win"], row["win_se"]),
+            (cell["top"], row["top"], row["top_se"]),
+        ):
+            assert_chance(text, p, se)
+    # a bar beside each team's chance of first place, the leader's the longest
+    widths = {c["team"]: c["bar"] for c in shown()}
+    leader = max(latest, key=lambda r: r["win"])["team"]
+    assert widths[leader] == max(widths.values()) > 0
+    assert all(widths[r["team"]] == 0 for r in latest if r["win"] == 0)
+    expect(page.get_by_test_id("teams-round")).to_have_text("round 2 of 3")
     save_artifact(
         page.get_by_test_id("team-standings"), "widget-team-standings.png", omit_background=True
     )
+
+
+def assert_chance(text: str, p: float, se: float) -> None:
+    """``text`` is the chance ``p`` in percent with its error ``se`` in percentage
+    points, each to the precision shown ("87 % ±0.7", "9.4 % ±0.6", "0 %")."""
+    number, _, err = text.replace("\n", " ").partition("%")
+    number = number.strip()
+    if number.startswith(("<", ">")):  # "<0.1 %", ">99.9 %"
+        bound = float(number[1:])
+        assert (100 * p < bound) if number[0] == "<" else (100 * p > bound), (text, p)
+    else:
+        digits = len(number.partition(".")[2])
+        assert abs(float(number) - 100 * p) <= 0.5 * 10**-digits + 1e-9, (text, p)
+    if p in (0.0, 1.0):
+        assert err.strip() == "", text
+    else:
+        assert abs(float(err.strip().lstrip("±")) - 100 * se) <= 0.05 + 1e-9, (text, se)

@@ -16,12 +16,19 @@ export function pct(p) {
   return `${Math.round(p * 100)} %`;
 }
 
-/** A team's chance (first place, or the top k) with its Monte Carlo error. */
-function chanceCell(p, se, testid) {
+/**
+ * A team's chance (first place, or the top k) with its Monte Carlo error, as the
+ * players' standings show it ("34 % ±0.3"); ``best``: the largest chance of the
+ * column, for a bar beside it (none: no bar).
+ */
+function chanceCell(p, se, testid, best) {
   const c = chanceText(p, se);
-  const td = el("td", { class: "tm-num tm-strong", testid }, c.p);
+  const td = el("td", { class: "tm-num tm-chance", testid });
   td.dataset.p = String(p);
-  if (c.se) td.append(el("span", { class: "tm-muted" }, c.se));
+  const width = best > 0 && p ? Math.max(2, Math.round((60 * p) / best)) : 0;
+  if (width) td.append(el("span", { class: "tm-chance-bar", style: `width:${width}px` }));
+  td.append(el("span", { testid: `${testid}-chance` }, c.p));
+  if (c.se) td.append(el("span", { class: "tm-se" }, c.se));
   return td;
 }
 
@@ -36,8 +43,8 @@ function standingsRow(r, names, odds) {
     el("td", { class: "tm-num tm-muted", testid: "team-record" }, `${r.won}-${r.drawn}-${r.lost}`),
     ...names.map((n) => el("td", { class: "tm-num tm-muted", testid: `team-tb-${n}` }, tiebreakText(r.tiebreaks[n]))),
   );
-  if (odds) tr.append(chanceCell(r.win, r.win_se, "team-win"));
-  if (odds && odds.top) tr.append(chanceCell(r.top, r.top_se, "team-top"));
+  if (odds) tr.append(chanceCell(r.win, r.win_se, "team-win", odds.best));
+  if (odds && odds.top) tr.append(chanceCell(r.top, r.top_se, "team-top", 0));
   return tr;
 }
 
@@ -49,7 +56,8 @@ function renderStandings(root, msg) {
     byTestId(root, "teams-note").textContent = "Not a team event: no team standings.";
     return;
   }
-  byTestId(root, "teams-round").textContent = teams.round ? `round ${teams.round}` : "";
+  const of = teams.rounds ? ` of ${teams.rounds}` : "";
+  byTestId(root, "teams-round").textContent = teams.round ? `round ${teams.round}${of}` : "";
   // the columns already shown (match and game points) are not repeated as tie-breaks
   const extra = teams.tiebreaks.filter((n) => n !== "MP" && n !== "GP");
   const head = byTestId(root, "teams-head");
@@ -61,14 +69,18 @@ function renderStandings(root, msg) {
     el("th", { title: "matches won, drawn, lost" }, "W-D-L"),
     ...extra.map((n) => el("th", {}, n)),
   );
-  // the event's chances, when the server simulates every match left
-  const odds = teams.sims > 0 ? { top: teams.top_k != null && teams.top_k > 1 } : null;
-  if (odds) {
-    head.append(el("th", { testid: "teams-head-win", title: `chance of winning the event (${teams.sims} simulations)` }, "1st"));
-    if (odds.top) head.append(el("th", { testid: "teams-head-top", title: `chance of a place in the first ${teams.top_k}` }, `Top ${teams.top_k}`));
-  }
   const limit = Number(param("rows", "0"));
   const rows = Number.isFinite(limit) && limit > 0 ? teams.rows.slice(0, limit) : teams.rows;
+  // the event's chances, when the server simulates every match left: "1st" with a
+  // bar (the leader's the longest), "Top k" beside it when k > 1
+  const odds =
+    teams.sims > 0
+      ? { top: teams.top_k != null && teams.top_k > 1, best: Math.max(0, ...rows.map((r) => r.win ?? 0)) }
+      : null;
+  if (odds) {
+    head.append(el("th", { testid: "teams-head-win", title: `chance of winning the event, ± its Monte Carlo error (${teams.sims} simulations)` }, "1st"));
+    if (odds.top) head.append(el("th", { testid: "teams-head-top", title: `chance of a place in the first ${teams.top_k}, ± its Monte Carlo error` }, `Top ${teams.top_k}`));
+  }
   byTestId(root, "teams-body").replaceChildren(...rows.map((r) => standingsRow(r, extra, odds)));
   const order = `Finished matches; ${teams.primary === "MP" ? "match points" : "game points"} first, then ${teams.tiebreaks.join(", ")}.`;
   const chances = odds ? ` Chances: every match left simulated (${teams.sims.toLocaleString("en")} simulations).` : "";
