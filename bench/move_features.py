@@ -336,6 +336,9 @@ SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("(b) today: cp loss by phase", TODAY),
     *((f"(c) today + {name}", (*TODAY, name)) for name in NEW),
     ("(d) all", (*TODAY, *NEW)),
+    # the fair comparison: the new features on top of the shipped model's own reading
+    ("(e) perceived + log_likelihood", ("perceived", "log_likelihood")),
+    ("(f) perceived + all", ("perceived", *TODAY, *NEW)),
 )
 
 
@@ -353,6 +356,7 @@ def feature_rows(rows: list[PlayerGame], temperature: float) -> list[dict[str, f
                 "best_gap": f.best_gap,
                 "only_move_found": f.only_move_found,
                 "log_likelihood": f.log_likelihood,
+                "perceived": r.perceived,
             }
         )
     return out
@@ -471,13 +475,24 @@ def run_ablate(args: argparse.Namespace) -> None:
     base = "(b) today: cp loss by phase"
     print("\nPaired against (b), mean over splits (splits where the set is better):")
     for label in labels:
-        if label.startswith(("(c)", "(d)")):
+        if label.startswith(("(c)", "(d)", "(e)", "(f)")):
             d_rho = np.array([s[label][0] - s[base][0] for s in splits])
             d_ratio = np.array([s[label][1] - s[base][1] for s in splits])
             print(
                 f"  {label}: Spearman {d_rho.mean():+.3f} ({(d_rho > 0).sum()}/{len(splits)}), "
                 f"MAE ratio {d_ratio.mean():+.3f} ({(d_ratio < 0).sum()}/{len(splits)})"
             )
+    today = "(a) today's perceived (shipped model)"
+    if today in labels:
+        print("\nPaired against (a), mean over splits (splits where the set is better):")
+        for label in labels:
+            if label.startswith(("(e)", "(f)")):
+                d_rho = np.array([s[label][0] - s[today][0] for s in splits])
+                d_ratio = np.array([s[label][1] - s[today][1] for s in splits])
+                print(
+                    f"  {label}: Spearman {d_rho.mean():+.3f} ({(d_rho > 0).sum()}/{len(splits)}), "
+                    f"MAE ratio {d_ratio.mean():+.3f} ({(d_ratio < 0).sum()}/{len(splits)})"
+                )
     print(
         "\nLearning curve (test part fixed per split; its first N training games in sample order):"
     )

@@ -25,10 +25,11 @@ most 6 queens, rooks, bishops and knights are left on the board (both sides
 together); else the opening up to ply 20 while more than 10 of them are
 left; else the middlegame.
 
-The weights depend on the whole game (the window grows with its length),
-so live the accuracies are recomputed from the ledger's scores when they
-change (O(n) per new evaluated ply, about a hundred microseconds for a long
-game); a rollback is exact because nothing is carried over.
+The weights depend on the whole game (the window grows with its length);
+:class:`AccuracyTally` keeps them as the game grows (O(1) a ply, all of them
+again only when the window grows), and :func:`game_accuracy` is a tally fed
+the whole game, so live and batch give the same figures. A rollback starts
+a new tally from the ledger's scores (exact: nothing else is carried over).
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def volatility_weights(win_percents: Sequence[float]) -> list[float]:
     first = list(win_percents[:w])
     windows = [first] * (min(w, len(win_percents)) - 2)
     windows += [list(win_percents[i : i + w]) for i in range(len(win_percents) - w + 1)]
-    return [max(WEIGHT_MIN, min(WEIGHT_MAX, _pstdev(x))) for x in windows[:n]]
+    return [_clipped_weight(x) for x in windows[:n]]
 
 
 def weighted_mean(values: Sequence[float], weights: Sequence[float]) -> float | None:
@@ -199,28 +200,115 @@ def game_accuracy(
     plies (1-based) left out of the means (an illegal move that stood);
     their positions still count in the volatility windows.
     """
-    accs, weights = move_accuracies(scores, first_mover_is_white)
-    if phases is not None and len(phases) < len(accs):
-        raise ValueError(f"{len(accs)} moves but {len(phases)} phases")
-    out: dict[bool, PlayerAccuracy] = {}
-    for white in (True, False):
-        rows = [
-            (i + 1, a, w)
-            for i, (a, w) in enumerate(zip(accs, weights, strict=True))
-            if ((i % 2 == 0) == (first_mover_is_white == white)) and (i + 1) not in skip
-        ]
-        by_phase: dict[Phase, float | None] = {}
-        for ph in PHASES:
-            sel = [(a, w) for k, a, w in rows if phases is not None and phases[k - 1] == ph]
-            by_phase[ph] = _round(combine([a for a, _ in sel], [w for _, w in sel]))
-        out[white] = PlayerAccuracy(
-            overall=_round(combine([a for _, a, _ in rows], [w for _, _, w in rows])),
-            moves=len(rows),
-            opening=by_phase["opening"],
-            middlegame=by_phase["middlegame"],
-            endgame=by_phase["endgame"],
-        )
-    return GameAccuracy(white=out[True], black=out[False])
+    n = len(scores) - 1
+    if phases is not None and len(phases) < n:
+        raise ValueError(f"{n} moves but {len(phases)} phases")
+    tally = AccuracyTally(scores[0] if scores else 0, first_mover_is_white)
+    for k in range(1, n + 1):
+        tally.push(scores[k], phases[k - 1] if phases is not None else None, k not in skip)
+    return tally.result()
+
+
+_KEYS: tuple[Phase | None, ...] = (None, *PHASES)
+
+
+class AccuracyTally:
+    """:func:`game_accuracy` kept as a game grows, one ply at a time.
+
+    A move's accuracy never changes once its positions are scored, and while
+    the volatility window keeps its size (it grows every ten moves up to
+    eight positions) neither does any earlier move's weight: each new ply
+    adds one accuracy and one weight to its player's sums (overall and in its
+    phase), in the order :func:`game_accuracy` adds them. When the window
+    grows, every weight is worked out again (six times in a game of 80
+    moves or more). So a game's accuracies cost O(1) a ply, not O(plies).
+    """
+
+    def __init__(self, start_score: int, first_mover_is_white: bool = True) -> None:
+        self.first_mover_is_white = first_mover_is_white
+        self._wp: list[float] = [win_percent(start_score)]
+        self._accs: list[float] = []
+        self._phases: list[Phase | None] = []
+        self._counted: list[bool] = []
+        self._window = 0
+        self._weights: list[float] = []
+        # per side (True: White) and key (None: overall, else a phase):
+        # [sum of accuracy x weight, sum of weights, sum of 1 / max(1, accuracy), moves]
+        self._sums: dict[tuple[bool, Phase | None], list[float]] = {}
+
+    @property
+    def plies(self) -> int:
+        return len(self._accs)
+
+    def push(self, score: int, phase: Phase | None = None, counted: bool = True) -> None:
+        """The next ply's score (centipawns, White's view), its phase, and
+        whether it counts in the means (``counted`` False: an illegal move
+        that stood; its position still counts in the windows)."""
+        before = self._wp[-1]
+        after = win_percent(score)
+        self._wp.append(after)
+        white = (len(self._accs) % 2 == 0) == self.first_mover_is_white
+        self._accs.append(move_accuracy(before, after) if white else move_accuracy(after, before))
+        self._phases.append(phase)
+        self._counted.append(counted)
+        n = len(self._accs)
+        w = window_size(n)
+        if w != self._window:
+            self._recount(w)
+            return
+        # the window keeps its size: one more window, the last w positions
+        self._weights.append(_clipped_weight(self._wp[-w:]))
+        self._add(n - 1)
+
+    def _recount(self, w: int) -> None:
+        self._window = w
+        self._weights = volatility_weights(self._wp)
+        self._sums = {}
+        for i in range(len(self._accs)):
+            self._add(i)
+
+    def _add(self, i: int) -> None:
+        if not self._counted[i]:
+            return
+        white = (i % 2 == 0) == self.first_mover_is_white
+        a, w = self._accs[i], self._weights[i]
+        for key in (None, self._phases[i]):
+            sums = self._sums.get((white, key))
+            if sums is None:
+                sums = self._sums[(white, key)] = [0.0, 0.0, 0.0, 0.0]
+            sums[0] += a * w
+            sums[1] += w
+            sums[2] += 1.0 / max(1.0, a)
+            sums[3] += 1
+            if self._phases[i] is None:
+                break  # no phase: the overall sums only
+
+    def result(self) -> GameAccuracy:
+        """Both players' accuracies now, as :func:`game_accuracy` gives them."""
+        out: dict[bool, PlayerAccuracy] = {}
+        for white in (True, False):
+            values = {key: self._combined(white, key) for key in _KEYS}
+            overall = self._sums.get((white, None))
+            out[white] = PlayerAccuracy(
+                overall=values[None],
+                moves=int(overall[3]) if overall is not None else 0,
+                opening=values["opening"],
+                middlegame=values["middlegame"],
+                endgame=values["endgame"],
+            )
+        return GameAccuracy(white=out[True], black=out[False])
+
+    def _combined(self, white: bool, key: Phase | None) -> float | None:
+        sums = self._sums.get((white, key))
+        if sums is None or sums[3] == 0 or sums[1] == 0:
+            return None
+        weighted = sums[0] / sums[1]
+        harmonic = sums[3] / sums[2]
+        return _round((weighted + harmonic) / 2.0)
+
+
+def _clipped_weight(window: Sequence[float]) -> float:
+    return max(WEIGHT_MIN, min(WEIGHT_MAX, _pstdev(window)))
 
 
 def phases_from_fens(fens_before: Sequence[str], first_ply: int = 1) -> list[Phase]:

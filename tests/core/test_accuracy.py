@@ -9,6 +9,11 @@ import chess
 import pytest
 
 from livegain.core.accuracy import (
+    PHASES,
+    AccuracyTally,
+    GameAccuracy,
+    Phase,
+    PlayerAccuracy,
     combine,
     game_accuracy,
     harmonic_mean,
@@ -189,3 +194,48 @@ def test_pieces_on_a_board_and_in_its_fen_are_counted_alike() -> None:
                 break
             board.push(rng.choice(moves))
             assert pieces_on(board) == pieces_in_fen(board.fen())
+
+
+def _reference(
+    scores: list[int], first_white: bool, phases: list[Phase], skip: set[int]
+) -> GameAccuracy:
+    """lichess's method written out whole, as the module's docstring says it:
+    every accuracy and weight of the game, then each side's two means."""
+    accs, weights = move_accuracies(scores, first_white)
+    out = {}
+    for white in (True, False):
+        rows = [
+            (k, a, w)
+            for k, (a, w) in enumerate(zip(accs, weights, strict=True), start=1)
+            if ((k % 2 == 1) == (first_white == white)) and k not in skip
+        ]
+
+        def mean(sel: list[tuple[int, float, float]]) -> float | None:
+            value = combine([a for _, a, _ in sel], [w for _, _, w in sel])
+            return None if value is None else round(value, 1)
+
+        by = {ph: mean([r for r in rows if phases[r[0] - 1] == ph]) for ph in PHASES}
+        out[white] = PlayerAccuracy(mean(rows), len(rows), **by)
+    return GameAccuracy(out[True], out[False])
+
+
+def test_the_tally_ply_by_ply_is_the_whole_game_recomputed() -> None:
+    """At every ply of random games (the window growing from 2 to 8
+    positions, both first movers, plies left out), the running tally gives
+    what the whole computation gives on the game so far."""
+    rng = random.Random(11)
+    for _ in range(12):
+        n = rng.randint(1, 130)
+        scores = [rng.randint(-60, 60)]
+        for _ in range(n):
+            jump = rng.choice((0, 0, 30, -30, 150, -150, 600, -600, 3900))
+            scores.append(max(-3900, min(3900, scores[-1] + rng.randint(-40, 40) + jump)))
+        phases: list[Phase] = [rng.choice(PHASES) for _ in range(n)]
+        skip = {k for k in range(1, n + 1) if rng.random() < 0.05}
+        first_white = rng.random() < 0.7
+        tally = AccuracyTally(scores[0], first_white)
+        for k in range(1, n + 1):
+            tally.push(scores[k], phases[k - 1], k not in skip)
+            want = _reference(scores[: k + 1], first_white, phases[:k], skip)
+            assert tally.result() == want, (k, n)
+        assert game_accuracy(scores, first_white, phases, skip) == want
