@@ -264,7 +264,8 @@ def side_records(game: chess.pgn.Game, cache: MultiPvCache) -> dict[bool, list[M
         else:
             return None
     n = len(pos.ucis)
-    records = move_records(list(range(1, n + 1)), values, candidates[:n], pos.ucis)
+    legal = [b.legal_moves.count() for b in pos.boards[:n]]
+    records = move_records(list(range(1, n + 1)), values, candidates[:n], pos.ucis, legal)
     first_white = pos.boards[0].turn == chess.WHITE
     out: dict[bool, list[MoveRecord]] = {True: [], False: []}
     for i, r in enumerate(records):
@@ -331,7 +332,15 @@ def load_player_games(args: argparse.Namespace) -> list[PlayerGame]:
 
 #: The feature sets of the ablation: today's, each new one added alone, all.
 TODAY = ("loss_open", "loss_middle", "loss_end")
-NEW = ("win_loss", "best_gap", "only_move_found", "log_likelihood")
+NEW = (
+    "win_loss",
+    "best_gap",
+    "only_move_found",
+    "log_likelihood",
+    "difficulty",
+    "excess_loss",
+    "legal_moves",
+)
 SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("(b) today: cp loss by phase", TODAY),
     *((f"(c) today + {name}", (*TODAY, name)) for name in NEW),
@@ -356,6 +365,9 @@ def feature_rows(rows: list[PlayerGame], temperature: float) -> list[dict[str, f
                 "best_gap": f.best_gap,
                 "only_move_found": f.only_move_found,
                 "log_likelihood": f.log_likelihood,
+                "difficulty": f.difficulty,
+                "excess_loss": f.excess_loss,
+                "legal_moves": f.legal_moves,
                 "perceived": r.perceived,
             }
         )

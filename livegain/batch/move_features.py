@@ -32,8 +32,17 @@ advantage and not as 3900 points.
   a played move outside the candidates joins them with its own value (at most
   the worst candidate's).
 
+* **difficulty**: the position's difficulty as the candidates show it, the
+  loss a player choosing by that same softmax would expect,
+  ``sum_i p_i (v_best - v_i)`` over the candidates (a position where every
+  candidate holds is easy, one where only the best does is hard);
+* **excess loss**: the centipawns lost beyond that expectation (the loss
+  read against the position's difficulty);
+* **legal moves**: the mean number of legal moves in the positions the
+  player moved from (where the record has it).
+
 A move from a position with a single candidate (one legal move) is no
-choice: it counts for the losses but not for the three candidate features.
+choice: it counts for the losses but not for the candidate features.
 """
 
 from __future__ import annotations
@@ -72,6 +81,8 @@ class MoveRecord:
     after: int
     candidates: tuple[tuple[str, int], ...]
     played: str
+    legal: int = 0
+    """Legal moves in the position before it (0: not known)."""
 
     def __post_init__(self) -> None:
         values = [v for _m, v in self.candidates]
@@ -125,6 +136,19 @@ class MoveRecord:
             if move == self.played:
                 return values, i
         return [*values, min(_clip(self.after), values[-1])], len(values)
+
+    def expected_loss(self, temperature: float) -> float:
+        """The loss (clipped centipawns, from the best candidate) expected of
+        a move chosen by ``softmax(values / temperature)`` among the
+        candidates alone: the position's difficulty."""
+        if temperature <= 0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
+        if not self.candidates:
+            raise ValueError(f"ply {self.ply}: no candidates were searched")
+        values = [_clip(v) for _m, v in self.candidates]
+        top = values[0]
+        weights = [math.exp((v - top) / temperature) for v in values]
+        return sum(w * (top - v) for w, v in zip(weights, values, strict=True)) / sum(weights)
 
     def log_likelihood(self, temperature: float) -> float:
         """log P(played) under ``softmax(values / temperature)``."""
@@ -187,6 +211,9 @@ class MoveFeatures:
     best_gap: float | None
     only_move_found: float | None
     log_likelihood: float | None
+    difficulty: float | None = None
+    excess_loss: float | None = None
+    legal_moves: float | None = None
 
 
 def move_features(
@@ -205,6 +232,7 @@ def move_features(
         by_phase[bisect_right(classes.phase_edges, m.ply)].append(float(m.loss))
     chosen = [m for m in moves if m.is_choice]
     gaps = [float(g) for m in moves if (g := m.best_gap) is not None]
+    expected = [m.expected_loss(temperature) for m in chosen]
     return MoveFeatures(
         moves=len(moves),
         loss_by_phase=tuple(_mean(p) for p in by_phase),
@@ -215,6 +243,9 @@ def move_features(
             sum(m.only_move and m.found_best for m in chosen) / len(chosen) if chosen else None
         ),
         log_likelihood=_mean([m.log_likelihood(temperature) for m in chosen]),
+        difficulty=_mean(expected),
+        excess_loss=_mean([m.loss - e for m, e in zip(chosen, expected, strict=True)]),
+        legal_moves=_mean([float(m.legal) for m in moves if m.legal > 0]),
     )
 
 
@@ -223,19 +254,22 @@ def move_records(
     values: Sequence[int],
     candidates: Sequence[Sequence[tuple[str, int]]],
     played: Sequence[str],
+    legal: Sequence[int] | None = None,
 ) -> list[MoveRecord]:
     """The records of consecutive moves of a game: ``values[i]`` the value of
     the position before move ``i`` from its side to move (``values`` has one
     more entry, the position after the last move), ``candidates[i]`` that
     position's candidates (side to move, best first), ``played[i]`` the move,
-    ``plies[i]`` its ply. Raises ValueError when the lengths disagree."""
+    ``plies[i]`` its ply, ``legal[i]`` the legal moves there (None: not
+    known). Raises ValueError when the lengths disagree."""
     n = len(played)
-    if not (len(plies) == len(candidates) == n and len(values) == n + 1):
+    legal = [0] * n if legal is None else legal
+    if not (len(plies) == len(candidates) == len(legal) == n and len(values) == n + 1):
         raise ValueError(
             f"{n} moves need {n} plies, {n} candidate lists and {n + 1} values; "
             f"got {len(plies)}, {len(candidates)} and {len(values)}"
         )
     return [
-        MoveRecord(plies[i], values[i], -values[i + 1], tuple(candidates[i]), played[i])
+        MoveRecord(plies[i], values[i], -values[i + 1], tuple(candidates[i]), played[i], legal[i])
         for i in range(n)
     ]

@@ -106,10 +106,35 @@ def test_player_game_features() -> None:
     assert f.log_likelihood == pytest.approx(sum(lls) / 3)
 
 
+def test_difficulty_is_the_loss_expected_of_the_softmax_choice() -> None:
+    # SECOND at T = 10: weights e^0, e^-0.5, e^-2 on losses 0, 5, 20 cp:
+    # (0.6065307 * 5 + 0.1353353 * 20) / 1.7418660 = 5.7393590 / 1.7418660 = 3.2949487
+    assert SECOND.expected_loss(10.0) == pytest.approx(3.2949487, abs=1e-6)
+    # ONLY: the second is 100 cp worse; nearly no loss is expected of a choice
+    # this clear at T = 10, a large one at T = 1000 (a choice at random)
+    assert ONLY.expected_loss(10.0) == pytest.approx(100 * math.exp(-10) / (1 + math.exp(-10)))
+    assert ONLY.expected_loss(1000.0) == pytest.approx(100 * math.exp(-0.1) / (1 + math.exp(-0.1)))
+    f = move_features([SECOND, ONLY, OUTSIDE, FORCED], temperature=10.0)
+    expected = [m.expected_loss(10.0) for m in (SECOND, ONLY, OUTSIDE)]
+    assert f.difficulty == pytest.approx(sum(expected) / 3)
+    losses = (SECOND.loss, ONLY.loss, OUTSIDE.loss)  # 10, 0, 300
+    assert f.excess_loss == pytest.approx(
+        sum(lo - e for lo, e in zip(losses, expected, strict=True)) / 3
+    )
+    assert f.legal_moves is None  # the records do not say
+    legal = move_records(
+        [1, 2], [30, -20, 35], [[("e2e4", 30)], [("e7e5", -20)]], ["e2e4", "e7e5"], legal=[20, 20]
+    )
+    assert move_features(legal, temperature=10.0).legal_moves == 20.0
+    with pytest.raises(ValueError, match="no candidates"):
+        MoveRecord(5, 0, 0, (), "e2e4").expected_loss(10.0)
+
+
 def test_missing_features_are_none_not_zero() -> None:
     f = move_features([FORCED], temperature=10.0)
     assert f.loss_by_phase == (None, 0.0, None)
     assert (f.best_gap, f.only_move_found, f.log_likelihood) == (None, None, None)
+    assert (f.difficulty, f.excess_loss, f.legal_moves) == (None, None, None)
     with pytest.raises(ValueError, match="no move"):
         move_features([], temperature=10.0)
 
