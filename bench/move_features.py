@@ -348,6 +348,8 @@ SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the fair comparison: the new features on top of the shipped model's own reading
     ("(e) perceived + log_likelihood", ("perceived", "log_likelihood")),
     ("(f) perceived + all", ("perceived", *TODAY, *NEW)),
+    # legal moves need no engine: the live service could read them today
+    ("(g) perceived + legal_moves", ("perceived", "legal_moves")),
 )
 
 
@@ -487,7 +489,7 @@ def run_ablate(args: argparse.Namespace) -> None:
     base = "(b) today: cp loss by phase"
     print("\nPaired against (b), mean over splits (splits where the set is better):")
     for label in labels:
-        if label.startswith(("(c)", "(d)", "(e)", "(f)")):
+        if label.startswith(("(c)", "(d)", "(e)", "(f)", "(g)")):
             d_rho = np.array([s[label][0] - s[base][0] for s in splits])
             d_ratio = np.array([s[label][1] - s[base][1] for s in splits])
             print(
@@ -498,7 +500,7 @@ def run_ablate(args: argparse.Namespace) -> None:
     if today in labels:
         print("\nPaired against (a), mean over splits (splits where the set is better):")
         for label in labels:
-            if label.startswith(("(e)", "(f)")):
+            if label.startswith(("(e)", "(f)", "(g)")):
                 d_rho = np.array([s[label][0] - s[today][0] for s in splits])
                 d_ratio = np.array([s[label][1] - s[today][1] for s in splits])
                 print(
