@@ -135,9 +135,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "baseline": figures(base),
         "during": figures(during),
         "feed_errors": dict(service.stats.feed_errors),
-        "slowest": sorted(
-            ((d, ts - base_end) for ts, d in samples if ts > base_end), reverse=True
-        )[:8],
+        "slowest": sorted(((d, ts - base_end) for ts, d in samples if ts > base_end), reverse=True)[
+            :8
+        ],
     }
 
 
