@@ -3,7 +3,7 @@ its service, the broker, a gateway and an engine worker are SIGKILLed and
 started again at random.
 
 The event (default: the project's demo Open, five rounds, 30 games) is served
-as a Lichess broadcast by :class:`~livegain.feeds.event_relay.EventRelay`, one
+as a Lichess broadcast by :class:`~livegain.relay.event.EventRelay`, one
 move revealed every ``--move-every`` seconds, round after round. The service
 is `livegain watch` with a broadcast delay (``--delay``), a store kept on disk,
 its local pool and one `livegain worker` through a Mosquitto of the bench's
@@ -59,9 +59,9 @@ import chess
 import chess.pgn
 from websockets.asyncio.client import connect
 
-from livegain.core.events import PlayerInfo, player_key
+from livegain.core.snapshot import PlayerInfo, player_key
 from livegain.core.standings import Result, Standings
-from livegain.feeds.event_relay import EventRelay
+from livegain.relay.event import EventRelay
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_EVENT = REPO / "livegain" / "data" / "demo-event.pgn"

@@ -23,7 +23,7 @@ from livegain.app.service import STORE_FILE, Service
 from livegain.app.store import Store
 from livegain.config import load_settings
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 
 
 def per_call(fn: Callable[[], object], n: int) -> float:
@@ -59,6 +59,7 @@ def main() -> None:
         )
         service = Service(settings, evaluator=Scripted())
         service.registry = BoardRegistry(engine_rating=2860.0)
+        service.standings.follow(service.registry.boards)
         service.scheduler.max_inflight = 2
         moves = ("e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7") * 4
         for b in range(args.boards):

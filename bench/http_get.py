@@ -28,7 +28,8 @@ from pathlib import Path
 import aiohttp
 
 import livegain
-from livegain.feeds._http import MiniHttpServer, Reply, http_get, http_session
+from livegain.feeds._http import http_get, http_session
+from livegain.relay.http import MiniHttpServer, Reply
 
 BODY = (Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn").read_bytes()
 

@@ -65,12 +65,12 @@ import chess
 import chess.pgn
 
 from livegain.app.service import Service
-from livegain.cli._common import run_async
+from livegain.cli.running import run_async
 from livegain.config import load_settings
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.feeds.base import FeedSink
-from livegain.publish.schema import Update
+from livegain.publish.publication import Kind, Publication
 
 ROOT = Path(__file__).resolve().parent.parent
 VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 300, chess.ROOK: 500, chess.QUEEN: 900}
@@ -503,17 +503,21 @@ async def measure(
     published_cpu: dict[int, int] = {}
     written: dict[int, asyncio.Event] = {}
     sent_in_move = [0]
-    orig = service.server.publish
+    orig = service.server.deliver
 
     last_update = [b""]
 
-    def timed_publish(update: Update, state: Any) -> bytes:
-        data = orig(update, state)
-        sent_in_move[0] += 1
-        last_update[0] = data
-        if update.ply is not None and update.ply.gain is not None:
-            done_when_written(update.ply.ply)
-        return data
+    def timed_deliver(p: Publication, /) -> None:
+        # the last step of the publication chain: a board's updates, each
+        # encoded once, written to every subscriber
+        orig(p)
+        if p.kind is not Kind.BOARD or p.whole:
+            return
+        for update, data in zip(p.updates, p.encoded, strict=True):
+            sent_in_move[0] += 1
+            last_update[0] = data
+            if update.ply is not None and update.ply.gain is not None:
+                done_when_written(update.ply.ply)
 
     def done_when_written(ply: int) -> None:
         # Large fan-outs are written in chunks, one per loop iteration.
@@ -525,7 +529,7 @@ async def measure(
         else:
             asyncio.get_running_loop().call_soon(done_when_written, ply)
 
-    service.server.publish = timed_publish  # type: ignore[method-assign]
+    service.server.deliver = timed_deliver  # type: ignore[method-assign]
     stop = asyncio.Event()
     task = asyncio.create_task(service.run(stop))
     gws: list[Gateway] = []

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 
 from livegain.core.board.board import BoardGame
 from livegain.core.board.registry import BoardRegistry
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 
 MOVES = ("e4", "e5", "Nf3", "Nc6")
 AT = (100, 500, 1000)

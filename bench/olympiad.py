@@ -167,7 +167,7 @@ def movetext(sans: list[str]) -> str:
 
 
 def run_feeds(args: argparse.Namespace) -> None:
-    from livegain.feeds._http import MiniHttpServer, Reply
+    from livegain.relay.http import MiniHttpServer, Reply
 
     work = Path(args.work)
     rng = random.Random(args.seed)

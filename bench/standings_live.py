@@ -33,11 +33,11 @@ from livegain.cli.demo import data_path, demo_points_before
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
 from livegain.core.event_table import EventRules, GameEntry, event_table
-from livegain.core.events import PlayerInfo
+from livegain.core.snapshot import PlayerInfo
 from livegain.core.standings import Result
 from livegain.core.tournament_odds import win_odds
-from livegain.feeds.replay import Replay
 from livegain.publish import convert
+from livegain.relay.replay import Replay
 
 SIMS = 100_000
 
@@ -62,7 +62,7 @@ def loop_costs() -> None:
         for ply in range(board.plies + 1):
             t.record_eval(bid, ply, board.fen_at(ply), Evaluation(cp=20, wdl=(300, 600, 100)))
         ids.append(bid)
-    standings = LiveStandings([], lambda: t.boards, lambda e, d: None)
+    standings = LiveStandings([], lambda e, d: None, boards=t.boards)
     for bid in ids:
         standings.touch(bid)  # first sight: every later call finds nothing changed
     n = 20_000

@@ -6,7 +6,7 @@ round (``GET /api/broadcast/{tourSlug}/{roundSlug}/{roundId}``: ``round``,
 ``tour``, ``games``), a round's PGN (``GET /api/broadcast/round/{id}.pgn``)
 and its live PGN stream
 (``GET /api/stream/broadcast/round/{roundId}.pgn``), the stream being a
-:class:`~livegain.feeds.replay.Replay` of real games passed through as it
+:class:`~livegain.relay.replay.Replay` of real games passed through as it
 grows. :class:`FakeLcc` serves a LiveChess Cloud tournament's
 ``tournament.json`` and its rounds' ``index.json``. Both are real HTTP
 servers (aiohttp, through the project's MiniHttpServer).
@@ -20,8 +20,9 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from livegain.feeds._http import MiniHttpServer, Reply, http_stream
-from livegain.feeds.replay import Replay
+from livegain.feeds._http import http_stream
+from livegain.relay.http import MiniHttpServer, Reply
+from livegain.relay.replay import Replay
 
 
 @dataclass

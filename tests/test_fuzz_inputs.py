@@ -53,11 +53,10 @@ from hypothesis import strategies as st
 import livegain
 from livegain.batch.pgnio import PgnError, read_pgn_games_skipping
 from livegain.cli import _COMMANDS
-from livegain.cli._common import CliError
+from livegain.cli.errors import CliError
 from livegain.cli.rank import read_results_csv
 from livegain.config import ConfigError, load_settings
-from livegain.core.events import RATING_RANGE, official_rating
-from livegain.feeds._http import MiniHttpServer, Reply
+from livegain.core.snapshot import RATING_RANGE, official_rating
 from livegain.feeds.json_bounds import (
     MAX_DEPTH,
     MAX_TOML_BYTES,
@@ -73,6 +72,7 @@ from livegain.publish.actions import Close, Send
 from livegain.publish.hub import Hub
 from livegain.publish.producer import standings_of
 from livegain.publish.replica import Replica
+from livegain.relay.http import MiniHttpServer, Reply
 from livegain.remote.protocol import ProtocolError, decode
 
 pytestmark = pytest.mark.timeout(240)

@@ -4,7 +4,17 @@
 - the parts the service is built of (``feeds``, ``engine``, ``remote``,
   ``mqtt``, ``publish``) import neither the service (``app``), nor the
   batch side (``batch``), nor the command line (``cli``);
-- nothing imports a private module (``_name``) of another package.
+- the relays (``relay``: the sources ``livegain replay``, the demo and the
+  tests serve) sit beside the command line: they write the feeds' formats with
+  ``feeds``' parsers and ``mqtt``'s client, over ``core``, import none of
+  ``app``, ``batch``, ``cli``, ``engine``, ``remote`` and ``publish``, and
+  only the command line imports them;
+- nothing imports a private module (``_name``) of another package;
+- nothing under ``publish`` calls into ``app``, not even through a callback
+  set on it: its classes declare no public callback slot to be filled in
+  later (``self.x: Callable[...] | None = None``; what they need from the program
+  that runs them is handed to them at construction, as a protocol), and no
+  module outside ``publish`` sets an ``on_*`` attribute on another object.
 
 The checker is tried on a made-up package first, so a rule that could no
 longer see a forbidden import fails here too."""
@@ -21,9 +31,15 @@ ROOT = Path(__file__).resolve().parents[1] / "livegain"
 
 #: package -> the top-level packages of livegain it must not import
 FORBIDDEN: dict[str, frozenset[str]] = {
-    part: frozenset({"app", "batch", "cli", "service"})
-    for part in ("feeds", "engine", "remote", "mqtt", "publish")
+    **{
+        part: frozenset({"app", "batch", "cli", "service"})
+        for part in ("feeds", "engine", "remote", "mqtt", "publish")
+    },
+    "relay": frozenset({"app", "batch", "cli", "service", "engine", "remote", "publish"}),
 }
+
+#: package -> the only top-level packages (or modules) of livegain that may import it
+ONLY_FROM: dict[str, frozenset[str]] = {"relay": frozenset({"cli", "relay"})}
 
 
 def module_name(root: Path, path: Path) -> str:
@@ -72,6 +88,8 @@ def violations(root: Path) -> list[str]:
                 broken.append("core imports only core")
             if len(mine) > 1 and parts[1] in FORBIDDEN.get(mine[1], frozenset()):
                 broken.append(f"{mine[1]} must not import {parts[1]}")
+            if len(mine) > 1 and mine[1] not in ONLY_FROM.get(parts[1], frozenset({mine[1]})):
+                broken.append(f"only {' and '.join(sorted(ONLY_FROM[parts[1]]))} import {parts[1]}")
             for i, part in enumerate(parts[1:], start=1):
                 if part.startswith("_") and not part.startswith("__"):
                     if mine[:i] != parts[:i]:
@@ -84,7 +102,7 @@ def violations(root: Path) -> list[str]:
 
 def test_the_checker_sees_each_kind_of_forbidden_import(tmp_path: Path) -> None:
     pkg = tmp_path / "livegain"
-    for d in ("core", "feeds", "publish", "remote", "cli"):
+    for d in ("core", "feeds", "publish", "remote", "cli", "relay"):
         (pkg / d).mkdir(parents=True)
         (pkg / d / "__init__.py").write_text("")
     (pkg / "__init__.py").write_text("")
@@ -93,13 +111,84 @@ def test_the_checker_sees_each_kind_of_forbidden_import(tmp_path: Path) -> None:
     (pkg / "publish" / "hub.py").write_text("def f():\n    from livegain.cli import main\n")
     (pkg / "publish" / "gate.py").write_text("from livegain.remote._wire import X\n")
     (pkg / "remote" / "ok.py").write_text("from . import _wire\nfrom livegain.core import maths\n")
+    (pkg / "relay" / "round.py").write_text(
+        "from livegain.feeds import pgn\nfrom livegain.publish import hub\n"
+    )
+    (pkg / "feeds" / "pgn.py").write_text("def f():\n    from livegain.relay import round\n")
     found = violations(pkg)
-    assert len(found) == 3, found
+    assert len(found) == 5, found
     assert any("core/maths.py" in v and "core imports only core" in v for v in found)
     assert any("publish/hub.py" in v and "must not import cli" in v for v in found)
     assert any("publish/gate.py" in v and "private module of livegain.remote" in v for v in found)
+    assert any("feeds/pgn.py" in v and "only cli and relay import relay" in v for v in found)
+    assert any("relay/round.py" in v and "relay must not import publish" in v for v in found)
 
 
 @pytest.mark.skipif(not ROOT.is_dir(), reason="no livegain package beside the tests")
 def test_livegain_keeps_its_layers() -> None:
     assert violations(ROOT) == []
+
+
+def callback_slots(root: Path) -> list[str]:
+    """Callbacks set on ``publish`` objects from outside: a slot declared in
+    ``publish`` (a public attribute annotated as a ``Callable`` and set to
+    None, to be filled in later), or an ``on_*`` attribute set on another object
+    outside ``publish``."""
+    out: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        mine = module_name(root, path).split(".")
+        rel = str(path.relative_to(root.parent))
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if mine[1:2] == ["publish"]:
+                if (
+                    isinstance(node, ast.AnnAssign)
+                    and isinstance(node.target, ast.Attribute)
+                    and not node.target.attr.startswith("_")  # its own, unseen outside
+                    and "Callable" in ast.unparse(node.annotation)
+                    and isinstance(node.value, ast.Constant)
+                    and node.value.value is None
+                ):
+                    out.append(f"{rel}:{node.lineno}: a callback slot {node.target.attr}")
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if isinstance(node, ast.AnnAssign | ast.AugAssign):
+                targets = [node.target]
+            for t in targets:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and t.attr.startswith("on_")
+                    and not (isinstance(t.value, ast.Name) and t.value.id == "self")
+                ):
+                    out.append(f"{rel}:{node.lineno}: sets {ast.unparse(t)}")
+    return out
+
+
+def test_the_checker_sees_callbacks_set_on_publish_objects(tmp_path: Path) -> None:
+    pkg = tmp_path / "livegain"
+    for d in ("app", "publish"):
+        (pkg / d).mkdir(parents=True)
+        (pkg / d / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "publish" / "server.py").write_text(
+        "from collections.abc import Callable\n"
+        "class S:\n"
+        "    def __init__(self, f: Callable[[], int] | None = None) -> None:\n"
+        "        self.f = f\n"
+        "        self.on_x: Callable[[str], bool] | None = None\n"
+        "        self._own: Callable[[], int] | None = None\n"
+    )
+    (pkg / "app" / "service.py").write_text(
+        "class A:\n"
+        "    def __init__(self, server):\n"
+        "        self.on_y = None\n"
+        "        server.on_x = self.remove\n"
+    )
+    found = callback_slots(pkg)
+    assert len(found) == 2, found
+    assert any("publish/server.py:5" in v and "slot on_x" in v for v in found)
+    assert any("app/service.py:4" in v and "sets server.on_x" in v for v in found)
+
+
+@pytest.mark.skipif(not ROOT.is_dir(), reason="no livegain package beside the tests")
+def test_nothing_sets_callbacks_on_publish_objects() -> None:
+    assert callback_slots(ROOT) == []

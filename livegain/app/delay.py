@@ -1,8 +1,14 @@
-"""The broadcast delay, wired (docs/service.md, "Broadcast delay"): what a
-delayed board would publish goes into the :class:`~livegain.publish.delay.DelayLine`
-(and the store) and out to the outputs at its time, nothing early, across
-restarts. A feed's ``delay`` (default: ``[broadcast] delay``) applies to its
-boards; a board takes the longest of its feeds' and of its event group's."""
+"""The broadcast delay, wired (docs/service.md, "Broadcast delay"): a step of
+the publication chain (:mod:`livegain.publish.publication`). What a delayed
+board would publish goes into the :class:`~livegain.publish.delay.DelayLine`
+(and the store) and on to the next step (the outputs) at its time, nothing
+early, across restarts. A feed's ``delay`` (default: ``[broadcast] delay``)
+applies to its boards; a board takes the longest of its feeds' and of its
+event group's.
+
+The step holds each publication as it was built (a board's state and
+updates, a removal, any other message by its kind and key): it derives
+nothing again from the game."""
 
 from __future__ import annotations
 
@@ -13,42 +19,44 @@ from collections.abc import Callable, Sequence
 
 import structlog
 
-from livegain.app.outputs import Outputs
 from livegain.app.stats import ServiceStats
 from livegain.app.store import Store
 from livegain.app.store_writes import StoreWrites
 from livegain.config import Settings
 from livegain.core.board.board import BoardGame
-from livegain.core.board.updates import BoardUpdate
-from livegain.feeds.base import Feed
-from livegain.publish import convert, schema
+from livegain.feeds.base import DelayedFeed, Feed
+from livegain.publish import schema
 from livegain.publish.delay import (
     DelayLine,
     Held,
     Item,
     Message,
     Released,
+    Remove,
     decode_held,
     encode_item,
 )
 from livegain.publish.entry import BoardEntry
+from livegain.publish.publication import Kind, Publication, Step
 
 log = structlog.get_logger("livegain.delay")
 
 
 class BroadcastDelay:
-    """The service's delay line (``line``: None while every board is live)."""
+    """The service's delay line (``line``: None while every board is live),
+    as the publication chain's step before ``then`` (the outputs)."""
 
     def __init__(
         self,
         settings: Settings,
-        outputs: Outputs,
+        then: Step,
         writes: StoreWrites,
         stats: ServiceStats,
         observe: Callable[[float], None],
     ) -> None:
         self.settings = settings
-        self.outputs = outputs
+        self.then = then
+        """The next step: what is released (or not delayed) goes there."""
         self.writes = writes
         self.stats = stats
         self.observe = observe
@@ -58,17 +66,56 @@ class BroadcastDelay:
         self.feed_delays: dict[str, int] = {}
         self.group_delays: dict[str, int] = {}
 
-    def hold_moment(self, game: BoardGame, data: bytes) -> bool:
-        """Hold a ``moment`` message of a delayed board as long as the board
-        (under the key ``moment/<board>``): True; False when it is live."""
-        delay = self.board_delay(game) if self.line is not None else 0
-        if delay <= 0:
+    # ------------------------------------------------------------ the step
+
+    def deliver(self, p: Publication, /) -> None:
+        """Hold ``p`` until its time, or pass it on now: without a line, with
+        no delay (a board the line knows stays in it, in order), or an
+        operator's removal (what is held of the board goes with it)."""
+        if self.line is None or not self._hold(self.line, p):
+            self.then.deliver(p)
+
+    def _hold(self, line: DelayLine, p: Publication) -> bool:
+        """Hold ``p`` in ``line``: True; False: it goes on at once."""
+        if p.kind is Kind.BOARD:
+            return self._hold_board(line, p)
+        if p.kind is Kind.REMOVAL:
+            if p.at_once:
+                if line.drop(p.key):
+                    bid = p.key
+                    self.writes.write(lambda store: store.forget_delayed(bid), board_id=bid)
+                return False
+            if not line.knows(p.key):
+                return False
+            self.hold(p.key, Remove(p.key), p.delay, p.at)
+            return True
+        if p.delay <= 0:
             return False
-        bid = game.board_id
-        self.hold(f"moment/{bid}", Message(f"moment/{bid}", data), delay)
+        message = Message(p.kind, p.key, p.message)
+        self.hold(message.board_id, message, p.delay, p.at)
         return True
 
-    def start(self, feeds: Sequence[Feed], store: Store | None) -> None:
+    def _hold_board(self, line: DelayLine, p: Publication) -> bool:
+        """A board's change: each update that follows what the line holds of
+        the board, else its whole state (carrying its delay)."""
+        bid = p.key
+        if p.delay == 0 and not line.knows(bid):
+            return False
+        whole = p.whole or line.expects(bid) is None
+        if not whole:
+            for u in p.updates:
+                if u.seq != line.expects(bid):
+                    whole = True  # the numbering does not follow what is held
+                    break
+                self.hold(bid, u, p.delay, p.at)
+        if whole:
+            state = p.entry.state.model_copy(update={"delay": p.delay})
+            self.hold(bid, state, p.delay, p.at)
+        return True
+
+    # -------------------------------------------------------------- set-up
+
+    def start(self, feeds: Sequence[Feed], store: Store | None, now: float | None = None) -> None:
         """Set up the broadcast delay (docs/service.md, "Broadcast delay").
 
         A feed's ``delay`` (default: ``[broadcast] delay``) applies to its
@@ -76,14 +123,18 @@ class BroadcastDelay:
         group's. With any delay, or items still held in the store, delayed
         boards go out through a :class:`DelayLine` taken back from the store:
         what viewers saw before the restart is served again at once, what was
-        held is released at its own time (nothing early)."""
+        held is released at its own time (nothing early; ``now``: the time
+        now, by default)."""
         s = self.settings
         default = s.broadcast.delay
         delays: dict[str, int] = {}
         groups: dict[str, int] = {}
         for i, feed in enumerate(feeds):
             cfg = s.feeds[i] if i < len(s.feeds) else None
-            own = cfg.delay if cfg is not None else getattr(feed, "delay", None)
+            if cfg is not None:
+                own = cfg.delay
+            else:  # a feed given to the service: its own delay, if it has one
+                own = feed.delay if isinstance(feed, DelayedFeed) else None
             d = default if own is None else int(own)
             delays[feed.name] = max(d, delays.get(feed.name, 0))
             if cfg is not None and cfg.event_group is not None:
@@ -113,12 +164,13 @@ class BroadcastDelay:
         line.restore(states, items)
         # What fell due while the service was down goes out now; then what
         # viewers see of every board, before anyone can connect.
-        for r in line.due(time.time()):
+        now = time.time() if now is None else now
+        for r in line.due(now):
             if isinstance(r.held.item, Message):
-                self._publish_released(r)
+                self.then.deliver(self._released(r, now))
             self._checkpoint(r)
-        for state in line.released_states().values():
-            self.outputs.board(state.board_id, BoardEntry(state), whole=True)
+        for bid, state in line.released_states().items():
+            self.then.deliver(Publication.board_change(bid, BoardEntry(state), whole=True, at=now))
         log.info(
             "broadcast_delay",
             default=default,
@@ -136,42 +188,12 @@ class BroadcastDelay:
             d = max(d, self.group_delays.get(game.group, 0))
         return d
 
-    def hold_board(
-        self,
-        game: BoardGame,
-        updates: list[BoardUpdate],
-        *,
-        new: bool,
-        match: schema.MatchOdds | None,
-        engine: str,
-    ) -> bool:
-        """Hold what :meth:`_publish_board` would publish now in the delay line
-        (False: the board is not delayed: publish it at once)."""
-        line = self.line
-        assert line is not None
-        bid = game.board_id
-        delay = self.board_delay(game)
-        if delay == 0 and not line.knows(bid):
-            return False
-        items = [convert.update(u, match=match) for u in updates]
-        whole = new or line.expects(bid) is None
-        if not whole:
-            for u in items:
-                if u.seq != line.expects(bid):
-                    whole = True  # the numbering does not follow what is held
-                    break
-                self.hold(bid, u, delay)
-        if whole:
-            state = convert.board_state(game, engine=engine, match=match)
-            self.hold(bid, state.model_copy(update={"delay": delay}), delay)
-        return True
-
-    def hold(self, key: str, item: Item, delay: int) -> Held:
-        """Hold one item in the delay line, and in the store."""
+    def hold(self, key: str, item: Item, delay: int, now: float) -> Held:
+        """Hold one item in the delay line (what was known at ``now``), and in the store."""
         line = self.line
         assert line is not None
         before = line.next_due()
-        held = line.hold(time.time(), key, item, delay)
+        held = line.hold(now, key, item, delay)
         kind, body = encode_item(item)
         self.writes.write(
             lambda store: store.save_held(held.n, key, held.due, kind, body), board_id=key
@@ -181,17 +203,9 @@ class BroadcastDelay:
         return held
 
     def max_delay(self) -> int:
+        """The longest delay configured (what an event's standings, which show
+        every board's result, are held for)."""
         return max([self.settings.broadcast.delay, *self.feed_delays.values()])
-
-    def hold_standings(self, event: str, data: bytes) -> bool:
-        """Hold an event's ``standings`` message for the broadcast delay (the
-        longest configured: they show every board's result): True; False
-        without a delay (publish it at once)."""
-        delay = self.max_delay()
-        if self.line is None or delay == 0:
-            return False
-        self.hold(f"standings/{event}", Message(f"standings/{event}", data), delay)
-        return True
 
     def held_standings(self) -> list[tuple[str, bytes]]:
         """The ``standings`` messages the line holds, (event, message), each
@@ -200,11 +214,10 @@ class BroadcastDelay:
         if line is None:
             return []
         return [
-            (key.removeprefix("standings/"), h.item.data)
+            (h.item.key, h.item.data)
             for key in line.boards()
-            if key.startswith("standings/")
             for h in line.held(key)
-            if isinstance(h.item, Message)
+            if isinstance(h.item, Message) and h.item.kind is Kind.STANDINGS
         ]
 
     async def run(self) -> None:
@@ -223,35 +236,36 @@ class BroadcastDelay:
                         await self._wake.wait()
             self.release_due()
 
-    def release_due(self) -> None:
+    def release_due(self, now: float | None = None) -> None:
+        """Pass on what is due at ``now`` (default: the time now), in order."""
         line = self.line
         assert line is not None
-        for r in line.due(time.time()):
+        now = time.time() if now is None else now
+        for r in line.due(now):
             started = time.perf_counter()
             try:
-                self._publish_released(r)
+                self.then.deliver(self._released(r, now))
             except Exception as exc:
                 self.stats.board_failures[r.board_id] += 1
                 log.exception("publish_failed", board_id=r.board_id, error=str(exc))
             self.observe(time.perf_counter() - started)
             self._checkpoint(r)
 
-    def _publish_released(self, r: Released) -> None:
-        """Publish one released item as :meth:`_publish_board` publishes live:
-        to the WebSocket hub (and so /api) and the MQTT publisher, the same bytes."""
-        bid = r.board_id
+    @staticmethod
+    def _released(r: Released, now: float) -> Publication:
+        """The publication of a released item, as it would have gone out live
+        (the board's entry is its released state, serialised once for every
+        output)."""
         item = r.held.item
-        if isinstance(item, Message) and bid.startswith("moment/"):
-            self.outputs.moment(bid.removeprefix("moment/"), item.data)
-            return
         if isinstance(item, Message):
-            self.outputs.standings(bid.removeprefix("standings/"), item.data)
-        elif r.state is None:
-            self.outputs.remove(bid)
-        elif isinstance(item, schema.Update):
-            self.outputs.board(bid, BoardEntry(r.state), (item,))
-        else:
-            self.outputs.board(bid, BoardEntry(r.state), whole=True)
+            return Publication(item.kind, item.key, now, data=item.data)
+        bid = r.board_id
+        if r.state is None:
+            return Publication.removal(bid, at=now)
+        entry = BoardEntry(r.state)
+        if isinstance(item, schema.Update):
+            return Publication.board_change(bid, entry, (item,), at=now)
+        return Publication.board_change(bid, entry, whole=True, at=now)
 
     def _checkpoint(self, r: Released) -> None:
         """Store a released state when the line says so (the items before it go)."""

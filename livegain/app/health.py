@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from livegain.app.evaluator import CountedEngine, EngineStats
 from livegain.app.metrics import MetricsView
 from livegain.app.models import is_fallback
-from livegain.feeds.base import Feed
+from livegain.feeds.base import Feed, ReportingFeed
 from livegain.feeds.hosts import known_hosts
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def health_report(service: Service) -> dict[str, Any]:
     }
     feeds = {feed.name: _feed_status(service, feed) for feed in service.feeds}
     out["feeds"] = {name: info for name, (info, _) in feeds.items()}
-    remote = service._own_remote.workers_status() if service._own_remote is not None else None
+    remote = _workers_status(service)
     problems = _problems(service, feeds, remote)
     if remote is not None:  # engine workers through the broker
         out["workers"] = remote.pop("workers")
@@ -181,8 +182,8 @@ def health_report(service: Service) -> dict[str, Any]:
             "dropped": st.dropped,
             "failures": st.failures,
         }
-    if service._own_pool is not None:
-        ps = service._own_pool.stats
+    if service.engine_pool is not None:
+        ps = service.engine_pool.stats
         out["engine_stats"] = {
             "searches": ps.searches,
             "cache_hits": ps.cache_hits,
@@ -197,8 +198,21 @@ def problems(service: Service) -> list[str]:
     """Why the service counts as degraded now (empty: it does not), as
     ``/healthz`` lists them, without building the rest of the document."""
     feeds = {feed.name: _feed_status(service, feed) for feed in service.feeds}
-    remote = service._own_remote.workers_status() if service._own_remote is not None else None
-    return _problems(service, feeds, remote)
+    return _problems(service, feeds, _workers_status(service))
+
+
+def _workers_status(service: Service) -> dict[str, Any] | None:
+    """The engine workers' state (None: no engine through the broker)."""
+    remote = service.remote_engine
+    return remote.workers_status() if remote is not None else None
+
+
+def _engine_stats(service: Service) -> EngineStats | None:
+    """The engine's counters, if it keeps them (None: not started, or it does not)."""
+    rt = service.runtime
+    if rt is None or not isinstance(rt.evaluator, CountedEngine):
+        return None
+    return rt.evaluator.stats
 
 
 def _problems(
@@ -222,8 +236,8 @@ def _feed_status(service: Service, feed: Feed) -> tuple[dict[str, Any], str | No
     """A feed's figures for /healthz, and why it is failing (None: it is not).
 
     From what the service saw (games read, errors, crashes) and, when the
-    feed has one, its own ``status()`` (a mapping; a true ``"problem"``
-    value there marks it failing too)."""
+    feed reports its own state (:class:`ReportingFeed`), its ``status()`` (a
+    true ``"problem"`` value there marks it failing too)."""
     fh = service.feed_health(feed.name)
     now = time.monotonic()
     info: dict[str, Any] = {
@@ -233,16 +247,14 @@ def _feed_status(service: Service, feed: Feed) -> tuple[dict[str, Any], str | No
         "last_error": fh.last_error,
     }
     problem = fh.problem(service.feed_failing_after, service.recent)
-    status = getattr(feed, "status", None)
-    if callable(status):
+    if isinstance(feed, ReportingFeed):
         try:
-            own = status()
+            own = dict(feed.status())
         except Exception as exc:
             own = {"problem": f"status() failed: {exc}"}
-        if isinstance(own, dict):
-            info["status"] = own
-            if own.get("problem") and problem is None:
-                problem = str(own["problem"])
+        info["status"] = own
+        if own.get("problem") and problem is None:
+            problem = str(own["problem"])
     info["failing"] = problem is not None
     return info, problem
 
@@ -258,9 +270,9 @@ def _engine_problems(service: Service) -> list[str]:
             f"{len(failed_at)} failed searches in the last {service.recent:g} s "
             f"(last: {service.scheduler.last_error})"
         )
-    stats = getattr(service._evaluator, "stats", None)
-    restarts = getattr(stats, "restarts", None)
-    if isinstance(restarts, int):
+    stats = _engine_stats(service)
+    if stats is not None:
+        restarts = stats.restarts
         at = service.engine_restarts.seen(restarts, now)
         if at is not None and now - at < service.recent:
             out.append(f"engine process restarted ({restarts} restarts since start)")
@@ -272,9 +284,7 @@ def _engine_problems(service: Service) -> list[str]:
 def metrics_view(service: Service) -> MetricsView:
     t = service.registry
     boards = boards_summary(service)
-    stats = getattr(service._evaluator, "stats", None)
-    search_seconds = getattr(stats, "search_seconds", None)
-    restarts = getattr(stats, "restarts", None)
+    stats = _engine_stats(service)
     mqtt = service.mqtt.stats if service.mqtt is not None else None
     ws = service.server.stats
     feed_errors = {f.name: 0 for f in service.feeds}
@@ -287,10 +297,8 @@ def metrics_view(service: Service) -> MetricsView:
         plies_evaluated=boards["evaluated"],
         inflight=len(service.scheduler.inflight),
         pending=t.pending_count() if t is not None else 0,
-        engine_search_seconds=(
-            float(search_seconds) if isinstance(search_seconds, (int, float)) else None
-        ),
-        engine_restarts=restarts if isinstance(restarts, int) else None,
+        engine_search_seconds=None if stats is None else float(stats.search_seconds),
+        engine_restarts=None if stats is None else stats.restarts,
         ws_clients=service.server.client_count,
         ws_dropped_updates=ws.dropped_updates,
         ws_closed_slow=ws.closed_slow,

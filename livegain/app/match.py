@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from livegain.config import MatchConfig
 from livegain.core.board.board import BoardGame
 from livegain.core.board.updates import Color
-from livegain.core.events import normalise_name
 from livegain.core.odds import GameOdds, game_probabilities, match_odds
+from livegain.core.snapshot import normalise_name
 from livegain.publish import schema
 
 

@@ -10,7 +10,6 @@ import structlog
 from livegain.app.standings import event_key
 from livegain.config import FeedModels, Settings
 from livegain.core.board.updates import BoardModels
-from livegain.core.events import GameSnapshot
 from livegain.core.human_wdl import (
     CLASSICAL_OTB,
     KINDS,
@@ -19,6 +18,7 @@ from livegain.core.human_wdl import (
     kind_of_time_control,
 )
 from livegain.core.perceived import PerceivedModel
+from livegain.core.snapshot import GameSnapshot
 from livegain.engine.search import SearchLimit
 
 log = structlog.get_logger("livegain.models")

@@ -1,7 +1,8 @@
-"""Where what viewers see goes: the WebSocket/HTTP server, always, and the
-MQTT publisher when it is enabled. Both get the same bytes: a board's
-snapshot is serialised once (:class:`~livegain.publish.entry.BoardEntry`) and
-an update once, by the server, whose bytes the publisher sends on.
+"""Where what viewers see goes: the last steps of the publication chain
+(:mod:`livegain.publish.publication`): the WebSocket/HTTP server, always,
+and the MQTT publisher when it is enabled. Both get the same bytes: a
+board's snapshot is serialised once (:class:`~livegain.publish.entry.BoardEntry`)
+and each update once, where its publication is built.
 
 What goes out besides the boards (each event's standings, the key moments)
 is also handed to :attr:`Outputs.kept` (the store's record of what viewers
@@ -10,12 +11,11 @@ it again after a restart."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Protocol, assert_never
 
-from livegain.publish import schema
-from livegain.publish.entry import BoardEntry
 from livegain.publish.mqtt import MqttPublisher
+from livegain.publish.publication import Kind, Publication
 from livegain.publish.server import LiveServer
 
 
@@ -38,43 +38,30 @@ class Outputs:
         self.mqtt = mqtt
         self.kept: Kept | None = None
 
-    def board(
-        self,
-        bid: str,
-        entry: BoardEntry,
-        updates: Iterable[schema.Update] = (),
-        *,
-        whole: bool = False,
-    ) -> None:
-        """Board ``bid``'s ``updates`` to its subscribers, or its whole snapshot
-        when ``whole`` (or the server does not have it yet); its state (built
-        only if needed) retained on MQTT."""
-        if whole or not self.server.has_board(bid):
-            self.server.set_board(entry)
+    def deliver(self, p: Publication, /) -> None:
+        """Hand ``p`` to every output. A board's change goes out as its whole
+        snapshot when the server does not have the board yet."""
+        if p.kind is Kind.BOARD and not p.whole and not self.server.has_board(p.key):
+            p = p.as_whole()
+        self.server.deliver(p)
+        if self.mqtt is not None:
+            self.mqtt.deliver(p)
+        if self.kept is not None:
+            self._keep(self.kept, p)
+
+    @staticmethod
+    def _keep(kept: Kept, p: Publication) -> None:
+        """What viewers were shown besides the boards, kept for a restart."""
+        if p.kind is Kind.MOMENT:
+            kept.moment(p.key, p.data)
+        elif p.kind is Kind.STANDINGS:
+            kept.standings(p.key, p.data)
+        elif p.kind is Kind.REMOVAL:
+            kept.remove(p.key)
+        elif p.kind is Kind.BOARD or p.kind is Kind.BOARD_LIST:
+            pass  # the boards come back from their own tables
         else:
-            for u in updates:
-                data = self.server.publish(u, entry)
-                if self.mqtt is not None:
-                    self.mqtt.publish_update(bid, data)
-        if self.mqtt is not None:
-            self.mqtt.publish_state(bid, entry.snapshot_bytes)
-
-    def moment(self, board_id: str, data: bytes) -> None:
-        """A ``moment`` message: the board's subscribers get it as its updates,
-        later ones after its snapshot."""
-        self.server.publish_moment(board_id, data)
-        if self.mqtt is not None:
-            self.mqtt.publish_moment(board_id, data)
-        if self.kept is not None:
-            self.kept.moment(board_id, data)
-
-    def standings(self, event: str, data: bytes) -> None:
-        """An event's ``standings`` message (subscribers, ``/api/standings``, retained)."""
-        self.server.publish_standings(event, data)
-        if self.mqtt is not None:
-            self.mqtt.publish_standings(event, data)
-        if self.kept is not None:
-            self.kept.standings(event, data)
+            assert_never(p.kind)
 
     def restore(
         self, standings: Sequence[tuple[str, bytes]], moments: Sequence[tuple[str, bytes]]
@@ -92,18 +79,3 @@ class Outputs:
             self.server.publish_moment(board_id, data)
         if self.mqtt is not None:
             self.mqtt.restore_moments(moments)
-
-    def board_list(self, page: Callable[[], bytes]) -> None:
-        """The board list changed: the whole list (``page()``, built only
-        here, when there is a broker) is retained on MQTT."""
-        if self.mqtt is not None:
-            self.mqtt.publish_boards(page())
-
-    def remove(self, board_id: str) -> bool:
-        """The board leaves (its viewers get a ``removed`` diff); True when the server had it."""
-        found = self.server.remove_board(board_id)
-        if self.mqtt is not None:
-            self.mqtt.remove_board(board_id)
-        if self.kept is not None:
-            self.kept.remove(board_id)
-        return found

@@ -9,6 +9,11 @@ times a position, then given up (reported in ``/healthz``). Each result is
 stored and handed to ``record``, which publishes what it changes: a board's
 answers from the store go in one batch (a board of 60 plies whose positions
 the store knows is recorded and published once, not 60 times).
+
+It works on the service's :class:`~livegain.app.runtime.Runtime` (the game
+state, the store and the engine), handed to :meth:`Scheduler.start` once the
+service has started; before that, and after :meth:`Scheduler.stop`, it
+schedules nothing.
 """
 
 from __future__ import annotations
@@ -18,15 +23,12 @@ import itertools
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Protocol
 
-import chess
 import structlog
 
+from livegain.app.runtime import Runtime
 from livegain.app.stats import ServiceStats
-from livegain.app.store import Store
 from livegain.app.store_writes import StoreWrites
-from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import EvalRequest
 from livegain.core.evaluation import Evaluation
 
@@ -39,17 +41,6 @@ STORE_SLICE = 0.005
 """Seconds of the store's answers per turn of the scheduler (at least one board's)."""
 STORE_BATCH = 16
 """Positions of a board recorded from the store at once (one publication)."""
-
-
-class Evaluator(Protocol):
-    """What the service needs from an engine: :class:`EnginePool` is one."""
-
-    async def evaluate(self, board: chess.Board, priority: int = 0) -> Evaluation: ...
-
-    def describe(self) -> str: ...
-
-    @property
-    def engine_key(self) -> str: ...
 
 
 def _interleave(
@@ -73,28 +64,26 @@ def _interleave(
             yield y
 
 
-class Scheduler:
-    """The service's evaluations in flight (what it reads of the service is
-    passed in as functions: the game state, the store and the engine exist
-    only once it has started)."""
+Record = Callable[[str, Sequence[tuple[EvalRequest, Evaluation]]], None]
+"""Where evaluations go: ``record(board_id, [(request, evaluation), ...])``
+records one board's evaluations and publishes what they change."""
 
-    def __init__(
-        self,
-        stats: ServiceStats,
-        writes: StoreWrites,
-        registry: Callable[[], BoardRegistry | None],
-        store: Callable[[], Store | None],
-        evaluator: Callable[[], Evaluator],
-        engine_key: Callable[[], str],
-        record: Callable[[str, Sequence[tuple[EvalRequest, Evaluation]]], None],
-    ) -> None:
+
+class Scheduler:
+    """The service's evaluations in flight.
+
+    ``record``: one function, not an object of a protocol: it is the only
+    thing the scheduler asks of the service, and the service answers it with
+    one of its methods (its own doing: recording into the game state and
+    publishing). What it works on is the :class:`Runtime`, handed to
+    :meth:`start`."""
+
+    def __init__(self, stats: ServiceStats, writes: StoreWrites, record: Record) -> None:
         self.stats = stats
         self.writes = writes
-        self.registry = registry
-        self.store = store
-        self.evaluator = evaluator
-        self.engine_key = engine_key
         self.record = record
+        self.runtime: Runtime | None = None
+        """What it works on (None: not started, or stopped)."""
         self.max_inflight: int | None = None
         self.inflight: dict[tuple[str, int, str], asyncio.Task[None]] = {}
         self.failures: Counter[tuple[str, int, str]] = Counter()
@@ -113,13 +102,21 @@ class Scheduler:
         (:meth:`BoardRegistry.take_changed`) and still have some left."""
         self._wake = asyncio.Event()
 
-    def wake(self) -> None:
-        self._wake.set()
+    def start(self, runtime: Runtime, max_inflight: int) -> None:
+        """Work on ``runtime``, with at most ``max_inflight`` searches at once."""
+        self.runtime = runtime
+        self.max_inflight = max_inflight
 
-    def cancel(self) -> None:
-        """Stop every search in flight (the service is stopping)."""
+    def stop(self) -> None:
+        """Stop every search in flight and schedule nothing more (the service
+        is stopping: its store is about to close)."""
+        self.runtime = None
         for task in list(self.inflight.values()):
             task.cancel()
+        self.inflight.clear()
+
+    def wake(self) -> None:
+        self._wake.set()
 
     async def run(self) -> None:
         """Schedule after every wake-up (a snapshot, an evaluation); runs until cancelled."""
@@ -140,9 +137,10 @@ class Scheduler:
         would go to the engine), and the list of pending positions is read
         only as far as there are free slots.
         """
-        t = self.registry()
-        if t is None or self.max_inflight is None:
+        rt = self.runtime
+        if rt is None or self.max_inflight is None:
             return
+        t = rt.registry
         due = self._store_due
         due.update(dict.fromkeys(t.take_changed()))
         # The store's answers, at most STORE_BATCH positions of a board at a
@@ -185,7 +183,7 @@ class Scheduler:
                 continue
             if self._from_store(req):
                 continue
-            self.inflight[key] = asyncio.create_task(self._evaluate(req), name=f"eval-{key}")
+            self.inflight[key] = asyncio.create_task(self._evaluate(req, rt), name=f"eval-{key}")
             if len(self.inflight) >= self.max_inflight:
                 return
 
@@ -207,10 +205,10 @@ class Scheduler:
 
     def _stored(self, req: EvalRequest) -> Evaluation | None:
         """``req``'s evaluation if the store has it (counted as a hit)."""
-        store = self.store()
-        if store is None or req.fen in self._store_missed:
+        rt = self.runtime
+        if rt is None or rt.store is None or req.fen in self._store_missed:
             return None
-        ev = store.get_eval(self.engine_key(), req.fen)
+        ev = rt.store.get_eval(rt.engine_key, req.fen)
         if ev is not None:
             self.stats.store_hits += 1
             return ev
@@ -222,11 +220,11 @@ class Scheduler:
         self._store_missed.add(req.fen)
         return None
 
-    async def _evaluate(self, req: EvalRequest) -> None:
+    async def _evaluate(self, req: EvalRequest, rt: Runtime) -> None:
         key = req.key
         try:
             self.stats.engine_calls += 1
-            ev = await self.evaluator().evaluate(req.board(), priority=req.priority)
+            ev = await rt.evaluator.evaluate(req.board(), priority=req.priority)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -254,7 +252,7 @@ class Scheduler:
             self._wake.set()
         self.failures.pop(key, None)  # failures are counted per position until it succeeds
         if self.writes.write(
-            lambda store: store.save_eval(self.engine_key(), req.fen, ev),
+            lambda store: store.save_eval(rt.engine_key, req.fen, ev),
             board_id=req.board_id,
             ply=req.ply,
         ):

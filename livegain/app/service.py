@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import time
 from collections.abc import Sequence
@@ -44,6 +45,7 @@ from typing import Any
 import structlog
 
 from livegain.app.delay import BroadcastDelay
+from livegain.app.evaluator import Evaluator, LimitedEngine, NamedEngine, ParallelEngine
 from livegain.app.feed_health import FeedHealth
 from livegain.app.health import EngineRestarts, board_status, health_report, metrics_view
 from livegain.app.loop_lag import LoopLag
@@ -54,7 +56,8 @@ from livegain.app.models import (
     engine_rating_for,
 )
 from livegain.app.outputs import Outputs
-from livegain.app.scheduler import Evaluator, Scheduler
+from livegain.app.runtime import Runtime
+from livegain.app.scheduler import Scheduler
 from livegain.app.shown import ShownRecord, load_shown
 from livegain.app.standings import LiveStandings
 from livegain.app.stats import ServiceStats
@@ -65,7 +68,6 @@ from livegain.core.board.board import BoardGame
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import Applied, BoardUpdate, EvalRequest
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot
 from livegain.core.human_wdl import (
     CLASSICAL_OTB,
     HumanWdlModel,
@@ -73,17 +75,16 @@ from livegain.core.human_wdl import (
 from livegain.core.moments import Moment, MomentTracker
 from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot
 from livegain.engine.pool import EnginePool
 from livegain.engine.search import SearchLimit
-from livegain.feeds.base import Feed, make_feed
+from livegain.feeds.base import Feed, RestorableFeed, make_feed
 from livegain.publish import convert, schema
-from livegain.publish.delay import (
-    DelayLine,
-    Remove,
-)
+from livegain.publish.delay import DelayLine
 from livegain.publish.entry import BoardEntry
 from livegain.publish.limits import server_limits
 from livegain.publish.mqtt import MqttPublisher
+from livegain.publish.publication import Publication, Step
 from livegain.publish.server import LiveServer
 from livegain.remote.evaluator import RemoteEvaluator
 
@@ -169,22 +170,19 @@ class Service:
             ssl=settings.server.ssl_context(),
             compression=settings.server.compression,
             reuse_port=settings.server.reuse_port,
+            owner=self,
+            metrics=lambda: self.metrics.render(),
         )
         self.outputs = Outputs(self.server)
-        """Where what viewers see goes: the server, and MQTT once enabled."""
-        self.server.on_boards = self.outputs.board_list
-        self.server.on_remove = self.remove_board
+        """Where what viewers see goes: the server, and MQTT once enabled
+        (the publication chain's last steps)."""
         # Standings and tournament-win odds per event (docs/standings.md).
         self.standings = LiveStandings(
-            settings.events,
-            lambda: self.registry.boards if self.registry is not None else {},
-            self._publish_standings,
-            prior=self.models.event_prior,
+            settings.events, self._publish_standings, prior=self.models.event_prior
         )
         self._board_active: dict[str, float] = {}
         """Per board, when it last got a move or a new result (for board_expiry)."""
         self.metrics = ServiceMetrics(self._metrics_view)
-        self.server.metrics = self.metrics.render
         self.feed_failing_after = FEED_FAILING_AFTER
         self.recent = RECENT
         self._feed_health: dict[str, FeedHealth] = {}
@@ -195,16 +193,9 @@ class Service:
         self.engine_desc = "?"
         self.engine_key = "?"
         self.ready = asyncio.Event()
-        self.scheduler = Scheduler(
-            self.stats,
-            self.store_writes,
-            lambda: self.registry,
-            lambda: self.store,
-            lambda: self.evaluator,
-            lambda: self.engine_key,
-            self._record,
-        )
+        self.scheduler = Scheduler(self.stats, self.store_writes, self._record)
         """The evaluations in flight: which positions go to the engine, and when."""
+        self._runtime: Runtime | None = None
         self._started = time.monotonic()
         self.delay = BroadcastDelay(
             settings,
@@ -214,6 +205,9 @@ class Service:
             self.metrics.publish_seconds.observe,
         )
         """The broadcast delay (its line None: every board live)."""
+        self.chain: Step = self.delay
+        """Where each publication goes (docs/service.md, "Publication"): the
+        broadcast delay, then the outputs."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -222,6 +216,25 @@ class Service:
         if self._evaluator is None:
             raise RuntimeError("service not started")
         return self._evaluator
+
+    @property
+    def runtime(self) -> Runtime | None:
+        """What the service runs on once started (None: not yet): the game
+        state, the store and the engine (:class:`Runtime`)."""
+        return self._runtime
+
+    @property
+    def engine_pool(self) -> EnginePool | None:
+        """The engine pool the service started itself (None: it was given an
+        evaluator, or its engine is remote; a remote engine's local pool is
+        the :attr:`remote_engine`'s)."""
+        return self._own_pool
+
+    @property
+    def remote_engine(self) -> RemoteEvaluator | None:
+        """The engine workers the service asks through the broker, when it
+        started them itself (None: a local engine, or one it was given)."""
+        return self._own_remote
 
     @property
     def mqtt(self) -> MqttPublisher | None:
@@ -265,7 +278,7 @@ class Service:
                 if self.store is not None:
                     tasks.append(tg.create_task(self.store_writes.retry(), name="store-retry"))
                 tasks.append(tg.create_task(self.standings.run(), name="standings"))
-                if any(getattr(f, "event_group", None) for f in self.settings.feeds):
+                if any(f.event_group is not None for f in self.settings.feeds):
                     tasks.append(tg.create_task(self._takeovers(), name="source-takeovers"))
                 if self.settings.server.board_expiry is not None:
                     tasks.append(tg.create_task(self._expire_boards(), name="board-expiry"))
@@ -311,17 +324,19 @@ class Service:
                 self._evaluator = remote
                 engine_name = remote.engine_name
             rating = engine_rating_for(s, engine_name or "", limit)
-        else:
+        else:  # an evaluator given: what it tells of itself, else the settings'
+            ev = self._evaluator
             rating = float(s.engine.rating) if s.engine.rating is not None else PAPER_ENGINE_RATING
-            engine_name = getattr(self._evaluator, "engine_name", None) or None
-            limit = getattr(self._evaluator, "limit", None) or SearchLimit(
-                depth=s.engine.depth, nodes=s.engine.nodes
+            engine_name = (ev.engine_name or None) if isinstance(ev, NamedEngine) else None
+            limit = (
+                ev.limit
+                if isinstance(ev, LimitedEngine)
+                else SearchLimit(depth=s.engine.depth, nodes=s.engine.nodes)
             )
         self.models.pick(engine_name, limit)
         if self._max_inflight is None:
-            workers = getattr(self._evaluator, "workers", None) or s.engine.workers or 2
-            self._max_inflight = max(2, 2 * int(workers))
-        self.scheduler.max_inflight = self._max_inflight
+            workers = self._evaluator.workers if isinstance(self._evaluator, ParallelEngine) else 0
+            self._max_inflight = max(2, 2 * (workers or s.engine.workers or 2))
         self.engine_desc = self.evaluator.describe()
         self.engine_key = self.evaluator.engine_key
         # The feeds first: their names choose the models of the boards they show.
@@ -339,9 +354,12 @@ class Service:
             wdl_model=self.models.wdl_models[CLASSICAL_OTB][0],
             choose_models=self.models.models_for,
         )
+        self.standings.follow(self.registry.boards)
         if s.persist:
             self.store = Store(Path(s.data_dir) / STORE_FILE)
             self._restore()
+        self._runtime = Runtime(self.registry, self.store, self.evaluator, self.engine_key)
+        self.scheduler.start(self._runtime, self._max_inflight)
         if s.mqtt.enabled:
             self.mqtt = MqttPublisher.from_config(s.mqtt)
         if self.store is not None:
@@ -365,13 +383,12 @@ class Service:
         # back the stored boards before they run: a restart goes on from them.
         stored = [snap for _, snap in self.store.load_snapshots()] if self.store else []
         for feed in self.feeds:
-            restore = getattr(feed, "restore", None)
-            if callable(restore):
-                restore(stored, Path(s.data_dir) if s.persist else None)
+            if isinstance(feed, RestorableFeed):
+                feed.restore(stored, Path(s.data_dir) if s.persist else None)
         await self.server.start()
 
     async def _shutdown(self) -> None:
-        self.scheduler.cancel()
+        self.scheduler.stop()
         with contextlib.suppress(Exception):
             await self.server.close()
         if self._own_pool is not None:
@@ -383,6 +400,8 @@ class Service:
         if self.store is not None:
             self.store.close()
             self.store = None
+        if self._runtime is not None:  # what /healthz reads of it stays, not the store
+            self._runtime = dataclasses.replace(self._runtime, store=None)
         log.info("service_stopped")
 
     def _restore(self) -> None:
@@ -563,6 +582,8 @@ class Service:
         return None
 
     def _publish_board(self, bid: str, updates: list[BoardUpdate], *, new: bool = False) -> None:
+        """Board ``bid`` changed (``updates``; ``new``: a whole new snapshot):
+        its publication, and its key moments', built once, into the chain."""
         assert self.registry is not None
         self._standings_touch(bid)
         started = time.perf_counter()
@@ -571,44 +592,40 @@ class Service:
             moments = self.moments.observe(game, updates)
             match = self._match_odds(game)  # once per change, held or published
             engine = self.engine_desc
-            line_held = self.delay.line is not None and self.delay.hold_board(
-                game, updates, new=new, match=match, engine=engine
-            )
-            if line_held:
-                self.stats.updates += len(updates)
-                self._publish_moments(game, moments)
-                self.metrics.publish_seconds.observe(time.perf_counter() - started)
-                return
 
             def state() -> schema.BoardState:
                 # Built only when needed (a snapshot, the board list, MQTT's
-                # retained state): reading the game later still gives this
-                # state, as nothing changes it without publishing again.
+                # retained state, the delay): reading the game later still
+                # gives this state, as nothing changes it without publishing
+                # again.
                 return convert.board_state(game, engine=engine, match=match)
 
-            # One entry for both publishers: its snapshot is serialised once,
+            # One entry for every output: its snapshot is serialised once,
             # and the WebSocket clients and the broker get the same bytes.
             entry = BoardEntry(state, summary=lambda: convert.board_summary(game))
-            items = (convert.update(u, match=match) for u in updates)
-            self.outputs.board(bid, entry, items, whole=new)
+            items = () if new else tuple(convert.update(u, match=match) for u in updates)
+            at, delay = time.time(), self.delay.board_delay(game)
+            self.chain.deliver(
+                Publication.board_change(bid, entry, items, whole=new, at=at, delay=delay)
+            )
             self.stats.updates += len(updates)
-            self._publish_moments(game, moments)
+            self._publish_moments(game, moments, at, delay)
         except Exception as exc:
             self.stats.board_failures[bid] += 1
             log.exception("publish_failed", board_id=bid, error=str(exc))
         self.metrics.publish_seconds.observe(time.perf_counter() - started)
 
-    def _publish_moments(self, game: BoardGame, moments: list[Moment]) -> None:
-        """Each ``moment`` message after the board's updates: to the board's
-        WebSocket subscribers and MQTT; with a broadcast delay, held as long
-        as the board (under the key ``moment/<board>``)."""
+    def _publish_moments(
+        self, game: BoardGame, moments: list[Moment], at: float, delay: int
+    ) -> None:
+        """Each ``moment`` message after the board's updates (to the board's
+        WebSocket subscribers and MQTT), as late as the board."""
         bid = game.board_id
         for m in moments:
-            msg = convert.moment(m, game, int(time.time() * 1000))
+            msg = convert.moment(m, game, int(at * 1000))
             data = msg.model_dump_json().encode()
             log.info("moment", board_id=bid, kind=m.kind, ply=m.ply, move=m.move)
-            if not self.delay.hold_moment(game, data):
-                self.outputs.moment(bid, data)
+            self.chain.deliver(Publication.moment(bid, data, at=at, delay=delay))
 
     def _standings_touch(self, bid: str) -> None:
         """The board changed or left: its event's standings may have to follow."""
@@ -620,9 +637,13 @@ class Service:
     def _publish_standings(self, event: str, data: bytes) -> None:
         """A new ``standings`` message of ``event``: to the WebSocket server
         (subscribers, ``/api/standings``) and the MQTT publisher (retained);
-        with a broadcast delay, through the delay line."""
-        if not self.delay.hold_standings(event, data):
-            self.outputs.standings(event, data)
+        as late as the longest delay (it shows every board's result)."""
+        at = time.time()
+        self.chain.deliver(Publication.standings(event, data, at=at, delay=self.delay.max_delay()))
+
+    def publish(self, publication: Publication, /) -> None:
+        """A publication the server made (the board list changed): into the chain."""
+        self.chain.deliver(publication)
 
     # ------------------------------------------------------ broadcast delay
 
@@ -634,21 +655,17 @@ class Service:
         public view after its last moves, a delay later; otherwise (an
         operator's removal) it leaves at once, with what the line held of it."""
         game = self.registry.boards.get(bid) if self.registry is not None else None
-        line = self.delay.line
-        if line is not None and delayed and game is not None and line.knows(bid):
-            self.delay.hold(bid, Remove(bid), self.delay.board_delay(game))
-            public = True
-        else:
-            public = False
-            if line is not None and line.drop(bid):
-                self.store_writes.write(lambda store: store.forget_delayed(bid), board_id=bid)
+        shown = self.server.has_board(bid)
+        delay = self.delay.board_delay(game) if game is not None else 0
+        at_once = not delayed or game is None
         found = self.registry is not None and self.registry.remove(bid)
         self.moments.forget(bid)
         self.store_writes.unsaved.pop(bid, None)
         self.store_writes.write(lambda store: store.delete_board(bid), board_id=bid)
-        found = True if public else self.outputs.remove(bid) or found
+        self.chain.deliver(Publication.removal(bid, at=time.time(), delay=delay, at_once=at_once))
         self._board_active.pop(bid, None)
         self._standings_touch(bid)
+        found = found or shown
         if found:
             log.info("board_removed", board_id=bid, reason=reason)
         return found

@@ -71,11 +71,11 @@ from livegain.core.event_table import (
     entry_of,
     event_table,
 )
-from livegain.core.events import PlayerInfo
 from livegain.core.human_wdl import RatingsPrior
 from livegain.core.knockout_table import KnockoutTable, knockout_table
 from livegain.core.perceived import CalibratedRating
 from livegain.core.players import PlayerFacts, PlayerLine, player_table, resolve_facts
+from livegain.core.snapshot import PlayerInfo
 from livegain.core.team_table import TeamTable, team_table
 from livegain.feeds.json_bounds import loads_bounded
 from livegain.publish import convert, schema
@@ -424,18 +424,20 @@ class StandingsStats:
 class LiveStandings:
     """Standings and odds of every event on the boards; see the module docstring.
 
-    ``boards`` gives the service's boards (id -> game) when called;
     ``publish(event, data)`` sends a new serialised ``standings`` message;
-    ``prior(event)`` the ratings-only W/D/L model of the event's games not
-    started (None: the one of its boards' human model, else the draw rate).
+    ``boards``: the boards followed (id -> game, read as they change; none
+    until :meth:`follow` names them: the service's exist once it has
+    started); ``prior(event)`` the ratings-only W/D/L model of the event's
+    games not started (None: the one of its boards' human model, else the
+    draw rate).
     """
 
     def __init__(
         self,
         events: Sequence[EventConfig],
-        boards: Callable[[], Mapping[str, BoardGame]],
         publish: Callable[[str, bytes], None],
         *,
+        boards: Mapping[str, BoardGame] | None = None,
         interval: float = INTERVAL,
         prior: Callable[[str], RatingsPrior | None] | None = None,
     ) -> None:
@@ -445,7 +447,7 @@ class LiveStandings:
         self._format_why: dict[str, str] = {
             event_key(e.name): e.format_why or "as configured ([[events]])" for e in events
         }
-        self._boards = boards
+        self._boards: Mapping[str, BoardGame] = boards if boards is not None else {}
         self._publish = publish
         self._prior = prior
         self.interval = interval
@@ -462,6 +464,10 @@ class LiveStandings:
         self.offload = Offload(preload=("livegain.app.standings",))
 
     # ------------------------------------------------------------ changes
+
+    def follow(self, boards: Mapping[str, BoardGame]) -> None:
+        """Follow ``boards`` (the service's game state, once it exists)."""
+        self._boards = boards
 
     def resume(self, event: str, data: bytes) -> None:
         """``data``, a ``standings`` message of ``event``, went out (or was
@@ -480,7 +486,7 @@ class LiveStandings:
         set): call it on every publication. Whether what the standings read of
         the board changed is found out then, once per board and turn, not once
         per publication (an ingest of a thousand games publishes each many times)."""
-        game = self._boards().get(board_id)
+        game = self._boards.get(board_id)
         before = self._of_board.get(board_id)
         name = event_of(game) if game is not None else None
         if name is None:
@@ -499,7 +505,7 @@ class LiveStandings:
 
     def _refresh(self, ev: _Event) -> bool:
         """Read the event's changed boards again; True if the table may change."""
-        boards = self._boards()
+        boards = self._boards
         changed, ev.forced = ev.forced, False
         stale, ev.stale = ev.stale, set()
         for board_id in stale:

@@ -2,7 +2,7 @@
 
 Design (documented in docs/service.md):
 
-- ``boards``: the latest :class:`~livegain.core.events.GameSnapshot` of every
+- ``boards``: the latest :class:`~livegain.core.snapshot.GameSnapshot` of every
   board (what the feed last said about it), keyed by board id, in the order the
   boards first appeared. Corrections simply replace the row: the latest
   snapshot *is* the game.
@@ -55,7 +55,7 @@ import structlog
 
 from livegain.core.errors import LivegainError
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.engine import eval_table
 
 log = structlog.get_logger("livegain.store")

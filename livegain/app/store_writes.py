@@ -17,7 +17,7 @@ import structlog
 
 from livegain.app.stats import ServiceStats
 from livegain.app.store import Store, unavailable_reason
-from livegain.core.events import GameSnapshot
+from livegain.core.snapshot import GameSnapshot
 
 log = structlog.get_logger("livegain.store_writes")
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import official_rating
+from livegain.core.snapshot import official_rating
 
 
 @dataclass

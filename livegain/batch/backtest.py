@@ -47,10 +47,10 @@ from pathlib import Path
 from livegain.core.bracket import Tie, bracket
 from livegain.core.elo import Model
 from livegain.core.event_table import GameEntry
-from livegain.core.events import PlayerInfo, official_rating
 from livegain.core.knockout import BracketOrder
 from livegain.core.knockout_table import KnockoutTable
 from livegain.core.scoring import STANDARD, Scoring
+from livegain.core.snapshot import PlayerInfo, official_rating
 from livegain.core.standings import Result, Standings, attach_armageddons, names_armageddon
 from livegain.core.team_match import MatchPoints
 from livegain.core.team_standings import (

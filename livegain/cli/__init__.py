@@ -1,8 +1,11 @@
 """The ``livegain`` command.
 
 argparse (standard library) parses; each sub-command lives in its own module
-with a ``register(subparsers)`` function. Errors the user can fix raise
-:class:`CliError` and end as one line on stderr with a non-zero exit, never a
+with a ``register(subparsers)`` function. Every error livegain raises on
+purpose (:class:`~livegain.core.errors.LivegainError`: a file it cannot read,
+an engine that does not start, a store it cannot open; the command line's own,
+:class:`~livegain.cli.errors.CliError`, for what a command was given) ends
+here, in :func:`main`, as one line on stderr with exit code 2, never a
 traceback; so do usage errors (argparse's, without its usage lines).
 
 Exit codes (docs/service.md, "Exit codes"): 0 done; 2 an error the user can
@@ -32,7 +35,7 @@ from types import FrameType
 from typing import NoReturn
 
 from livegain import __version__
-from livegain.cli._common import CliError
+from livegain.core.errors import LivegainError
 
 # Sub-commands in the order `livegain --help` lists them: name -> (module, help).
 _COMMANDS: dict[str, tuple[str, str]] = {
@@ -141,10 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(words)
         args.argv = words  # the command as typed, for provenance records
         code = args.func(args)
-    except CliError as exc:
+    except LivegainError as exc:  # what livegain refuses or cannot do: one line
         message = " ".join(str(exc).split())
         print(f"livegain {command}: error: {message}", file=sys.stderr)
-        return exc.exit_code
+        return 2
     except KeyboardInterrupt:
         return _interrupted(command or "", runs_until_stopped(words))
     except BrokenPipeError:

@@ -20,7 +20,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from livegain.cli._common import CliError, add_engine_options, finite_float
+from livegain.cli.errors import CliError
+from livegain.cli.options import add_engine_options, finite_float
 from livegain.core.elo import PAPER_ENGINE_RATING
 
 # Chess, the PGN reader and the engine pool are imported once the engine
@@ -146,16 +147,12 @@ def register(sub: Any) -> None:
 
 def _stream(args: argparse.Namespace, progress: _Progress | None) -> PgnEvalsStream:
     from livegain.batch.pgn_stream import PgnEvalsStream
-    from livegain.batch.pgnio import PgnError
 
-    try:
-        return PgnEvalsStream(
-            args.pgn,
-            workers=args.workers,
-            on_progress=progress.reading if progress is not None else None,
-        )
-    except PgnError as exc:  # no such file, a directory
-        raise CliError(str(exc)) from exc
+    return PgnEvalsStream(
+        args.pgn,
+        workers=args.workers,
+        on_progress=progress.reading if progress is not None else None,
+    )
 
 
 def _engine_read(args: argparse.Namespace) -> tuple[list[AnnotatedGame], list[str], str]:
@@ -169,7 +166,7 @@ def _engine_read(args: argparse.Namespace) -> tuple[list[AnnotatedGame], list[st
     # The engine processes start loading first, then the rest is imported and
     # the file read (while the pool starts): the three overlap.
     with Launched(args.engine or DEFAULT_ENGINE, count) as launched:
-        from livegain.batch.pgnio import PgnError, read_pgn_games_skipping
+        from livegain.batch.pgnio import read_pgn_games_skipping
 
         read: list[tuple[list[int], list[str]]] = []
 
@@ -178,10 +175,7 @@ def _engine_read(args: argparse.Namespace) -> tuple[list[AnnotatedGame], list[st
             read.append((numbers, skipped))
             return found
 
-        try:
-            annotated, engine_name = _engine_games(args, games, launched)
-        except PgnError as exc:
-            raise CliError(str(exc)) from exc
+        annotated, engine_name = engine_games(args, games, launched)
     ((numbers, skipped),) = read
     for game, number in zip(annotated, numbers, strict=True):
         game.extra["game_number"] = str(number)
@@ -236,7 +230,7 @@ class _Progress:
             self.progress.stop()
 
 
-def _engine_games(
+def engine_games(
     args: argparse.Namespace,
     games: list[Any] | Callable[[], list[Any]],
     launched: Launched | None = None,

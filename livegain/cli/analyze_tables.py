@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from livegain.cli._common import console, table
+from livegain.cli.output import console, table
 
 if TYPE_CHECKING:
     from livegain.batch.analysis import AnalysisReport

@@ -31,15 +31,10 @@ from livegain.batch.engine_calibration import (
     calibration_json,
     round_or_none,
 )
-from livegain.batch.pgnio import PgnError, read_pgn_games
-from livegain.cli._common import (
-    CliError,
-    add_engine_options,
-    console,
-    existing_file,
-    print_json,
-    table,
-)
+from livegain.batch.pgnio import read_pgn_games
+from livegain.cli.errors import CliError
+from livegain.cli.options import add_engine_options, existing_file
+from livegain.cli.output import console, print_json, table
 from livegain.engine.cache import CacheError
 from livegain.engine.errors import EngineError
 from livegain.engine.launch import DEFAULT_ENGINE
@@ -93,10 +88,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sample < 0:
         raise CliError("--sample must be 0 (every position) or more")
     path = existing_file(args.pgn)
-    try:
-        games = read_pgn_games(path)
-    except PgnError as exc:
-        raise CliError(str(exc)) from exc
+    games = read_pgn_games(path)
     if not games:
         raise CliError(f"{args.pgn}: no games")
     limit = SearchLimit.of(args.depth, args.nodes)

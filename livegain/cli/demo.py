@@ -5,7 +5,7 @@ watchable speed, and the full service (engine pool, game state, WebSocket,
 overlays, standings) follows them as ``livegain watch`` follows a real
 broadcast: the demo Open (``demo-event.pgn``, the first five rounds of a
 7-round 12-player Swiss of engine games) is served as a Lichess broadcast
-tournament (:class:`~livegain.feeds.event_relay.EventRelay`) whose rounds 1-4
+tournament (:class:`~livegain.relay.event.EventRelay`) whose rounds 1-4
 are over, round 5 is live and rounds 6-7 are announced (their chances are
 simulated, each round paired as a Swiss); the service looks it up, reads
 the finished rounds, streams round 5, and takes its standings' format and
@@ -40,11 +40,14 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from livegain.cli._common import CliError, finite_float, print_json, stopped
+from livegain.cli.errors import CliError
+from livegain.cli.options import finite_float
+from livegain.cli.output import print_json
+from livegain.cli.running import stopped
 
 if TYPE_CHECKING:
-    from livegain.feeds.event_relay import EventRelay
     from livegain.feeds.resolve import Resolved
+    from livegain.relay.event import EventRelay
 
 DEMO_FILES = ("game_of_the_century.pgn", "demo-round.pgn")
 # The demo Open's five rounds; round 5 is demo-round.pgn.
@@ -177,10 +180,11 @@ def run_batch(args: argparse.Namespace) -> int:
 
 async def _all_subscribed(feeds: Any) -> None:
     """Until every feed that subscribes (MQTT) holds its subscription."""
+    from livegain.feeds.base import SubscribingFeed
+
     for f in feeds:
-        subscribed = getattr(f, "subscribed", None)
-        if isinstance(subscribed, asyncio.Event):
-            await subscribed.wait()
+        if isinstance(f, SubscribingFeed):
+            await f.subscribed.wait()
 
 
 async def run_until_stopped(
@@ -216,42 +220,33 @@ async def run_until_stopped(
 
 def run_live(args: argparse.Namespace) -> int:
     from livegain.app.logs import configure_logging
-    from livegain.engine.errors import EngineError
-    from livegain.feeds.replay import ReplayError
 
     configure_logging("warning", json_format=False)
     try:
         asyncio.run(_live_mqtt(args) if args.mqtt else _live_event(args))
-    except ReplayError as exc:
-        raise CliError(str(exc)) from None
-    except EngineError as exc:
-        raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot start the server on {args.host}:{args.port}: {exc}") from None
     return stopped("demo")
 
 
 def _demo_settings(args: argparse.Namespace, feeds: list[Any], events: list[Any], tmp: str) -> Any:
-    from livegain.config import ConfigError, load_settings
+    from livegain.config import load_settings
 
-    try:
-        return load_settings(
-            None,
-            server={"host": args.host, "port": args.port},
-            engine={"path": args.engine, "depth": args.depth},
-            data_dir=tmp,
-            persist=False,
-            feeds=feeds,
-            events=events,
-            mqtt={
-                "enabled": bool(args.mqtt),
-                "url": args.mqtt or "mqtt://127.0.0.1:1883",
-                "prefix": DEMO_PREFIX,
-            },
-            log={"level": "warning", "json": False},
-        )
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
+    return load_settings(
+        None,
+        server={"host": args.host, "port": args.port},
+        engine={"path": args.engine, "depth": args.depth},
+        data_dir=tmp,
+        persist=False,
+        feeds=feeds,
+        events=events,
+        mqtt={
+            "enabled": bool(args.mqtt),
+            "url": args.mqtt or "mqtt://127.0.0.1:1883",
+            "prefix": DEMO_PREFIX,
+        },
+        log={"level": "warning", "json": False},
+    )
 
 
 def _print_pages(service: Any, event_name: str, odds: str, team_event: str | None = None) -> None:
@@ -281,7 +276,7 @@ def _print_pages(service: Any, event_name: str, odds: str, team_event: str | Non
 def team_relay(speed: float) -> EventRelay:
     """The demo Team Cup as a Lichess broadcast tournament (not started: the
     demo has rounds 1-2 over and round 3 played on the clock)."""
-    from livegain.feeds.event_relay import EventRelay
+    from livegain.relay.event import EventRelay
 
     return EventRelay.from_pgn(
         data_path(DEMO_TEAM_FILE).read_text(encoding="utf-8"),
@@ -313,8 +308,8 @@ async def _live_event(args: argparse.Namespace) -> None:
     century as a PGN relay, followed as ``livegain watch`` would."""
     from livegain.app.service import Service
     from livegain.feeds.base import PgnHttpFeedConfig
-    from livegain.feeds.event_relay import EventRelay
-    from livegain.feeds.replay import Replay
+    from livegain.relay.event import EventRelay
+    from livegain.relay.replay import Replay
 
     relay = EventRelay.from_pgn(
         data_path(DEMO_EVENT_FILE).read_text(encoding="utf-8"),
@@ -383,7 +378,7 @@ async def _live_mqtt(args: argparse.Namespace) -> None:
     of rounds 1-4 carried in."""
     from livegain.app.service import Service
     from livegain.feeds.base import MqttFeedConfig
-    from livegain.feeds.replay import Replay
+    from livegain.relay.replay import Replay
 
     replay = Replay.from_pgn(
         demo_pgn(),

@@ -17,7 +17,9 @@ import argparse
 import math
 from typing import Any
 
-from livegain.cli._common import CliError, console, count, finite_float, print_json, show
+from livegain.cli.errors import CliError
+from livegain.cli.options import count, finite_float
+from livegain.cli.output import console, print_json, show
 from livegain.core import elo
 
 

@@ -7,7 +7,9 @@ import asyncio
 import contextlib
 from typing import Any
 
-from livegain.cli._common import CliError, add_loop_option, cancel_on_signals, run_async, stopped
+from livegain.cli.errors import CliError
+from livegain.cli.options import add_loop_option
+from livegain.cli.running import cancel_on_signals, run_async, stopped
 
 HELP = "serve the overlays and /ws to viewers from the service's MQTT output"
 
@@ -57,17 +59,14 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from livegain.config import ConfigError, load_settings
+    from livegain.config import load_settings
 
     server: dict[str, Any] = {}
     for key in ("host", "port", "reuse_port", "tls_cert", "tls_key", "compression"):
         value = getattr(args, key)
         if value is not None:
             server[key] = value
-    try:
-        settings = load_settings(args.config, **({"server": server} if server else {}))
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
+    settings = load_settings(args.config, **({"server": server} if server else {}))
     mqtt = settings.mqtt
     given = {
         "url": args.broker,

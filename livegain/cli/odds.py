@@ -25,7 +25,9 @@ import argparse
 import math
 from typing import TYPE_CHECKING, Any
 
-from livegain.cli._common import CliError, console, count, finite_float, print_json, show
+from livegain.cli.errors import CliError
+from livegain.cli.options import count, finite_float
+from livegain.cli.output import console, print_json, show
 from livegain.core.odds import GameOdds, game_probabilities, match_odds, match_odds_games
 
 if TYPE_CHECKING:

@@ -26,7 +26,9 @@ from typing import Any
 import chess.pgn
 from rich.markup import escape
 
-from livegain.cli._common import CliError, console, existing_file, finite_float, print_json, show
+from livegain.cli.errors import CliError
+from livegain.cli.options import existing_file, finite_float
+from livegain.cli.output import console, print_json, show
 from livegain.core.ranking import PairResult, RankingError, RankingFit, fit_ranking, tally_results
 
 CSV_COLUMNS = ("player_a", "player_b", "wins_a", "draws", "wins_b")

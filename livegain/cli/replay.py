@@ -7,8 +7,9 @@ import asyncio
 import sys
 from typing import Any
 
-from livegain.cli._common import CliError, existing_file, finite_float
-from livegain.feeds.replay import DEFAULT_SECONDS_PER_MOVE, MODES, Replay, ReplayError
+from livegain.cli.errors import CliError
+from livegain.cli.options import existing_file, finite_float
+from livegain.relay.replay import DEFAULT_SECONDS_PER_MOVE, MODES, Replay, ReplayError
 
 
 def register(sub: Any) -> None:
@@ -76,10 +77,7 @@ def run(args: argparse.Namespace) -> int:
     except ReplayError as exc:
         raise CliError(f"{args.file}: {exc}") from None
     exit_when_done = args.exit_when_done or (args.mode == "mqtt" and not args.loop)
-    try:
-        asyncio.run(_serve(replay, exit_when_done))
-    except ReplayError as exc:
-        raise CliError(str(exc)) from None
+    asyncio.run(_serve(replay, exit_when_done))
     return 0
 
 

@@ -8,7 +8,9 @@ import contextlib
 import signal
 from typing import Any
 
-from livegain.cli._common import CliError, add_loop_option, run_async, stopped
+from livegain.cli.errors import CliError
+from livegain.cli.options import add_loop_option
+from livegain.cli.running import run_async, stopped
 
 
 def register(sub: Any) -> None:
@@ -34,7 +36,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from livegain.config import ConfigError, load_settings
+    from livegain.config import load_settings
 
     overrides: dict[str, Any] = {}
     server: dict[str, Any] = {}
@@ -46,10 +48,7 @@ def run(args: argparse.Namespace) -> int:
         overrides["server"] = server
     if args.data_dir is not None:
         overrides["data_dir"] = args.data_dir
-    try:
-        settings = load_settings(args.config, **overrides)
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
+    settings = load_settings(args.config, **overrides)
     return run_service(settings, fresh_store=args.fresh_store, loop=args.loop)
 
 
@@ -64,7 +63,7 @@ def check_store(settings: Any, fresh: bool) -> None:
     import structlog
 
     from livegain.app.service import STORE_FILE
-    from livegain.app.store import NotAStore, Store, StoreUnavailable, set_aside
+    from livegain.app.store import NotAStore, Store, set_aside
 
     if not settings.persist:
         return
@@ -73,11 +72,9 @@ def check_store(settings: Any, fresh: bool) -> None:
         return
     try:
         Store(path).close()
-    except StoreUnavailable as exc:
-        raise CliError(str(exc)) from None
     except NotAStore as exc:
         if not fresh:
-            raise CliError(str(exc)) from None
+            raise
         try:
             moved = set_aside(path)
         except OSError as err:
@@ -105,8 +102,6 @@ def run_service(
     renamed beside and the service starts with an empty one."""
     from livegain.app.logs import configure_logging
     from livegain.app.service import Service
-    from livegain.app.store import StoreError
-    from livegain.engine.errors import EngineError
 
     configure_logging(settings.log.level, settings.log.json_format)
     check_store(settings, fresh_store)
@@ -132,10 +127,6 @@ def run_service(
 
     try:
         run_async(main(), loop)
-    except EngineError as exc:
-        raise CliError(str(exc)) from None
-    except StoreError as exc:
-        raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot start the server: {exc}") from None
     return stopped("serve")

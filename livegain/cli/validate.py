@@ -16,14 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from livegain.cli._common import (
-    CliError,
-    add_engine_options,
-    console,
-    finite_float,
-    print_json,
-    table,
-)
+from livegain.cli.errors import CliError
+from livegain.cli.options import add_engine_options, finite_float
+from livegain.cli.output import console, print_json, table
 from livegain.core.human_wdl import KINDS
 from livegain.core.perceived import MoveClasses
 
@@ -183,32 +178,29 @@ def _games(args: argparse.Namespace) -> tuple[list[Any], list[str], str | None]:
     be read is skipped with its reason); the part and the sample are chosen
     from the games' tags, before any engine work."""
     from livegain.batch.pgn_stream import read_pgn_evals
-    from livegain.batch.pgnio import PgnError, read_pgn_games_skipping
-    from livegain.cli.analyze import _engine_games
+    from livegain.batch.pgnio import read_pgn_games_skipping
+    from livegain.cli.analyze import engine_games
 
     for flag in ("depth", "nodes", "workers", "games"):
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise CliError(f"--{flag} must be at least 1")
-    try:
-        if args.evals == "pgn":
-            annotated: list[Any] = []
-            skipped: list[str] = []
-            for path in args.pgns:
-                read = read_pgn_evals(path, workers=args.workers)
-                annotated += read.games
-                skipped += read.skipped
-            return _chosen(args, annotated, lambda g: g.headers), skipped, None
-        games: list[Any] = []
-        skipped = []
+    if args.evals == "pgn":
+        annotated: list[Any] = []
+        skipped: list[str] = []
         for path in args.pgns:
-            some, _numbers, skipped_here = read_pgn_games_skipping(path)
-            games += some
-            skipped += skipped_here
-    except PgnError as exc:
-        raise CliError(str(exc)) from exc
+            read = read_pgn_evals(path, workers=args.workers)
+            annotated += read.games
+            skipped += read.skipped
+        return _chosen(args, annotated, lambda g: g.headers), skipped, None
+    games: list[Any] = []
+    skipped = []
+    for path in args.pgns:
+        some, _numbers, skipped_here = read_pgn_games_skipping(path)
+        games += some
+        skipped += skipped_here
     chosen = _chosen(args, games, lambda g: dict(g.headers))
-    annotated, engine_name = _engine_games(args, chosen)
+    annotated, engine_name = engine_games(args, chosen)
     return annotated, skipped, engine_name
 
 
@@ -266,15 +258,12 @@ def run_fit(args: argparse.Namespace) -> int:
         return _run_fit_wdl(args)
     from livegain.batch.validity import fit_model, player_moves
     from livegain.models.engine import config_path
-    from livegain.models.files import CalibrationError, today
+    from livegain.models.files import today
     from livegain.models.perceived import load_perceived_models, store_perceived_model
 
     base = None
     if args.base is not None:
-        try:
-            found = [m for m in load_perceived_models() if m.name == args.base]
-        except CalibrationError as exc:
-            raise CliError(str(exc)) from exc
+        found = [m for m in load_perceived_models() if m.name == args.base]
         if not found:
             raise CliError(f"--base: no shipped model named {args.base!r}")
         base = found[0]
@@ -352,7 +341,7 @@ def _provenance(args: argparse.Namespace, source: str, games: int) -> dict[str, 
 
 
 def _run_fit_wdl(args: argparse.Namespace) -> int:
-    from livegain.batch.pgnio import PgnError, read_pgn_headers
+    from livegain.batch.pgnio import read_pgn_headers
     from livegain.batch.validity import split_part
     from livegain.batch.wdl_fit import RatedResult, fit_model, fit_prior
     from livegain.batch.wdl_validity import scored_games
@@ -364,10 +353,7 @@ def _run_fit_wdl(args: argparse.Namespace) -> int:
     kind = _kind(args, annotated)
     games = scored_games(annotated)
     if args.prior_games:
-        try:
-            tags = read_pgn_headers(args.prior_games)
-        except PgnError as exc:
-            raise CliError(str(exc)) from exc
+        tags = read_pgn_headers(args.prior_games)
         if args.part != "all":
             tags = [t for t in tags if split_part(t) == args.part]
         scores = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
@@ -441,7 +427,7 @@ def _run_fit_wdl(args: argparse.Namespace) -> int:
 
 
 def _rating(text: str | None) -> float | None:
-    from livegain.core.events import official_rating
+    from livegain.core.snapshot import official_rating
 
     rating = official_rating(text)
     return None if rating is None else float(rating)

@@ -20,7 +20,9 @@ import tempfile
 from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-from livegain.cli._common import CliError, cancel_on_signals, finite_float, stopped
+from livegain.cli.errors import CliError
+from livegain.cli.options import finite_float
+from livegain.cli.running import cancel_on_signals, stopped
 
 if TYPE_CHECKING:
     from livegain.config import Settings
@@ -111,15 +113,13 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from livegain.feeds.resolve import Endpoints, ResolveError, classify, resolve_all
+    from livegain.feeds.resolve import Endpoints, classify, resolve_all
 
     try:
         endpoints = Endpoints.chosen(args.lichess_url, args.lcc_url, lcc_lookup=args.lcc_lookup_url)
         for text in args.sources:  # every source named before any lookup
             classify(text, endpoints)
         resolved = _looked_up(resolve_all(args.sources, endpoints, pin=args.round))
-    except ResolveError as exc:
-        raise CliError(str(exc)) from None
     except asyncio.CancelledError:
         return stopped("watch")  # Ctrl-C or SIGTERM during the lookups
     print(f"livegain watch: {len(resolved)} source{'s' if len(resolved) != 1 else ''}")
@@ -160,7 +160,7 @@ def watch_settings(
     defaults), the options over them, and a feed per source added to the file's
     (with the ``--scale`` and ``--kind`` of these sources). ``scratch``: a
     directory for a store that is not kept (no --config, no --data-dir)."""
-    from livegain.config import ConfigError, load_settings
+    from livegain.config import load_settings
 
     overrides: dict[str, Any] = {}
     server = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
@@ -178,17 +178,14 @@ def watch_settings(
     if args.config is None:
         overrides["log"] = {"level": "warning", "json": False}
     models = {"scale": args.scale, **({"kind": args.kind} if args.kind else {})}
-    try:
-        base = load_settings(args.config)
-        feeds = base.feed_entries() + [
-            {**r.feed.model_dump(), **models, **_interval(r, args.interval)} for r in resolved
-        ]
-        events = source_events(base, resolved)
-        if events is not None:
-            overrides["events"] = events
-        return load_settings(args.config, feeds=feeds, **overrides)
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
+    base = load_settings(args.config)
+    feeds = base.feed_entries() + [
+        {**r.feed.model_dump(), **models, **_interval(r, args.interval)} for r in resolved
+    ]
+    events = source_events(base, resolved)
+    if events is not None:
+        overrides["events"] = events
+    return load_settings(args.config, feeds=feeds, **overrides)
 
 
 def _interval(resolved: Resolved, seconds: float | None) -> dict[str, float]:
@@ -232,10 +229,8 @@ def serve(settings: Settings) -> int:
     """Run the service until Ctrl-C; print its URL and the overlays' once it listens."""
     from livegain.app.logs import configure_logging
     from livegain.app.service import Service
-    from livegain.app.store import StoreError
     from livegain.cli.demo import run_until_stopped
     from livegain.cli.serve import check_store
-    from livegain.engine.errors import EngineError
 
     configure_logging(settings.log.level, settings.log.json_format)
     check_store(settings, fresh=False)
@@ -255,8 +250,6 @@ def serve(settings: Settings) -> int:
 
     try:
         asyncio.run(main())
-    except (EngineError, StoreError) as exc:
-        raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot start the server: {exc}") from None
     return stopped("watch")

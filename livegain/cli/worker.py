@@ -6,7 +6,9 @@ import argparse
 import contextlib
 from typing import Any
 
-from livegain.cli._common import CliError, cancel_on_signals, processes, stopped
+from livegain.cli.errors import CliError
+from livegain.cli.options import processes
+from livegain.cli.running import cancel_on_signals, stopped
 
 
 def add_broker_options(

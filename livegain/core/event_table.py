@@ -9,7 +9,7 @@ finishing first and its Monte Carlo standard error, using
 :mod:`livegain.core.standings` and :mod:`livegain.core.tournament_odds`.
 
 Players are keyed by FIDE id when the feed gives one, else by their
-normalised name (:func:`livegain.core.events.player_key`). Names in the rules
+normalised name (:func:`livegain.core.snapshot.player_key`). Names in the rules
 (``points_before``, ``pairings``) are matched to the players on the boards:
 the same normalised name, else the only player whose name contains every word
 of it (``"Carlsen"`` is ``"Carlsen, Magnus"``); a name that matches nobody is a
@@ -86,12 +86,12 @@ from typing import TYPE_CHECKING, Literal
 
 from livegain.core.accuracy import GameAccuracy
 from livegain.core.board.board import BoardGame
-from livegain.core.events import PlayerInfo, normalise_name, player_key
 from livegain.core.human_wdl import RatingsPrior
 from livegain.core.knockout import KnockoutRules
 from livegain.core.ledger import official_rating
 from livegain.core.perceived import CalibratedRating, PerceivedModel
 from livegain.core.scoring import Scoring
+from livegain.core.snapshot import PlayerInfo, normalise_name, player_key
 from livegain.core.standings import (
     ALIASES,
     Result,

@@ -55,7 +55,6 @@ from dataclasses import dataclass, field
 from livegain.core.bracket import Bracket, Tie, bracket
 from livegain.core.event_format import format_from_pairings
 from livegain.core.event_table import EventRules, GameEntry, round_number
-from livegain.core.events import PlayerInfo, player_key
 from livegain.core.human_wdl import RatingsPrior
 from livegain.core.knockout import (
     Armageddon,
@@ -70,6 +69,7 @@ from livegain.core.knockout import (
 )
 from livegain.core.ledger import official_rating
 from livegain.core.odds import GameOdds, game_probabilities
+from livegain.core.snapshot import PlayerInfo, player_key
 
 FINISHED = ("1-0", "0-1", "1/2-1/2")
 _GAME = re.compile(r"\s*\d+\.(\d+)\s*$")

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from livegain.core.accuracy import PlayerAccuracy, mean_accuracy
 from livegain.core.elo import fide_k, performance_rating, rating_change
 from livegain.core.event_table import FINISHED, GameEntry, match_player
-from livegain.core.events import PlayerInfo, player_key
+from livegain.core.snapshot import PlayerInfo, player_key
 
 ESTABLISHED_GAMES = 30
 """FIDE: a player is new to the list (K = 40) until he has played this many rated games."""

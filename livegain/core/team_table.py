@@ -51,10 +51,10 @@ from livegain.core.event_table import (
     field_ratings,
     round_number,
 )
-from livegain.core.events import PlayerInfo, player_key
 from livegain.core.human_wdl import RatingsPrior
 from livegain.core.odds import GameOdds, game_probabilities
 from livegain.core.scoring import outcome
+from livegain.core.snapshot import PlayerInfo, player_key
 from livegain.core.standings import Result
 from livegain.core.swiss_odds import SwissChance
 from livegain.core.team_match import MatchPoints, TeamBoard, TeamMatchOdds, team_match_odds

@@ -2,7 +2,7 @@
 
 A feed is an I/O adapter: it reads an untrusted source (a polled URL, a
 LiveChess Cloud tournament, MQTT topics, a local file) and hands
-:class:`~livegain.core.events.GameSnapshot` values to a :class:`FeedSink`.
+:class:`~livegain.core.snapshot.GameSnapshot` values to a :class:`FeedSink`.
 Bad input never raises out of :meth:`Feed.run`: it is reported through
 :meth:`FeedSink.error` (naming the source, where, and what was wrong) and
 everything else carries on. Network errors back off and retry.
@@ -30,16 +30,18 @@ moving; see docs/feeds.md, "One event from several feeds".
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Annotated, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from livegain.core.board.board import DEFAULT_MAX_PLIES
 from livegain.core.board.sources import DEFAULT_TAKEOVER_AFTER
-from livegain.core.events import GameSnapshot
+from livegain.core.snapshot import GameSnapshot
 from livegain.mqtt.address import BrokerAccess
 
 
@@ -57,12 +59,58 @@ class FeedSink(Protocol):
 
 @runtime_checkable
 class Feed(Protocol):
-    """A running source of snapshots."""
+    """A running source of snapshots.
+
+    A feed may do more, each ability a small protocol of its own that the
+    service checks with :func:`isinstance`: :class:`RestorableFeed` (it keeps
+    state across a restart), :class:`ReportingFeed` (it reports its own
+    state in ``/healthz``), :class:`DelayedFeed` (a feed built outside the
+    configuration, with a broadcast delay of its own), :class:`SubscribingFeed`
+    (it says when it holds its subscription)."""
 
     name: str
 
     async def run(self, sink: FeedSink) -> None:
         """Run until cancelled; never raise on bad input; back off on network errors."""
+
+
+@runtime_checkable
+class RestorableFeed(Protocol):
+    """A feed that keeps state of its own (the MQTT feed: each board's moves and
+    sequence number), taken back after a restart before it runs."""
+
+    def restore(self, snapshots: Iterable[GameSnapshot], state_dir: Path | None) -> None:
+        """Take back its boards from ``snapshots`` (the service's stored ones) and
+        its own state from ``state_dir`` (None: the service keeps nothing)."""
+
+
+@runtime_checkable
+class ReportingFeed(Protocol):
+    """A feed that reports its own state (rounds followed, connection, stale boards)."""
+
+    def status(self) -> Mapping[str, object]:
+        """Its state for ``/healthz`` (under ``feeds.NAME.status``); a true
+        ``"problem"`` value counts the feed as failing, for that reason."""
+
+
+@runtime_checkable
+class DelayedFeed(Protocol):
+    """A feed given to the service directly (not made from a ``[[feeds]]``
+    entry) with a broadcast delay of its own."""
+
+    @property
+    def delay(self) -> int | None:
+        """Seconds its boards are shown late (None: ``[broadcast] delay``)."""
+
+
+@runtime_checkable
+class SubscribingFeed(Protocol):
+    """A feed that subscribes to its source (MQTT): it says when it holds its
+    subscription, so that what is published from then on reaches it."""
+
+    @property
+    def subscribed(self) -> asyncio.Event:
+        """Set while the feed holds its subscription."""
 
 
 MiB = 1024 * 1024

@@ -23,8 +23,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from livegain.feeds._common import Emitter
 from livegain.feeds.base import FeedSink, FileFeedConfig, source_sink
+from livegain.feeds.emitter import Emitter
 from livegain.feeds.pgn import MAX_PLIES, ParsedGame, parse_pgn
 
 

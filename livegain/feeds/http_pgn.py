@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_get, http_session
+from livegain.feeds.backoff import BACKOFF, Backoff
 from livegain.feeds.base import FeedSink, PgnHttpFeedConfig, source_sink
+from livegain.feeds.emitter import Emitter
 from livegain.feeds.pgn import MAX_PLIES, ParsedGame, parse_pgn
 
 MAX_CONCURRENT = 8

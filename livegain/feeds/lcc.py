@@ -49,10 +49,11 @@ from typing import Any
 
 import aiohttp
 
-from livegain.core.events import GameSnapshot
-from livegain.feeds._common import BACKOFF, Backoff, Emitter
+from livegain.core.snapshot import GameSnapshot
 from livegain.feeds._http import HttpError, http_get, http_session
+from livegain.feeds.backoff import BACKOFF, Backoff
 from livegain.feeds.base import FeedSink, LccFeedConfig, source_sink
+from livegain.feeds.emitter import Emitter
 from livegain.feeds.hosts import host_of
 from livegain.feeds.json_bounds import loads_bounded
 from livegain.feeds.lcc_json import (

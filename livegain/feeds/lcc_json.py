@@ -29,7 +29,7 @@ import chess
 from livegain.core.board.board import DEFAULT_MAX_PLIES
 from livegain.core.board.results import normalize_result
 from livegain.core.errors import LivegainError
-from livegain.core.events import RATING_RANGE, GameSnapshot, PlayerInfo
+from livegain.core.snapshot import RATING_RANGE, GameSnapshot, PlayerInfo
 from livegain.feeds.pgn import MAX_TRAILING_ILLEGAL, ply_label
 
 STANDARD_START = 518

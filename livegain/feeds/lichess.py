@@ -48,15 +48,16 @@ from typing import Any, Literal
 
 import structlog
 
-from livegain.core.events import GameSnapshot, normalise_name
-from livegain.feeds._common import BACKOFF, Backoff, Emitter
+from livegain.core.snapshot import GameSnapshot, normalise_name
 from livegain.feeds._http import HttpError, HttpResponse, http_get
+from livegain.feeds.backoff import BACKOFF, Backoff
 from livegain.feeds.base import (
     FeedSink,
     LichessFeedConfig,
     PgnStreamFeedConfig,
     source_sink,
 )
+from livegain.feeds.emitter import Emitter
 from livegain.feeds.hosts import host_of
 from livegain.feeds.json_bounds import loads_bounded
 from livegain.feeds.pgn import MAX_PLIES, parse_pgn

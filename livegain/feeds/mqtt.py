@@ -26,8 +26,8 @@ from typing import Any
 
 import aiomqtt
 
-from livegain.core.events import GameSnapshot
-from livegain.feeds._common import Backoff
+from livegain.core.snapshot import GameSnapshot
+from livegain.feeds.backoff import Backoff
 from livegain.feeds.base import FeedSink, MqttFeedConfig, source_sink
 from livegain.feeds.json_bounds import loads_bounded
 from livegain.feeds.mqtt_ingest import IngestResult, MqttIngest

@@ -37,7 +37,7 @@ import chess
 
 from livegain.core.board.identity import positive_number, split_round
 from livegain.core.board.results import RESULTS, normalize_result
-from livegain.core.events import GameSnapshot, PlayerInfo, official_rating
+from livegain.core.snapshot import GameSnapshot, PlayerInfo, official_rating
 from livegain.feeds.json_bounds import loads_bounded
 from livegain.feeds.pgn import parse_game, split_games
 

@@ -32,7 +32,7 @@ import chess
 from livegain.core.board.board import DEFAULT_MAX_PLIES
 from livegain.core.board.identity import positive_number, split_round
 from livegain.core.board.results import normalize_result
-from livegain.core.events import GameSnapshot, PlayerInfo, official_rating
+from livegain.core.snapshot import GameSnapshot, PlayerInfo, official_rating
 
 #: Default plies per game (``limits.max_plies``); a longer game is refused.
 MAX_PLIES = DEFAULT_MAX_PLIES

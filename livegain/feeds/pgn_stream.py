@@ -30,9 +30,10 @@ import codecs
 import contextlib
 import re
 
-from livegain.feeds._common import BACKOFF, Backoff, Emitter
 from livegain.feeds._http import HttpError, http_stream
+from livegain.feeds.backoff import BACKOFF, Backoff
 from livegain.feeds.base import FeedSink, PgnStreamFeedConfig, source_sink
+from livegain.feeds.emitter import Emitter
 from livegain.feeds.hosts import host_of
 from livegain.feeds.pgn import MAX_PLIES, ParsedGame, parse_game
 

@@ -31,11 +31,11 @@ from livegain.core.accuracy import GameAccuracy, PlayerAccuracy
 from livegain.core.board.board import BoardGame
 from livegain.core.board.updates import BoardUpdate, Clocks, Color, PlyInfo
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import PlayerInfo
 from livegain.core.ledger import TracePoint
 from livegain.core.moments import Moment
 from livegain.core.perceived import CalibratedRating
 from livegain.core.rating import HeadToHead, PerceivedRating
+from livegain.core.snapshot import PlayerInfo
 from livegain.core.wdl import Wdl
 from livegain.publish import schema
 

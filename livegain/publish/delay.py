@@ -10,7 +10,7 @@ engine runs ahead) and publishes each board through a :class:`DelayLine`:
   board, new players, a restart), an :class:`~livegain.publish.schema.Update`
   (its ``seq`` must follow the board's last one: :meth:`DelayLine.expects`),
   a :class:`Remove`, or any other serialised message (:class:`Message`, e.g.
-  an event's standings, under a key of its own). Each gets a release time
+  a key moment or an event's standings, apart from the boards). Each gets a release time
   (``due``): the time its ply first arrived plus the board's delay (for a
   state, a removal, a message or an update without a ply: the time it was
   held plus the delay), and never earlier than the board's previous item. A
@@ -47,6 +47,7 @@ from typing import Literal
 
 from livegain.core.errors import LivegainError
 from livegain.publish.fold import SeqGap, apply_update
+from livegain.publish.publication import Kind
 from livegain.publish.schema import BoardState, Update
 
 CHECKPOINT_EVERY = 32
@@ -64,13 +65,20 @@ class Remove:
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """Any other serialised message (an event's standings, ...), held under a
-    key of its own (``board_id``: not a board's id; a prefix such as
-    ``standings/`` keeps them apart) and released as it is, in order with
-    the key's other messages."""
+    """Any other serialised message (a key moment, an event's standings, ...):
+    its publication's ``kind`` and ``key`` (the board's id, the event's name)
+    and its bytes, released as they are, in order with the other messages of
+    that kind and key."""
 
-    board_id: str
+    kind: Kind
+    key: str
     data: bytes
+
+    @property
+    def board_id(self) -> str:
+        """Where the line holds it: apart from the boards and from the
+        messages of other kinds or keys (and the row's key in the store)."""
+        return f"{self.kind.value}/{self.key}"
 
 
 Item = BoardState | Update | Remove | Message
@@ -365,7 +373,9 @@ def decode_held(n: int, board_id: str, due: float, kind: str, body: str) -> Held
     elif kind == "remove":
         item = Remove(board_id)
     elif kind == "message":
-        item = Message(board_id, body.encode())
+        # Only the store spells a message's kind and key as one row key.
+        name, _, key = board_id.partition("/")
+        item = Message(Kind(name), key, body.encode())
     else:
         raise ValueError(f"unknown delayed item kind {kind!r}")
     if item.board_id != board_id:

@@ -20,8 +20,8 @@ by replacing ``/``, ``+``, ``#`` and control characters with ``_``):
   the broker's last will when the service vanishes.
 
 Bodies are byte-for-byte the WebSocket messages: the service hands this
-publisher and its WebSocket server the same bytes side by side (each update
-serialised once; a board's state as the shared
+publisher and its WebSocket server the same publications side by side
+(:meth:`MqttPublisher.deliver`; each update serialised once; a board's state as the shared
 :class:`~livegain.publish.entry.BoardEntry`'s ``snapshot`` bytes, built when
 first needed), and gateways serve viewers from these topics. Publishing
 never blocks the caller: messages go to a bounded queue drained by
@@ -44,7 +44,7 @@ import contextlib
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 import aiomqtt
 import structlog
@@ -54,6 +54,7 @@ from livegain.mqtt.client import connect, unique_client_id
 from livegain.mqtt.reconnect import keep_connected
 from livegain.mqtt.topics import OutputTopics
 from livegain.publish.moments import RecentMoments
+from livegain.publish.publication import Kind, Publication
 
 if TYPE_CHECKING:
     from livegain.config import MqttPublishConfig
@@ -114,6 +115,24 @@ class MqttPublisher:
         return cls(cfg.url, cfg.prefix, client_id=cfg.client_id, qos=cfg.qos, broker=cfg.broker())
 
     # ---------------------------------------------------------- producers
+
+    def deliver(self, p: Publication, /) -> None:
+        """The last step of the publication chain (beside the WebSocket
+        server): ``p`` to its topics, the bytes it carries."""
+        if p.kind is Kind.BOARD:
+            for data in p.encoded:
+                self.publish_update(p.key, data)
+            self.publish_state(p.key, p.entry.snapshot_bytes)
+        elif p.kind is Kind.MOMENT:
+            self.publish_moment(p.key, p.data)
+        elif p.kind is Kind.STANDINGS:
+            self.publish_standings(p.key, p.data)
+        elif p.kind is Kind.REMOVAL:
+            self.remove_board(p.key)
+        elif p.kind is Kind.BOARD_LIST:
+            self.publish_boards(p.message)
+        else:
+            assert_never(p.kind)
 
     def publish_state(self, board_id: str, snapshot: bytes | Callable[[], bytes]) -> None:
         """Queue the board's snapshot message (retained; only the latest is kept).

@@ -47,7 +47,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, assert_never
 from urllib.parse import urlsplit
 
 import structlog
@@ -73,6 +73,7 @@ from livegain.publish.http import (
 )
 from livegain.publish.hub import Hub, ServerStats
 from livegain.publish.limits import ServerLimits
+from livegain.publish.publication import Kind, Publication
 from livegain.publish.schema import PROTOCOL_VERSION, BoardState, BoardSummary, Update
 
 __all__ = [
@@ -83,6 +84,7 @@ __all__ = [
     "BoardEntry",
     "LiveServer",
     "ServerLimits",
+    "ServerOwner",
     "ServerStats",
     "StateLike",
     "raise_fd_limit",
@@ -102,6 +104,22 @@ POLL_S = 0.05
 _OPEN = State.OPEN
 
 
+class ServerOwner(Protocol):
+    """What the server asks of the program that runs it (the service), handed to
+    it at construction: the server never reaches into that program otherwise."""
+
+    def remove_board(self, board_id: str, /) -> bool:
+        """An operator's removal (``DELETE /api/boards/{id}``): the board
+        leaves everywhere (the host hands its removal back to this server);
+        whether it was found."""
+        ...
+
+    def publish(self, publication: Publication, /) -> None:
+        """A publication made here (the board list changed) for the host's
+        publication chain, which ends at this server and the other outputs."""
+        ...
+
+
 class _Outgoing:
     """A message being written to many clients, ``pos`` of them done."""
 
@@ -115,10 +133,16 @@ class _Outgoing:
 class LiveServer:
     """The WebSocket + HTTP server. Feed it board states and updates.
 
-    The service calls :meth:`set_board` when a board appears or must be
-    re-sent whole (a reset), and :meth:`publish` with each update and the
-    board state after it. Everything here runs on the event loop; publishing
-    never awaits.
+    The service hands it each :class:`~livegain.publish.publication.Publication`
+    (:meth:`deliver`: it is the last step of the publication chain, beside the
+    MQTT publisher); :meth:`set_board` adds or re-sends a board whole and
+    :meth:`publish` sends one update with the board state after it.
+    Everything here runs on the event loop; publishing never awaits.
+
+    ``owner`` (None: a server on its own, e.g. a gateway's): who removes a
+    board on an operator's request, and takes the board list each time it
+    changes (:class:`ServerOwner`). ``metrics`` renders ``/metrics``
+    (Prometheus text format; None: no such page).
     """
 
     def __init__(
@@ -135,6 +159,8 @@ class LiveServer:
         ssl: ssl_module.SSLContext | None = None,
         compression: bool = False,
         reuse_port: bool = False,
+        owner: ServerOwner | None = None,
+        metrics: Callable[[], bytes] | None = None,
     ) -> None:
         self.host = host
         self.requested_port = port
@@ -156,17 +182,13 @@ class LiveServer:
         )
         self.admin_token = admin_token
         """Bearer token of ``DELETE /api/boards/{id}`` (None: no admin API)."""
-        self.on_remove: Callable[[str], bool] | None = None
-        """Called to remove a board on an admin request (the service also takes it
-        out of the game registry and the store, then calls :meth:`remove_board`);
-        None: :meth:`remove_board` alone."""
-        self.on_boards: Callable[[Callable[[], bytes]], None] | None = None
-        """Called with the builder of the whole board list (a ``boards``
-        message; call it only if needed) each time a ``boards_diff`` goes out,
-        so at most every ``board_list_interval`` seconds (e.g. to publish it,
+        self.owner = owner
+        """Removes a board on an operator's request (the service also takes it
+        out of the game registry and the store; None: :meth:`remove_board`
+        alone), and takes the board list each time a ``boards_diff`` goes
+        out, so at most every ``board_list_interval`` seconds (to publish it,
         retained, over MQTT)."""
-        self.metrics: Callable[[], bytes] | None = None
-        """Renders ``/metrics`` (Prometheus text format); None: no such page."""
+        self.metrics = metrics
         self._note = Notes()
         self.site = HttpSite(
             self.hub,
@@ -340,11 +362,31 @@ class LiveServer:
         ``/api/standings`` and new subscribers, sent to its subscribers."""
         self._queue(self.hub.publish_standings(event, data))
 
+    def deliver(self, p: Publication, /) -> None:
+        """The last step of the publication chain: ``p`` to the hub (its
+        subscribers, ``/api``); the board list is the hub's own."""
+        if p.kind is Kind.BOARD:
+            if p.whole:
+                self.set_board(p.entry)
+            else:
+                for update, data in zip(p.updates, p.encoded, strict=True):
+                    self.publish_raw(p.key, data, p.entry, update.result)
+        elif p.kind is Kind.MOMENT:
+            self.publish_moment(p.key, p.data)
+        elif p.kind is Kind.STANDINGS:
+            self.publish_standings(p.key, p.data)
+        elif p.kind is Kind.REMOVAL:
+            self.remove_board(p.key)
+        elif p.kind is Kind.BOARD_LIST:
+            pass  # made here
+        else:
+            assert_never(p.kind)
+
     def _admin_remove(self, board_id: str) -> bool:
-        """An operator's removal: the service's (which also knows boards held
+        """An operator's removal: the host's (which also knows boards held
         by a broadcast delay), else this server's; whether the board was found."""
-        if self.on_remove is not None:
-            return self.on_remove(board_id)
+        if self.owner is not None:
+            return self.owner.remove_board(board_id)
         return self.remove_board(board_id)
 
     # ---------------------------------------------------------- hub timers
@@ -433,8 +475,8 @@ class LiveServer:
                 self._write(action, action.clients)
             elif isinstance(action, Close):
                 self._close(action)
-            elif isinstance(action, BoardsChanged) and self.on_boards is not None:
-                self.on_boards(action.page)
+            elif isinstance(action, BoardsChanged) and self.owner is not None:
+                self.owner.publish(Publication.board_list(action.page, at=time.time()))
 
     def _write(self, send: Send[ServerConnection], clients: Sequence[ServerConnection]) -> None:
         """Write ``send`` to ``clients`` now, without awaiting any.

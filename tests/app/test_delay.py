@@ -24,7 +24,7 @@ import pytest
 
 from livegain.app.service import Service
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.feeds.base import FeedSink
 
 from .conftest import running, settings_for, toy_model, ws_url
@@ -377,45 +377,64 @@ async def test_match_odds_count_a_result_only_once_viewers_have_it(tmp_path: Pat
     assert game1[-1][1]["score_b"] == 1.0  # counted once viewers have it
 
 
-async def test_with_a_delay_each_board_change_computes_its_match_odds_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A board change's match odds are computed once, held or not: here a feed
-    without a delay under a service with one (its boards go out at once)."""
-    from livegain.app.match import MatchTracker
+class Undelayed(MatchGames):
+    name = "undelayed"
+    delay = 0
 
-    class Undelayed(MatchGames):
-        name = "undelayed"
-        delay = 0
+
+@pytest.mark.parametrize("delayed", [True, False], ids=["held", "not-held"])
+async def test_with_a_delay_each_board_change_is_converted_and_its_match_odds_computed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delayed: bool
+) -> None:
+    """A board change's wire form (its state, its updates) is built once and
+    its match odds computed once, whether the delay holds it (``held``) or
+    not: here a feed without a delay under a service with one (its boards go
+    out at once)."""
+    from livegain.app.match import MatchTracker
+    from livegain.publish import convert
 
     settings = settings_for(
         tmp_path,
         broadcast={"delay": DELAY},
         matches=[{"a": "Alpha", "b": "Beta", "games": 4}],
     )
-    calls = {"odds": 0, "changes": 0}
+    calls = {"odds": 0, "changes": 0, "updates": 0, "states": 0, "converted": 0}
     odds, publish = MatchTracker.odds, Service._publish_board
+    board_state, update = convert.board_state, convert.update
 
     def counted_odds(self: MatchTracker, *args: Any, **kwargs: Any) -> Any:
         calls["odds"] += 1
         return odds(self, *args, **kwargs)
 
-    def counted_publish(self: Service, *args: Any, **kwargs: Any) -> None:
+    def counted_publish(self: Service, bid: str, updates: list[Any], *, new: bool = False) -> None:
         calls["changes"] += 1
-        publish(self, *args, **kwargs)
+        calls["updates"] += 0 if new else len(updates)
+        publish(self, bid, updates, new=new)
+
+    def counted_state(*args: Any, **kwargs: Any) -> Any:
+        calls["states"] += 1
+        return board_state(*args, **kwargs)
+
+    def counted_update(*args: Any, **kwargs: Any) -> Any:
+        calls["converted"] += 1
+        return update(*args, **kwargs)
 
     monkeypatch.setattr(MatchTracker, "odds", counted_odds)
     monkeypatch.setattr(Service, "_publish_board", counted_publish)
+    monkeypatch.setattr(convert, "board_state", counted_state)
+    monkeypatch.setattr(convert, "update", counted_update)
+    feed = MatchGames({}) if delayed else Undelayed({})
     service = Service(
-        settings,
-        evaluator=Material(latency=0.05),
-        feeds=[Undelayed({})],
-        perceived_model=toy_model(),
+        settings, evaluator=Material(latency=0.05), feeds=[feed], perceived_model=toy_model()
     )
     async with running(service), Mirror(ws_url(service)) as mirror:
-        await mirror.wait(lambda m: sum(len(s["moves"]) for s in m.boards.values()) >= 4, 30)
-    assert calls["changes"] > 0
+        await mirror.wait(lambda m: sum(len(s["moves"]) for s in m.boards.values()) >= 3, 30)
+        line = service.delay.line
+        assert line is not None and (line.knows("relay-r1-b1") == delayed)
+    assert calls["changes"] > 0 and calls["converted"] > 0
     assert calls["odds"] == calls["changes"]
+    assert calls["converted"] == calls["updates"]  # each update converted once
+    assert 0 < calls["states"] <= calls["changes"]  # each state at most once
 
 
 class TwoBoards:

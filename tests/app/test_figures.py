@@ -14,8 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from livegain.app.service import Service
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 
 from .conftest import running, settings_for
 

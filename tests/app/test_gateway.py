@@ -39,7 +39,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from livegain.app.service import Service
 from livegain.cli import main as cli_main
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.feeds.base import FeedSink
 
 from .conftest import running, settings_for, ws_url

@@ -18,7 +18,7 @@ from brokers import free_port
 
 from livegain.app.service import Service
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.engine.errors import EngineSearchError
 from livegain.engine.pool import EnginePool
 from livegain.engine.search import SearchLimit

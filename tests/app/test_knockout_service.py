@@ -17,8 +17,8 @@ from livegain.app.service import Service
 from livegain.core.human_wdl import CLASSICAL_OTB
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import PgnHttpFeedConfig
-from livegain.feeds.replay import Replay
 from livegain.models.wdl import load_wdl_file
+from livegain.relay.replay import Replay
 
 from .conftest import running, settings_for, toy_model, ws_url
 

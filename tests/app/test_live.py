@@ -15,7 +15,7 @@ from livegain.batch.analysis import analyze
 from livegain.batch.engine_analysis import run_engine_analysis_async
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import PgnHttpFeedConfig, PgnStreamFeedConfig
-from livegain.feeds.replay import Replay
+from livegain.relay.replay import Replay
 
 from .conftest import DEPTH, CountingEvaluator, running, settings_for, toy_model, ws_url
 from .mirror import Mirror, comparable, evaluated, fully_evaluated

@@ -8,8 +8,8 @@ from livegain.app.match import MatchTracker, same_name
 from livegain.config import MatchConfig
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.odds import GameOdds, game_probabilities, match_odds
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 
 from .conftest import toy_model
 

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from livegain.app.service import Service
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import PgnHttpFeedConfig
-from livegain.feeds.replay import Replay
+from livegain.relay.replay import Replay
 
 from .conftest import running, settings_for
 from .mirror import Mirror, fully_evaluated

@@ -31,7 +31,7 @@ from livegain.app.store import Store
 from livegain.config import Settings
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import PgnHttpFeedConfig
-from livegain.feeds.replay import Replay
+from livegain.relay.replay import Replay
 
 from .conftest import running, settings_for, toy_model, ws_url
 

@@ -1,6 +1,7 @@
 """The scheduler reads only the boards with positions waiting, in the order
 the registry gives them (latest positions first, backfill interleaved), and
-still finds a board that gains positions after all were evaluated."""
+still finds a board that gains positions after all were evaluated; stopped,
+it schedules nothing."""
 
 from __future__ import annotations
 
@@ -8,15 +9,17 @@ import asyncio
 from collections.abc import Sequence
 
 import chess
+import pytest
 
+from livegain.app.runtime import Runtime
 from livegain.app.scheduler import Scheduler
 from livegain.app.stats import ServiceStats
 from livegain.app.store_writes import StoreWrites
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import EvalRequest
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 
 OPERA = ["e4", "e5", "Nf3", "d6", "d4", "Bg4", "dxe5", "Bxf3", "Qxf3", "dxe5", "Bc4", "Nf6"]
 
@@ -55,16 +58,8 @@ def scheduler(t: BoardRegistry, engine: Recorder, inflight: int) -> Scheduler:
     def record(bid: str, evals: Sequence[tuple[EvalRequest, Evaluation]]) -> None:
         t.record_evals(bid, [(req.ply, req.fen, ev) for req, ev in evals])
 
-    s = Scheduler(
-        stats,
-        StoreWrites(stats, lambda: None),
-        lambda: t,
-        lambda: None,
-        lambda: engine,
-        lambda: "test",
-        record,
-    )
-    s.max_inflight = inflight
+    s = Scheduler(stats, StoreWrites(stats, lambda: None), record)
+    s.start(Runtime(registry=t, store=None, evaluator=engine, engine_key="test"), inflight)
     return s
 
 
@@ -118,3 +113,17 @@ async def test_a_full_engine_leaves_the_rest_waiting_for_the_next_turn() -> None
     assert len(s.inflight) == 2
     await drain(s)
     assert t.pending_count() == 0 and len(engine.asked) == 9  # 3 positions per board
+
+
+async def test_a_stopped_scheduler_cancels_its_searches_and_schedules_nothing() -> None:
+    t = BoardRegistry(PAPER_ENGINE_RATING)
+    t.apply(snap(OPERA[:2], board=1))
+    engine = Recorder()
+    s = scheduler(t, engine, inflight=1)
+    s.schedule()
+    (task,) = s.inflight.values()
+    s.stop()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    s.schedule()
+    assert not s.inflight and engine.asked == [] and t.pending_count() == 3

@@ -24,7 +24,7 @@ import pytest
 
 from livegain.app.service import Service
 from livegain.engine.pool import EnginePool
-from livegain.feeds.replay import Replay
+from livegain.relay.replay import Replay
 
 from .conftest import running, settings_for, ws_url
 from .mirror import Mirror

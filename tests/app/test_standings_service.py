@@ -21,7 +21,7 @@ from livegain.app.service import Service
 from livegain.config import ConfigError, load_settings
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import PgnHttpFeedConfig
-from livegain.feeds.replay import Replay
+from livegain.relay.replay import Replay
 
 from .conftest import running, settings_for, toy_model, ws_url
 

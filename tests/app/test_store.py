@@ -9,7 +9,7 @@ import pytest
 
 from livegain.app.store import Store, StoreError, snapshot_from_json, snapshot_to_json
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 
 
 def snap(moves: tuple[str, ...], **kw: object) -> GameSnapshot:

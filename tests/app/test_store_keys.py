@@ -14,7 +14,7 @@ import pytest
 from livegain.app.service import STORE_FILE, Service
 from livegain.app.store import Store
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.engine.pool import EnginePool
 from livegain.engine.search import SearchLimit
 

@@ -21,13 +21,13 @@ from livegain.app.standings import StandingsJob, compute_standings
 from livegain.config import EventConfig
 from livegain.core.event_format import format_from_text
 from livegain.core.event_table import SWISS_SIMS, GameEntry
-from livegain.core.events import PlayerInfo, player_key
+from livegain.core.snapshot import PlayerInfo, player_key
 from livegain.core.standings import Result
 from livegain.core.team_odds import team_win_odds
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import PgnHttpFeedConfig
-from livegain.feeds.replay import Replay
 from livegain.feeds.resolve import standings_entry
+from livegain.relay.replay import Replay
 
 from .conftest import running, settings_for, toy_model, ws_url
 

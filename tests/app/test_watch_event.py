@@ -1,6 +1,6 @@
 """`livegain watch TOURNAMENT` follows a whole event, unattended, from its first
 round to its last: a real event relayed as Lichess and LiveChess Cloud serve a
-live one (livegain.feeds.event_relay: round 1 live, then finished, round 2
+live one (livegain.relay.event: round 1 live, then finished, round 2
 paired and live, ...), the real service (Stockfish, the WebSocket, the
 standings), a WebSocket client. Every game of every round is shown and
 evaluated, and the final standings (points and tie-breaks) equal the event's
@@ -25,9 +25,9 @@ from cli.test_watch import read_until_url
 from conftest import TATA_STEEL, need
 
 from app.mirror import Mirror, fully_evaluated
-from livegain.core.events import PlayerInfo, player_key
+from livegain.core.snapshot import PlayerInfo, player_key
 from livegain.core.standings import Result, Standings
-from livegain.feeds.event_relay import EventRelay
+from livegain.relay.event import EventRelay
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_EVENT = REPO / "livegain" / "data" / "demo-event.pgn"

@@ -11,7 +11,7 @@ import pytest
 
 from livegain.cli import main
 from livegain.core.board.registry import BoardRegistry
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.engine.pool import EnginePool
 from livegain.engine.search import SearchLimit
 

@@ -29,7 +29,6 @@ from livegain.feeds.base import (
 )
 from livegain.feeds.lichess import BroadcastRound, pick_round, read_rounds
 from livegain.feeds.pgn import parse_pgn
-from livegain.feeds.replay import Replay
 from livegain.feeds.resolve import (
     LCC_LOOKUP_URL,
     Endpoints,
@@ -46,6 +45,7 @@ from livegain.feeds.resolve import (
     resolve,
     resolve_all,
 )
+from livegain.relay.replay import Replay
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_ROUND = REPO / "livegain" / "data" / "demo-round.pgn"
@@ -618,7 +618,7 @@ async def test_the_event_s_scoring_and_format_reach_the_standings(tmp_path: Path
     standings entry watch configures has it, and a configuration's own entry
     for the same event wins."""
     from livegain.core.scoring import Scoring
-    from livegain.feeds.event_relay import EventRelay
+    from livegain.relay.event import EventRelay
 
     three = {"white": {"win": 3, "draw": 1}, "black": {"win": 3, "draw": 1}}
     relay = EventRelay.from_pgn(

@@ -137,8 +137,8 @@ def test_accuracy_by_phase_uses_the_whole_game_weights() -> None:
 
 def test_live_accuracy_is_the_ledger_s_and_rolls_back_exactly() -> None:
     from livegain.core.board.registry import BoardRegistry
-    from livegain.core.events import GameSnapshot, PlayerInfo
     from livegain.core.rating import PAPER_ENGINE_RATING
+    from livegain.core.snapshot import GameSnapshot, PlayerInfo
     from livegain.publish import convert
 
     moves = ["e4", "e5", "Nf3", "d6", "d4", "Bg4", "dxe5", "Bxf3", "Qxf3", "dxe5", "Bc4", "Nf6"]

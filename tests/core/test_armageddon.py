@@ -13,8 +13,8 @@ import chess.pgn
 import pytest
 
 from livegain.core.event_table import EventRules, GameEntry, event_table
-from livegain.core.events import PlayerInfo
 from livegain.core.scoring import PRESETS, Armageddon, Scoring, SidePoints
+from livegain.core.snapshot import PlayerInfo
 from livegain.core.standings import (
     Result,
     Standings,

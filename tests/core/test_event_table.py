@@ -24,8 +24,8 @@ from livegain.core.event_table import (
     event_table,
     round_number,
 )
-from livegain.core.events import GameSnapshot, PlayerInfo, normalise_name
 from livegain.core.scoring import Scoring
+from livegain.core.snapshot import GameSnapshot, PlayerInfo, normalise_name
 from livegain.core.standings import Result
 from livegain.core.tournament_odds import exact_win_odds
 

@@ -15,10 +15,10 @@ import pytest
 
 from livegain.core.event_format import format_from_pairings, format_from_round_names
 from livegain.core.event_table import EventRules, GameEntry, event_table
-from livegain.core.events import PlayerInfo
 from livegain.core.human_wdl import RatingsPrior
 from livegain.core.knockout import KnockoutRules, StageRule
 from livegain.core.knockout_table import knockout_table
+from livegain.core.snapshot import PlayerInfo
 
 PRIOR = RatingsPrior(
     kind="classical-otb",

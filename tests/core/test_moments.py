@@ -8,7 +8,6 @@ import pytest
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import BoardUpdate
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.moments import (
     MomentTracker,
     expected_score,
@@ -21,6 +20,7 @@ from livegain.core.moments import (
     san_of,
 )
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 
 # Black's 3...Nf6?? allows 4.Qxf7#.
 MOVES = ["e4", "e5", "Qh5", "Nc6", "Bc4", "Nf6", "Qxf7#"]

@@ -7,7 +7,6 @@ import pytest
 
 from livegain.core.accuracy import GameAccuracy, PlayerAccuracy
 from livegain.core.event_table import GameEntry
-from livegain.core.events import PlayerInfo
 from livegain.core.players import (
     PlayerFacts,
     k_factor,
@@ -15,6 +14,7 @@ from livegain.core.players import (
     player_table,
     resolve_facts,
 )
+from livegain.core.snapshot import PlayerInfo
 
 # 2000 beats 1800 and 2200: Ra = 2000, p = 1.0, dp = +800 -> 2800. Expected scores
 # 1/(1+10^(-200/400)) = 0.759747 and 0.240253 sum to exactly 1, so the change is K * 1.

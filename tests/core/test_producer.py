@@ -8,7 +8,6 @@ import pytest
 
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.producer import (
     DECISIVE_POINTS,
     JUST_ENDED_POINTS,
@@ -21,6 +20,7 @@ from livegain.core.producer import (
     score_board,
 )
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.publish import convert, producer, schema
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from livegain.config import EventConfig
 from livegain.core.event_table import EventRules, GameEntry, event_table
-from livegain.core.events import PlayerInfo
 from livegain.core.scoring import STANDARD, Scoring, SidePoints, outcome
+from livegain.core.snapshot import PlayerInfo
 from livegain.core.standings import Result
 from livegain.core.tournament_odds import exact_win_odds
 

@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from livegain.core.event_table import GameEntry
-from livegain.core.events import PlayerInfo
+from livegain.core.snapshot import PlayerInfo
 from livegain.core.team_table import team_event, team_table
 
 
@@ -102,7 +102,7 @@ def four_teams_round_one() -> list[GameEntry]:
 
 def test_a_team_round_robin_s_odds_are_those_of_every_match_left() -> None:
     from livegain.core.event_table import EventRules
-    from livegain.core.events import player_key
+    from livegain.core.snapshot import player_key
     from livegain.core.standings import Result
     from livegain.core.team_odds import team_win_odds
 

@@ -4,9 +4,9 @@ time-trouble moment on a replayed game."""
 from __future__ import annotations
 
 from livegain.core.board.registry import BoardRegistry
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.moments import MomentTracker, is_time_trouble
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.core.timeuse import (
     Period,
     in_time_trouble,

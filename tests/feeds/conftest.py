@@ -12,7 +12,7 @@ import pytest
 from brokers import PrivateBroker, free_port, port_open
 from conftest import need
 
-from livegain.core.events import GameSnapshot
+from livegain.core.snapshot import GameSnapshot
 
 __all__ = ["PrivateBroker", "RecordingSink", "cancel", "free_port", "run_feed"]
 

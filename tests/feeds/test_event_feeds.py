@@ -1,6 +1,6 @@
 """The feeds that follow a whole event (Lichess's tournament, LiveChess Cloud's
 every round) against a relay of the project's demo event shaped like the real
-services (livegain.feeds.event_relay): games placed by the source, finished
+services (livegain.relay.event): games placed by the source, finished
 rounds read once, the next round taken up without a restart, and polling that
 does not grow with the rounds played."""
 
@@ -11,11 +11,11 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.feeds.base import LccFeedConfig, LichessFeedConfig
-from livegain.feeds.event_relay import EventRelay
 from livegain.feeds.lcc import LccFeed
 from livegain.feeds.lichess import LichessFeed, RoundBoards, game_key, place, scoring_of
+from livegain.relay.event import EventRelay
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_EVENT = REPO / "livegain" / "data" / "demo-event.pgn"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from livegain.feeds._http import MiniHttpServer, Reply
 from livegain.feeds.hosts import WAIT_429, WAIT_503, Host, host_of, retry_after, wait_after
 from livegain.feeds.resolve import HttpLookup, LookupFailed
+from livegain.relay.http import MiniHttpServer, Reply
 
 
 def test_retry_after_reads_seconds_and_http_dates() -> None:

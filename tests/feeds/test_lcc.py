@@ -11,7 +11,6 @@ import chess
 import pytest
 
 from livegain.feeds import LccFeedConfig, make_feed
-from livegain.feeds._http import MiniHttpServer, Reply
 from livegain.feeds.lcc import LccFeed
 from livegain.feeds.lcc_json import (
     LccFormatError,
@@ -22,7 +21,8 @@ from livegain.feeds.lcc_json import (
     player_info,
     player_name,
 )
-from livegain.feeds.replay import Replay
+from livegain.relay.http import MiniHttpServer, Reply
+from livegain.relay.replay import Replay
 
 from .conftest import RecordingSink, cancel, run_feed
 

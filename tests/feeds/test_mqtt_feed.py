@@ -10,8 +10,8 @@ import pytest
 from livegain.feeds import MqttFeedConfig, make_feed
 from livegain.feeds.mqtt import MqttFeed
 from livegain.feeds.mqtt_ingest import move_event
-from livegain.feeds.replay import Replay
 from livegain.mqtt.client import connect
+from livegain.relay.replay import Replay
 
 from .conftest import PrivateBroker, RecordingSink, cancel, free_port, run_feed
 
@@ -230,7 +230,7 @@ async def test_replay_and_feed_both_ride_out_a_broker_restart(
 
 
 async def test_replay_refuses_an_unreachable_broker() -> None:
-    from livegain.feeds.replay import ReplayError
+    from livegain.relay.replay import ReplayError
 
     replay = Replay.from_pgn(
         '[White "A"]\n\n1. e4 *', mode="mqtt", mqtt_url=f"mqtt://127.0.0.1:{free_port()}"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from livegain.feeds.base import MqttFeedConfig
+from livegain.feeds.base import MqttFeedConfig, RestorableFeed
 from livegain.feeds.mqtt import MqttFeed
 from livegain.feeds.mqtt_ingest import move_event
 from livegain.mqtt.client import connect
@@ -24,9 +24,8 @@ GAME = ["d4", "Nf6", "c4", "e6", "Nc3", "Bb4", "e3", "O-O", "Bd3", "d5", "Nf3", 
 def service_feed(url: str, topic: str, data_dir: Path) -> MqttFeed:
     """A feed as the service builds it: default client id, restored from its data_dir."""
     feed = MqttFeed(MqttFeedConfig(url=url, topic=topic, session_expiry=120))
-    restore = getattr(feed, "restore", None)  # what the service calls before run()
-    if restore is not None:
-        restore([], data_dir)
+    assert isinstance(feed, RestorableFeed)  # the service restores it before run()
+    feed.restore([], data_dir)
     return feed
 
 

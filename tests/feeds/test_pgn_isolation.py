@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from livegain.feeds import FileFeedConfig, PgnHttpFeedConfig, PgnStreamFeedConfig
-from livegain.feeds._http import MiniHttpServer, Reply
 from livegain.feeds.files import FileFeed
 from livegain.feeds.http_pgn import PgnHttpFeed
 from livegain.feeds.pgn import parse_game, parse_pgn
 from livegain.feeds.pgn_stream import PgnStreamFeed
+from livegain.relay.http import MiniHttpServer, Reply
 
 from .conftest import RecordingSink, cancel, run_feed
 from .test_pgn_stream import streaming

@@ -213,7 +213,7 @@ def test_complete_games_waits_for_the_blank_line_after_the_moves() -> None:
 
 async def test_follows_the_replay_stream_move_by_move(sink: RecordingSink) -> None:
     """The replay's own /stream.pgn (a real part of this project) as the source."""
-    from livegain.feeds.replay import Replay
+    from livegain.relay.replay import Replay
 
     text = (G1 + G1_MORE.replace('"s1"', '"s9"').replace("Ames, A", "Eden, E")).replace(
         "\r\n", "\n"

@@ -17,8 +17,8 @@ from pydantic import ValidationError
 
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.sources import DEFAULT_TAKEOVER_AFTER
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.feeds import LccFeedConfig, make_feed, parse_feed_config
 from livegain.feeds.base import SourceSink, source_sink
 from livegain.feeds.lcc_json import parse_game_json
@@ -156,7 +156,7 @@ async def test_lcc_feed_carries_the_reported_position_and_the_group() -> None:
 
 
 def test_lcc_players_fide_ids_carry_to_player_keys() -> None:
-    from livegain.core.events import player_key
+    from livegain.core.snapshot import player_key
     from livegain.feeds.lcc_json import player_info
 
     p = player_info(_player("Praggnanandhaa", "R", 25059530))

@@ -1,6 +1,6 @@
 """Helpers for the overlay tests (real parts only): Debian's Chromium (Playwright), a real
 ``livegain serve`` subprocess with a real Stockfish, fed by a real replay
-(:class:`livegain.feeds.replay.Replay` serving PGN over HTTP), and a real
+(:class:`livegain.relay.replay.Replay` serving PGN over HTTP), and a real
 WebSocket client to read what the server says.
 """
 
@@ -171,7 +171,7 @@ class ReplayThread:
     advanced by the (synchronous) test."""
 
     def __init__(self, pgn_text: str) -> None:
-        from livegain.feeds.replay import Replay
+        from livegain.relay.replay import Replay
 
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)

@@ -13,8 +13,8 @@ from playwright.sync_api import expect
 
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.publish import convert
 
 from ._live import StaticServer

@@ -12,6 +12,7 @@ from pydantic import TypeAdapter
 from websockets.asyncio.client import ClientConnection, connect
 
 from livegain.publish.limits import ServerLimits
+from livegain.publish.publication import Kind, Publication
 from livegain.publish.schema import ServerMessage
 from livegain.publish.server import LiveServer
 
@@ -145,17 +146,36 @@ async def test_a_change_of_result_is_a_changed_entry_and_plain_moves_send_no_lis
             assert diff["added"] == diff["removed"] == []
 
 
+class Owner:
+    """What the service does for its server: an operator's removal (its own
+    part, then the removal's publication to the server, its chain's last
+    step); the publications the server makes (the board list), kept."""
+
+    def __init__(self) -> None:
+        self.removed: list[str] = []
+        self.published: list[Publication] = []
+        self.server: LiveServer | None = None
+
+    def remove_board(self, board_id: str, /) -> bool:
+        assert self.server is not None
+        self.removed.append(board_id)
+        found = self.server.has_board(board_id)
+        self.server.deliver(Publication.removal(board_id, at=0.0))
+        return found
+
+    def publish(self, publication: Publication, /) -> None:
+        self.published.append(publication)
+
+
 async def test_operator_removes_a_board_with_the_admin_token(tmp_path: Path) -> None:
     token = "t0ken-of-sixteen-chars"
     limits = ServerLimits(board_list_interval=0.05)
-    srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=limits, admin_token=token)
-    removed: list[str] = []
-
-    def on_remove(board_id: str) -> bool:  # what the service does, then the server's part
-        removed.append(board_id)
-        return srv.remove_board(board_id)
-
-    srv.on_remove = on_remove
+    owner = Owner()
+    srv = LiveServer(
+        "127.0.0.1", 0, static_dir=tmp_path, limits=limits, admin_token=token, owner=owner
+    )
+    owner.server = srv
+    removed = owner.removed
     async with srv:
         srv.set_board(board_state("junk-1"))
         srv.set_board(board_state("real-1"))
@@ -179,6 +199,12 @@ async def test_operator_removes_a_board_with_the_admin_token(tmp_path: Path) -> 
             assert [b["board_id"] for b in json.loads(body)] == ["real-1"]
             st, _, _ = await request(srv.port, "DELETE", "/api/boards/junk-1", f"Bearer {token}")
             assert st == 404
+    # Each board list that went out, handed to the owner (for MQTT), built on demand.
+    lists = [p for p in owner.published if p.kind is Kind.BOARD_LIST]
+    assert lists and len(lists) == len(owner.published)
+    last = json.loads(lists[-1].message)
+    assert last["type"] == "boards"
+    assert [b["board_id"] for b in last["boards"]] == ["real-1"]
 
 
 async def test_no_admin_api_without_a_token(tmp_path: Path) -> None:

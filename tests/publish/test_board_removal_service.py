@@ -14,7 +14,7 @@ from websockets.asyncio.client import connect
 
 from livegain.app.service import Service
 from livegain.config import load_settings
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.engine.pool import EnginePool
 from livegain.engine.search import SearchLimit
 

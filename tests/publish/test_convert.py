@@ -11,8 +11,8 @@ from toy_human import BELOW, forward_model, toy_wdl_model
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import BoardUpdate
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.core.wdl import wdl_from_cp
 from livegain.publish import convert, schema
 from livegain.publish.entry import summary_of

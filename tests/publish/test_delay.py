@@ -25,6 +25,7 @@ from livegain.publish.delay import (
     encode_item,
 )
 from livegain.publish.fold import apply_update
+from livegain.publish.publication import Kind
 from livegain.publish.schema import BoardState, EvalInfo, Ply, Update
 
 from .helpers import board_state
@@ -55,6 +56,15 @@ def update(seq: int, n: int | None, *, cp: int | None = None, result: str = "*")
         result=result,
         status="live" if result == "*" else "finished",
     )
+
+
+def standings(version: int) -> Message:
+    """Event "Open"'s ``standings`` message ``version``."""
+    return Message(Kind.STANDINGS, "Open", b'{"version":%d}' % version)
+
+
+OPEN = standings(0).board_id
+"""Where the line holds event "Open"'s standings."""
 
 
 def started(line: DelayLine, now: float, delay: float) -> BoardState:
@@ -224,21 +234,21 @@ def test_a_removal_is_delayed_too_and_a_drop_is_at_once() -> None:
 
 def test_messages_are_held_by_key_in_order() -> None:
     line = DelayLine()
-    line.hold(T0, "standings/Open", Message("standings/Open", b'{"version":1}'), 5)
-    line.hold(T0 + 1, "standings/Open", Message("standings/Open", b'{"version":2}'), 5)
-    assert line.due(T0 + 5.5)[0].held.item == Message("standings/Open", b'{"version":1}')
+    line.hold(T0, OPEN, standings(1), 5)
+    line.hold(T0 + 1, OPEN, standings(2), 5)
+    assert line.due(T0 + 5.5)[0].held.item == standings(1)
     (second,) = line.due(T0 + 6)
     assert second.state is None and second.checkpoint
-    assert not line.knows("standings/Open")
+    assert not line.knows(OPEN)
 
 
 def test_the_items_held_of_a_key_in_order() -> None:
     line = DelayLine()
-    first = line.hold(T0, "standings/Open", Message("standings/Open", b'{"version":1}'), 5)
-    second = line.hold(T0 + 1, "standings/Open", Message("standings/Open", b'{"version":2}'), 5)
-    assert line.held("standings/Open") == [first, second] and line.held("b9") == []
+    first = line.hold(T0, OPEN, standings(1), 5)
+    second = line.hold(T0 + 1, OPEN, standings(2), 5)
+    assert line.held(OPEN) == [first, second] and line.held("b9") == []
     line.due(T0 + 5)
-    assert line.held("standings/Open") == [second]
+    assert line.held(OPEN) == [second]
 
 
 def test_checkpoints_come_every_n_updates_and_with_each_state() -> None:
@@ -279,7 +289,7 @@ def test_a_restart_releases_nothing_early(tmp_path: Path) -> None:
     held = [line.hold(T0, "b1", board_state("b1", seq=0), 10)]
     held += [line.hold(T0 + n, "b1", update(n, n), 10) for n in range(1, 8)]
     held.append(line.hold(T0 + 8, "b2", board_state("b2", seq=0), 10))
-    held.append(line.hold(T0 + 8, "standings/Open", Message("standings/Open", b"{}"), 10))
+    held.append(line.hold(T0 + 8, OPEN, standings(0), 10))
     store = Store(tmp_path / "s.sqlite3")
     store_line(store, line, held, T0 + 13.5)  # plies 1-3 out; 4-7 held
     shown = line.released_state("b1")
@@ -299,7 +309,7 @@ def test_a_restart_releases_nothing_early(tmp_path: Path) -> None:
             assert r.held.due <= t
     assert again.next_due() == T0 + 17
     rest = again.due(T0 + 100)
-    assert [r.board_id for r in rest] == ["b1", "b2", "standings/Open"]
+    assert [r.board_id for r in rest] == ["b1", "b2", OPEN]
     final = again.released_state("b1")
     assert final is not None and [m.ply for m in final.moves] == list(range(1, 8))
     store.close()
@@ -310,12 +320,17 @@ def test_a_stored_item_reads_back_the_same() -> None:
         board_state("b1", plies=3, seq=3),
         update(4, 4, cp=12),
         Remove("b1"),
-        Message("b1", b'{"type":"standings"}'),
+        Message(Kind.MOMENT, "b1", b'{"type":"moment"}'),
+        Message(Kind.STANDINGS, "Open/A", b'{"type":"standings"}'),
     ]
     for n, item in enumerate(items, start=1):
         kind, body = encode_item(item)
-        back = decode_held(n, "b1", T0 + n, kind, body)
+        back = decode_held(n, item.board_id, T0 + n, kind, body)
         assert (back.n, back.due, back.item, back.kind) == (n, T0 + n, item, kind)
+    # A message's kind and key stay apart from the boards' ids in the line.
+    assert Message(Kind.MOMENT, "b1", b"{}").board_id != "b1"
+    with pytest.raises(ValueError):
+        decode_held(1, "gossip/b1", T0, "message", "{}")
     with pytest.raises(ValueError):
         decode_held(1, "b1", T0, "gossip", "{}")
     with pytest.raises(ValueError):

@@ -16,8 +16,8 @@ import pytest
 
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.mqtt.topics import topic_safe
 from livegain.publish import convert, schema
 from livegain.publish.moments import RecentMoments

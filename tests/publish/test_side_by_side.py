@@ -17,7 +17,7 @@ from websockets.asyncio.client import connect
 from livegain.app.service import Service
 from livegain.config import load_settings
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.publish.mqtt import MqttPublisher
 
 from .helpers import recv_board_messages, recv_json, toy_model

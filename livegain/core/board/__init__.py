@@ -7,9 +7,10 @@ One concept per module:
 - :mod:`~livegain.core.board.moves`: moves as feeds write them, reported positions;
 - :mod:`~livegain.core.board.updates`: the typed values a board hands out;
 - :mod:`~livegain.core.board.movelist`, :mod:`~livegain.core.board.illegal`:
-  a feed's move list read against a board, and its illegal moves;
+  a board's moves and a feed's move list read against them, its illegal moves;
 - :mod:`~livegain.core.board.clocks`, :mod:`~livegain.core.board.sources`:
-  a board's clocks, and which of its feeds it follows;
+  a board's clocks (each move's and the clocks now), and which of its feeds it follows;
+- :mod:`~livegain.core.board.problems`: bad input from a feed, reported once while it lasts;
 - :mod:`~livegain.core.board.scoring`, :mod:`~livegain.core.board.shown_wdl`,
   :mod:`~livegain.core.board.requests`: its running score and the players'
   numbers, the W/D/L it shows, the positions waiting for the engine;

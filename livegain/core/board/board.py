@@ -5,18 +5,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 
 import chess
 
 from livegain.core.accuracy import GameAccuracy
-from livegain.core.board.clocks import (
-    board_clocks,
-    current_clocks,
-    merge_clock,
-    spent_at,
-    time_control,
-    trouble_below,
-)
+from livegain.core.board.clocks import GameClocks, time_control
 from livegain.core.board.identity import (
     Identity,
     PlayerKey,
@@ -24,14 +18,14 @@ from livegain.core.board.identity import (
     round_board,
 )
 from livegain.core.board.illegal import IllegalMoves
-from livegain.core.board.movelist import Ply, parse_moves
+from livegain.core.board.movelist import MoveList, ParsedMoves
 from livegain.core.board.moves import (
     is_standard_start,
-    mover_white,
     parse_move,
     position_key,
     start_position,
 )
+from livegain.core.board.problems import InputProblems
 from livegain.core.board.requests import eval_requests, missing_plies
 from livegain.core.board.results import normalize_result, position_result
 from livegain.core.board.scoring import BoardScoring
@@ -45,6 +39,7 @@ from livegain.core.board.sources import (
     takes_over_at_once,
 )
 from livegain.core.board.updates import (
+    Applied,
     BoardError,
     BoardModels,
     BoardUpdate,
@@ -63,22 +58,30 @@ from livegain.core.evaluation import (
     repetitions,
     rule_evaluation,
 )
-from livegain.core.events import (
-    GameSnapshot,
-    PlayerInfo,
-)
 from livegain.core.histogram import GainHistogram
 from livegain.core.human_wdl import HumanWdlModel
 from livegain.core.ledger import GameLedger, TracePoint, official_rating
 from livegain.core.perceived import PerceivedModel
-from livegain.core.timeuse import (
-    TimeControl,
-)
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
+from livegain.core.timeuse import TimeControl
 from livegain.core.wdl import DEFAULT_DRAW_SHARE, Wdl, engine_wdl
 
 #: Default limits (``[limits]`` in the service's configuration): plies per game,
 #: boards per tournament. Real games stay far below (the longest on record: 538 plies).
 DEFAULT_MAX_PLIES = 1000
+
+
+@dataclass
+class _Changes:
+    """What one snapshot changed so far: the updates to publish and the errors
+    seen, each in order."""
+
+    updates: list[BoardUpdate] = field(default_factory=list)
+    errors: list[BoardError] = field(default_factory=list)
+
+    def applied(self, board_id: str, info_changed: bool) -> Applied:
+        """The snapshot's result, for the board ``board_id``."""
+        return Applied(board_id, False, info_changed, tuple(self.updates), tuple(self.errors))
 
 
 class BoardGame:
@@ -126,23 +129,18 @@ class BoardGame:
         self.tags: dict[str, str] = {}
         self.feed_result = "*"
         self.signal_result: str | None = None
-        self._start_fen = chess.STARTING_FEN
-        self.chess960 = False
-        self._plies: list[Ply] = []
+        self._moves = MoveList()  # start position, plies, current position
+        self._clocks = GameClocks()  # each ply's clock, and the clocks now
         self._evals: dict[int, Evaluation] = {}
         self._scoring = self._new_scoring(first_mover_is_white=True)
-        self._clock_white: int | None = None
-        self._clock_black: int | None = None
         self.seq = 0
         self.errors = 0
         self.last_errors: deque[BoardError] = deque(maxlen=max_errors_kept)
         self._illegal = IllegalMoves()  # illegal moves that stood, and where it stops
-        self._no_eval: set[int] = set()  # plies whose position the engine cannot take
         self._board_result = "*"  # checkmate / stalemate of the current position
-        self._tip: chess.Board | None = None  # the current position, once parsed
         self._last_snap: GameSnapshot | None = None
         self._models_snap: GameSnapshot | None = None  # the snapshot models were chosen on
-        self._input_problems: set[str] = set()
+        self._problems = InputProblems()
         # Bumped whenever the positions or their evaluations change: the
         # missing positions are worked out again only then.
         self.version = 0
@@ -152,31 +150,35 @@ class BoardGame:
     # -- views ------------------------------------------------------------
     @property
     def start_fen(self) -> str:
-        return self._start_fen
+        return self._moves.start_fen
+
+    @property
+    def chess960(self) -> bool:
+        return self._moves.chess960
 
     @property
     def custom_start(self) -> bool:
         """True when the game starts from a position other than the standard one."""
-        return not is_standard_start(self._start_fen)
+        return not is_standard_start(self._moves.start_fen)
 
     @property
     def plies(self) -> int:
-        return len(self._plies)
+        return len(self._moves)
 
     @property
     def fen(self) -> str:
-        return self._plies[-1].fen if self._plies else self._start_fen
+        return self._moves.fen
 
     def fen_at(self, ply: int) -> str:
-        return self._start_fen if ply == 0 else self._plies[ply - 1].fen
+        return self._moves.fen_at(ply)
 
     @property
     def sans(self) -> list[str]:
-        return [p.san for p in self._plies]
+        return [p.san for p in self._moves]
 
     @property
     def ucis(self) -> list[str]:
-        return [p.uci for p in self._plies]
+        return [p.uci for p in self._moves]
 
     @property
     def result(self) -> str:
@@ -194,9 +196,9 @@ class BoardGame:
     @property
     def clocks(self) -> Clocks:
         running: Color | None = None
-        if self.status == "live" and self._plies:
+        if self.status == "live" and len(self._moves):
             running = "white" if self.fen.split()[1] == "w" else "black"
-        return board_clocks(self._clock_white, self._clock_black, running, self.time_trouble_below)
+        return self._clocks.now(running, self.time_trouble_below)
 
     @property
     def time_control(self) -> TimeControl | None:
@@ -206,11 +208,11 @@ class BoardGame:
     @property
     def time_trouble_below(self) -> int | None:
         """Seconds under which a clock is in time trouble (core.timeuse)."""
-        return trouble_below(self.time_control, self._plies)
+        return self._clocks.trouble_below(self.time_control)
 
     def spent_at(self, ply: int) -> int | None:
         """Seconds move ``ply`` (1-based) took (core.timeuse.spent_seconds)."""
-        return spent_at(self.time_control, self._plies, ply)
+        return self._clocks.spent(self.time_control, ply)
 
     def eval_at(self, ply: int) -> Evaluation | None:
         return self._evals.get(ply)
@@ -221,7 +223,7 @@ class BoardGame:
 
     @property
     def current_eval(self) -> Evaluation | None:
-        return self._evals.get(len(self._plies))
+        return self._evals.get(len(self._moves))
 
     @property
     def wdl_model(self) -> HumanWdlModel | None:
@@ -263,7 +265,7 @@ class BoardGame:
 
     @property
     def current_wdl(self) -> Wdl | None:
-        return self.wdl_at(len(self._plies))
+        return self.wdl_at(len(self._moves))
 
     @property
     def evaluated_plies(self) -> int:
@@ -280,7 +282,7 @@ class BoardGame:
 
     def ply_info(self, ply: int, gains: list[int] | None = None) -> PlyInfo:
         """Move ``ply`` (1-based) as it stands; ``gains``: the ledger's, if already at hand."""
-        p = self._plies[ply - 1]
+        p = self._moves.ply(ply)
         ev = self._evals.get(ply)
         if gains is None:
             gains = self._scoring.gains
@@ -290,7 +292,7 @@ class BoardGame:
             uci=p.uci,
             color="white" if p.white else "black",
             fen=p.fen,
-            clock=p.clock,
+            clock=self._clocks.at(ply),
             eval=ev,
             wdl=None if ev is None else self._shown_wdl(ply, ev),
             gain=gains[ply - 1]
@@ -302,7 +304,7 @@ class BoardGame:
 
     def moves(self) -> list[PlyInfo]:
         gains = self._scoring.gains
-        return [self.ply_info(k, gains) for k in range(1, len(self._plies) + 1)]
+        return [self.ply_info(k, gains) for k in range(1, len(self._moves) + 1)]
 
     @property
     def scoring(self) -> BoardScoring:
@@ -320,7 +322,7 @@ class BoardGame:
         :attr:`version` (do not modify)."""
         cached = self._missing_cache
         if cached is None or cached[0] != self.version:
-            out = missing_plies(len(self._plies), self._evals, self._no_eval)
+            out = missing_plies(len(self._moves), self._evals, self._moves.unevaluable)
             cached = self._missing_cache = (self.version, out)
         return cached[1]
 
@@ -335,10 +337,10 @@ class BoardGame:
         return eval_requests(
             self.board_id,
             self.fen_at,
-            len(self._plies),
+            len(self._moves),
             self._missing(),
             self.chess960,
-            latest=latest and len(self._plies) not in self._no_eval,
+            latest=latest and len(self._moves) not in self._moves.unevaluable,
             backfill=backfill,
         )
 
@@ -346,12 +348,12 @@ class BoardGame:
     def illegal_plies(self) -> tuple[IllegalPly, ...]:
         """The illegal moves that stood over the board (the game went on from the
         position after them), then the one the board stops at, if any."""
-        return self._illegal.plies(self._plies)
+        return self._illegal.plies(self._moves)
 
     @property
     def irregular(self) -> bool:
         """True when an illegal move stood, or the board stops at one with moves past it."""
-        return self._illegal.irregular(self._plies)
+        return self._illegal.irregular(self._moves)
 
     @property
     def last_snapshot(self) -> GameSnapshot | None:
@@ -383,30 +385,33 @@ class BoardGame:
             self.white,
             self.black,
             self.result,
-            self._start_fen,
-            tuple((p.san, p.uci, p.fen, p.clock, p.stood) for p in self._plies),
+            self._moves.start_fen,
+            tuple(
+                (p.san, p.uci, p.fen, self._clocks.at(k), p.stood)
+                for k, p in enumerate(self._moves, start=1)
+            ),
             tuple(sorted(self._evals.items())),
             self._scoring.plies,
             self._scoring.ledger.state(),
             self.clocks,
         )
 
-    # -- internals ----------------------------------------------------------
-    def _chess_board(self, fen: str) -> chess.Board:
-        return chess.Board(fen, chess960=self.chess960)
-
-    def _error(
+    # -- errors -------------------------------------------------------------
+    def record_error(
         self,
         message: str,
         ply: int | None = None,
         san: str | None = None,
         source: str | None = None,
     ) -> BoardError:
+        """Count an error on this board (kept in :attr:`last_errors`); ``source``:
+        the one that sent what was wrong (None: the active one)."""
         err = BoardError(self.board_id, source or self.source_active, message, ply, san)
         self.errors += 1
         self.last_errors.append(err)
         return err
 
+    # -- internals ----------------------------------------------------------
     def _next_seq(self) -> int:
         self.seq += 1
         return self.seq
@@ -437,9 +442,9 @@ class BoardGame:
         positions). Only the last position can be checkmate or stalemate; the
         draws by rule of positions that play went on from are scored as their
         moves arrive (:meth:`apply`)."""
-        b = board if board is not None else self._chess_board(self.fen)
-        n = len(self._plies)
-        if n in self._no_eval:  # an illegal position: neither scored nor finished
+        b = board if board is not None else self._moves.board_at(len(self._moves))
+        n = len(self._moves)
+        if n in self._moves.unevaluable:  # an illegal position: neither scored nor finished
             self._board_result = "*"
             return
         if n not in self._evals:
@@ -450,22 +455,17 @@ class BoardGame:
         self._board_result = position_result(b)
 
     def _truncate(self, plies: int) -> None:
-        del self._plies[plies:]
+        self._moves.truncate(plies)
         self.version += 1
-        self._no_eval = {k for k in self._no_eval if k <= plies}
-        # Clocks of abandoned moves go too; _set_clocks recomputes them.
-        self._clock_white = self._clock_black = None
+        self._clocks.truncate(plies)
         for k in [k for k in self._evals if k > plies]:
             del self._evals[k]
         self._scoring.truncate(plies)
 
     def _reset(self, start_fen: str, chess960: bool) -> None:
-        self._tip = None
-        self._plies = []
+        self._moves = MoveList(start_fen, chess960)
+        self._clocks.clear()
         self._evals = {}
-        self._no_eval = set()
-        self._start_fen = start_fen
-        self.chess960 = chess960
         self._scoring = self._new_scoring(first_mover_is_white=start_fen.split()[1] == "w")
         self.version += 1
         self._settle_position()
@@ -490,7 +490,7 @@ class BoardGame:
         self.models = models
         self.model = models.perceived
         if rebuild:
-            self._scoring = self._new_scoring(self._start_fen.split()[1] == "w")
+            self._scoring = self._new_scoring(self._moves.start_fen.split()[1] == "w")
             self._advance(emit=False)
         return True
 
@@ -504,9 +504,11 @@ class BoardGame:
             if start is None:
                 return out
             scoring.start(start.cp)
-        while scoring.plies < len(self._plies):
+        moves = self._moves
+        no_eval = moves.unevaluable
+        while scoring.plies < len(moves):
             k = scoring.plies + 1
-            if k in self._no_eval:  # no score: the reference stays where it was
+            if k in no_eval:  # no score: the reference stays where it was
                 score = scoring.ledger.scores[-1]
             elif k in self._evals:
                 score = self._evals[k].cp
@@ -514,9 +516,7 @@ class BoardGame:
                 break
             # Gains across an illegal move that stood are not counted: its own, and
             # the next one's when the position after it is no legal position.
-            counted = not (
-                self._plies[k - 1].stood or k in self._no_eval or (k - 1) in self._no_eval
-            )
+            counted = not (moves.ply(k).stood or k in no_eval or (k - 1) in no_eval)
             lp = scoring.push(score, counted)
             if not emit:
                 continue
@@ -532,52 +532,45 @@ class BoardGame:
         return out
 
     # -- sources --------------------------------------------------------------
-    def offer(
-        self, snap: GameSnapshot, now: float | None = None
-    ) -> tuple[list[BoardUpdate], list[BoardError], bool, str | None]:
+    def offer(self, snap: GameSnapshot, now: float | None = None) -> Applied:
         """Fold in a snapshot from any of the board's sources (:mod:`.sources`):
         the active source's is applied; another's takes the board over when the
         rules say so, else it is kept for :meth:`tick`, and a conflicting list is
         an error. ``now``: seconds on the caller's clock (None: no takeover by
-        time). Returns (updates, errors, info changed, the source that took the
-        board over or None)."""
+        time). Returns what it did (``takeover``: the source that took the board
+        over, if one did)."""
         st = self.sources.note(snap)
         if snap.source == self.sources.active:
             version, seq = self.version, self.seq
-            updates, errors, info = self.apply(snap)
+            applied = self.apply(snap)
             if len(self.sources) > 1 and (self.version != version or self.seq != seq):
                 self.sources.restart_windows(now, self._relation_of)  # the active one is alive
-            return updates, errors, info, None
+            return applied
         rel, at = self._relation(snap)
         self.sources.seen(st, rel, now)
         if takes_over_at_once(st, self.sources.active_source(), rel) or stalled(st, now):
             return self._take_over(snap.source, now)
-        conflict: list[BoardError] = []
-        if rel == "conflict":
-            token = snap.tokens[at - 1] if at <= len(snap.tokens) else ""
-            if self.sources.new_conflict(st, at, token):
-                why = conflict_message(snap.source, self.sources.active, st.takeover_after)
-                conflict.append(self._error(why, at, token, source=snap.source))
-        else:
+        if rel != "conflict":
             st.conflict_key = None
-        return [], conflict, False, None
+            return Applied(self.board_id)
+        token = snap.tokens[at - 1] if at <= len(snap.tokens) else ""
+        if not self.sources.new_conflict(st, at, token):
+            return Applied(self.board_id)  # reported already
+        why = conflict_message(snap.source, self.sources.active, st.takeover_after)
+        return Applied(self.board_id, errors=(self.record_error(why, at, token, snap.source),))
 
-    def tick(
-        self, now: float
-    ) -> tuple[list[BoardUpdate], list[BoardError], bool, str | None] | None:
+    def tick(self, now: float) -> Applied | None:
         """Hand the board to a waiting source whose ``takeover_after`` has run out
-        (preferred first); None when none has."""
+        (preferred first): what that did; None when no source's has."""
         name = self.sources.waiting(now)
         return None if name is None else self._take_over(name, now)
 
-    def _take_over(
-        self, src: str, now: float | None
-    ) -> tuple[list[BoardUpdate], list[BoardError], bool, str | None]:
+    def _take_over(self, src: str, now: float | None) -> Applied:
         snap = self.sources.hand_to(src)
         self._last_snap = None  # the new source's snapshot is applied in full
-        updates, errors, info = self.apply(snap)
+        applied = self.apply(snap)
         self.sources.restart_windows(now, self._relation_of)
-        return updates, errors, info, src
+        return replace(applied, takeover=src)
 
     def _relation_of(self, snap: GameSnapshot) -> Relation:
         return self._relation(snap)[0]
@@ -587,178 +580,64 @@ class BoardGame:
         follows): :func:`~.sources.compare_move_lists`."""
         active = self.sources.active_source()
         ref_snap = active.snap if active is not None else None
-        ref = ref_snap.tokens if ref_snap is not None else tuple(p.token for p in self._plies)
+        moves = self._moves
+        ref = ref_snap.tokens if ref_snap is not None else tuple(p.token for p in moves)
         ref_result = ref_snap.result if ref_snap is not None else self.result
 
         def same_move(k: int, token: str) -> bool:
-            if k >= len(self._plies) or self._plies[k].stood:
+            if k >= len(moves) or moves.ply(k + 1).stood:
                 return False
-            move = parse_move(self._chess_board(self.fen_at(k)), token)
-            return move is not None and move.uci() == self._plies[k].uci
+            move = parse_move(moves.board_at(k), token)
+            return move is not None and move.uci() == moves.ply(k + 1).uci
 
         return compare_move_lists(ref, ref_result, snap.tokens, snap.result, same_move)
 
     # -- snapshot -------------------------------------------------------------
-    def apply(self, snap: GameSnapshot) -> tuple[list[BoardUpdate], list[BoardError], bool]:
-        """Fold one snapshot in. Returns (updates, new errors, info changed)."""
+    def apply(self, snap: GameSnapshot) -> Applied:
+        """Fold one snapshot in (its source's, whichever the board follows),
+        phase by phase: what names the game, its start position, its moves read
+        against the board's, its result, the clocks of the moves that stay, the
+        moves dropped and the new ones, the clocks now, the evaluations the
+        moves complete. Returns what it changed: the updates to publish, in
+        order, and the new errors. The result and the clocks are settled
+        before the moves' updates are built, so that each of them carries them."""
         if snap == self._last_snap:
-            return [], [], False  # applying a snapshot is idempotent: the same again is a no-op
+            return Applied(self.board_id)  # the same snapshot again is a no-op
         self._last_snap = snap
-        errors: list[BoardError] = []
-        updates: list[BoardUpdate] = []
-        info_changed = self._apply_info(snap)
-        if self._choose_models is not None and (info_changed or self._models_snap is None):
-            self._models_snap = snap
-            info_changed = self._set_models(self._choose_models(snap)) or info_changed
-        seen, self._input_problems = self._input_problems, set()
-
-        def problem(message: str) -> None:
-            # Counted once while it lasts, not once per poll.
-            self._input_problems.add(message)
-            if message not in seen:
-                errors.append(self._error(message))
-
-        # Start position (initial FEN, Chess960)
-        try:
-            start_fen, chess960 = start_position(snap)
-        except ValueError as exc:
-            problem(str(exc))
-            return updates, errors, info_changed
-        reset = position_key(start_fen) != position_key(self._start_fen) or (
-            chess960 != self.chess960
-        )
+        info_changed = self._read_identity(snap)
+        self._problems.next_snapshot()
+        changes = _Changes()
+        start = self._read_start(snap, changes)
+        if start is None:
+            return changes.applied(self.board_id, info_changed)
         old_result, old_clocks = self.result, self.clocks
-        if reset:
-            had = bool(self._plies) or bool(self._evals)
-            self._reset(start_fen, chess960)
-            info_changed = True
-            if had:
-                updates.append(self._update("truncate", truncate_to=0))
-        elif not self._evals and not self._plies:
-            self._settle_position()
+        info_changed = self._place_start(*start, changes) or info_changed
+        parsed = self._read_moves(snap, changes)
+        kept = self._moves.keep(parsed)
+        self._read_result(snap, parsed, changes)
+        late = self._clocks.merge_kept(kept, snap)
+        self._drop_moves_after(kept, snap, changes)
+        self._add_new_moves(parsed, kept, snap, changes)
+        self._clocks.settle(snap)
+        self._resend_clocks(late, kept, changes)
+        self._moves.keep_tip(parsed.board)
+        changes.updates.extend(self._advance())  # gains the evaluations now complete
+        if not changes.updates:
+            self._note_result_or_clocks(old_result, old_clocks, changes)
+        return changes.applied(self.board_id, info_changed)
 
-        # Moves: raw tokens first (cheap), then parsed moves.
-        tokens = snap.tokens
-        first = 0
-        while (
-            first < len(self._plies)
-            and first < len(tokens)
-            and self._plies[first].token == tokens[first]
-        ):
-            first += 1
-        if first == len(self._plies) and self._tip is not None:
-            b = self._tip.copy(stack=False)  # the usual case: moves appended at the end
-        else:
-            b = self._chess_board(self.fen_at(first))
-        parsed = parse_moves(
-            self._plies, self.fen_at, b, first, tokens, snap.fens, first not in self._no_eval
-        )
-        new = parsed.moves
-        common = first
-        j = 0
-        while (
-            common < len(self._plies)
-            and j < len(new)
-            and self._plies[common].uci == new[j].uci
-            and self._plies[common].fen == new[j].fen
-        ):
-            self._plies[common].token = new[j].token
-            common += 1
-            j += 1
+    def _read_identity(self, snap: GameSnapshot) -> bool:
+        """What names the game (players, round, board, tags), and the models
+        chosen for it when that changed: True when any of it did."""
+        changed = self._take_names(snap)
+        if self._choose_models is not None and (changed or self._models_snap is None):
+            self._models_snap = snap
+            changed = self._set_models(self._choose_models(snap)) or changed
+        return changed
 
-        self.signal_result = parsed.signal
-        stop = self._illegal.stop_at(parsed)  # counted once per distinct bad move
-        if stop is not None:
-            errors.append(self._error(stop, parsed.illegal_ply, parsed.illegal_token or ""))
-
-        # Result and clocks are settled before updates are built so that every
-        # update of this snapshot carries them.
-        res = normalize_result(snap.result)
-        if res is None:
-            problem(f"unknown result {snap.result!r}, taken as '*'")
-            res = "*"
-        self.feed_result = res
-
-        # Clocks of the moves that stay: merged (a clock no longer sent is kept).
-        clock_fixed = [
-            k for k in range(1, min(common, len(snap.clocks)) + 1) if self._merge_clock(k, snap)
-        ]
-        if common < len(self._plies):
-            self._truncate(common)
-            self._settle_position()
-            self._set_clocks(snap)
-            updates.append(self._update("truncate", truncate_to=common))
-        if j < len(new):
-            self._set_clocks(snap)
-            self.version += 1
-        for k in range(j, len(new)):
-            np_ = new[k]
-            ply = len(self._plies) + 1
-            white = mover_white(np_.fen)
-            self._plies.append(
-                Ply(
-                    np_.token,
-                    np_.san,
-                    np_.uci,
-                    np_.fen,
-                    white=white,
-                    stood=np_.stood,
-                    evaluable=np_.evaluable,
-                    how=np_.how,
-                )
-            )
-            if not np_.evaluable:
-                self._no_eval.add(ply)
-            stood = self._illegal.stood(ply, np_) if np_.stood else None
-            if stood is not None:
-                errors.append(self._error(stood, ply, np_.token))
-            self._merge_clock(ply, snap)
-            if k == len(new) - 1:
-                self._settle_position(parsed.board)
-            else:
-                self._board_result = "*"
-                if np_.rule is not None:  # drawn by rule: never asked of the engine
-                    self._evals[ply] = draw_evaluation(np_.rule)
-                    self.version += 1
-            # The clocks as of this move (what _set_clocks gives, one move at a time).
-            clock = self._plies[-1].clock
-            if clock is not None:
-                if white and snap.clock_white is None:
-                    self._clock_white = clock
-                elif not white and snap.clock_black is None:
-                    self._clock_black = clock
-            updates.append(self._update("move", ply=self.ply_info(ply)))
-        self._set_clocks(snap)
-        # A clock that arrives late for a move already shown is sent with that move,
-        # and with the same player's next move, whose time spent it changes.
-        resend = sorted({j for k in clock_fixed for j in (k, k + 2) if j <= common})
-        for k in resend:
-            if k <= len(self._plies):
-                updates.append(self._update("clock", ply=self.ply_info(k)))
-        # The parsed board stands at ply first + len(new) = the current position.
-        self._tip = parsed.board
-        if self._tip is not None:
-            # Only the position is needed: a kept move stack would hold two
-            # objects per ply for the life of the board (and the GC's scans).
-            self._tip.clear_stack()
-        updates.extend(self._advance())
-
-        if not updates:
-            if self.result != old_result:
-                updates.append(self._update("result"))
-            elif self.clocks != old_clocks:
-                updates.append(self._update("clock"))
-        return updates, errors, info_changed
-
-    def _merge_clock(self, ply: int, snap: GameSnapshot) -> bool:
-        return merge_clock(self._plies, ply, snap)
-
-    def _set_clocks(self, snap: GameSnapshot) -> None:
-        self._clock_white, self._clock_black = current_clocks(
-            self._plies, snap, self._clock_white, self._clock_black
-        )
-
-    def _apply_info(self, snap: GameSnapshot) -> bool:
+    def _take_names(self, snap: GameSnapshot) -> bool:
+        """The players, GameId, event, round, board number and tags the snapshot
+        gives (a round, board or event it leaves out stays): True when they changed."""
         rnd, board = round_board(snap)
         tags = dict(snap.tags)
         before = self._info()
@@ -781,6 +660,108 @@ class BoardGame:
         """What names the game: players, GameId, event, round, board number, tags."""
         return (self.white, self.black, self.game_id, self.event, self.round, self.board, self.tags)
 
+    def _problem(self, message: str, changes: _Changes) -> None:
+        """Bad input in this snapshot: an error the first time, not once per poll."""
+        if self._problems.seen(message):
+            changes.errors.append(self.record_error(message))
+
+    def _read_start(self, snap: GameSnapshot, changes: _Changes) -> tuple[str, bool] | None:
+        """The snapshot's start position and whether it is Chess960 (None: unreadable)."""
+        try:
+            return start_position(snap)
+        except ValueError as exc:
+            self._problem(str(exc), changes)
+            return None
+
+    def _place_start(self, start_fen: str, chess960: bool, changes: _Changes) -> bool:
+        """Another start position resets the board (True: its info changed)."""
+        moves = self._moves
+        if position_key(start_fen) == position_key(moves.start_fen) and (
+            chess960 == moves.chess960
+        ):
+            if not self._evals and not len(moves):
+                self._settle_position()
+            return False
+        had = bool(len(moves)) or bool(self._evals)
+        self._reset(start_fen, chess960)
+        if had:
+            changes.updates.append(self._update("truncate", truncate_to=0))
+        return True
+
+    def _read_moves(self, snap: GameSnapshot, changes: _Changes) -> ParsedMoves:
+        """The snapshot's move list read against the board's
+        (:meth:`MoveList.read`); an illegal move it stops at is an error, once."""
+        parsed = self._moves.read(snap.tokens, snap.fens)
+        stop = self._illegal.stop_at(parsed)  # counted once per distinct bad move
+        if stop is not None:
+            changes.errors.append(
+                self.record_error(stop, parsed.illegal_ply, parsed.illegal_token or "")
+            )
+        return parsed
+
+    def _read_result(self, snap: GameSnapshot, parsed: ParsedMoves, changes: _Changes) -> None:
+        """The feed's result (an unknown one is taken as ``*``), and the DGT
+        board's signal read with the moves."""
+        self.signal_result = parsed.signal
+        res = normalize_result(snap.result)
+        if res is None:
+            self._problem(f"unknown result {snap.result!r}, taken as '*'", changes)
+            res = "*"
+        self.feed_result = res
+
+    def _drop_moves_after(self, kept: int, snap: GameSnapshot, changes: _Changes) -> None:
+        """The board's moves past the ``kept`` ones go (a correction, a takeback)."""
+        if kept >= len(self._moves):
+            return
+        self._truncate(kept)
+        self._settle_position()
+        self._clocks.settle(snap)
+        changes.updates.append(self._update("truncate", truncate_to=kept))
+
+    def _add_new_moves(
+        self, parsed: ParsedMoves, kept: int, snap: GameSnapshot, changes: _Changes
+    ) -> None:
+        """The moves read past the ``kept`` ones become the board's, each with its
+        clock, an error for an illegal move that stood, its score when the rules
+        decide it, and an update; the last one's position is ``parsed.board``."""
+        new = parsed.moves[kept - parsed.start :]
+        if not new:
+            return
+        self._clocks.settle(snap)
+        self.version += 1
+        last = len(new) - 1
+        for i, move in enumerate(new):
+            p = self._moves.append(move)
+            ply = len(self._moves)
+            stood = self._illegal.stood(ply, move) if move.stood else None
+            if stood is not None:
+                changes.errors.append(self.record_error(stood, ply, move.token))
+            self._clocks.played(p.white, snap)
+            if i == last:
+                self._settle_position(parsed.board)
+            else:
+                self._board_result = "*"
+                if move.rule is not None:  # drawn by rule: never asked of the engine
+                    self._evals[ply] = draw_evaluation(move.rule)
+                    self.version += 1
+            changes.updates.append(self._update("move", ply=self.ply_info(ply)))
+
+    def _resend_clocks(self, late: Sequence[int], kept: int, changes: _Changes) -> None:
+        """A clock that arrives ``late`` for a move already shown is sent with that
+        move, and with the same player's next move, whose time spent it changes."""
+        for ply in sorted({j for k in late for j in (k, k + 2) if j <= kept}):
+            if ply <= len(self._moves):
+                changes.updates.append(self._update("clock", ply=self.ply_info(ply)))
+
+    def _note_result_or_clocks(
+        self, old_result: str, old_clocks: Clocks, changes: _Changes
+    ) -> None:
+        """Nothing else changed: an update for a new result, else for new clocks."""
+        if self.result != old_result:
+            changes.updates.append(self._update("result"))
+        elif self.clocks != old_clocks:
+            changes.updates.append(self._update("clock"))
+
     # -- evaluations ----------------------------------------------------------
     def record_eval(self, ply: int, fen: str, ev: Evaluation) -> list[BoardUpdate]:
         return self.record_evals([(ply, fen, ev)])
@@ -796,9 +777,9 @@ class BoardGame:
         """
         recorded: list[int] = []
         for ply, fen, ev in evals:
-            if not 0 <= ply <= len(self._plies) or self.fen_at(ply) != fen:
+            if not 0 <= ply <= len(self._moves) or self.fen_at(ply) != fen:
                 continue  # stale: that position is no longer on the board
-            if ply in self._evals or ply in self._no_eval:
+            if ply in self._evals or ply in self._moves.unevaluable:
                 continue  # duplicate (or a position scored by the rules already)
             self._evals[ply] = ev
             recorded.append(ply)
@@ -808,6 +789,6 @@ class BoardGame:
         out = self._advance()
         advanced = {u.ply.ply for u in out if u.ply is not None}
         for ply in sorted(recorded):
-            if ply not in advanced and (ply > 0 or ply == len(self._plies)):
+            if ply not in advanced and (ply > 0 or ply == len(self._moves)):
                 out.append(self._update("eval", ply=self.ply_info(ply) if ply > 0 else None))
         return out

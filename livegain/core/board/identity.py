@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from livegain.core.events import (
+from livegain.core.snapshot import (
     GameSnapshot,
     PlayerInfo,
     fide_id_of,

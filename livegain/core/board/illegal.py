@@ -4,7 +4,7 @@ them), and the one the board stops at; each reported once, not once per poll."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 
 from livegain.core.board.movelist import NewPly, ParsedMoves, Ply
 from livegain.core.board.updates import IllegalPly
@@ -59,7 +59,7 @@ class IllegalMoves:
             f"{move.fen}{note}; gains across this move are not counted"
         )
 
-    def plies(self, plies: Sequence[Ply]) -> tuple[IllegalPly, ...]:
+    def plies(self, plies: Iterable[Ply]) -> tuple[IllegalPly, ...]:
         """The illegal moves that stood among ``plies``, then the one the board stops at."""
         stood = tuple(
             IllegalPly(k, p.san, True, p.fen, p.how)
@@ -68,6 +68,6 @@ class IllegalMoves:
         )
         return stood + ((self.stopped,) if self.stopped is not None else ())
 
-    def irregular(self, plies: Sequence[Ply]) -> bool:
+    def irregular(self, plies: Iterable[Ply]) -> bool:
         """True when an illegal move stood, or the board stops at one with moves past it."""
         return any(p.stood for p in plies) or (self.stopped is not None and self.stopped.after > 0)

@@ -1,20 +1,24 @@
-"""A feed's move list read against a board: legal moves in SAN or UCI, an
-illegal move that stood over the board (the position the feed reports after
-it, or a pseudo-legal move the next move follows), a DGT result signal, and
-the draw by rule each new position stands in.
-
-Pure: the game it reads against is passed in (its plies and positions).
+"""A board's moves (:class:`MoveList`), and a feed's move list read against
+them: legal moves in SAN or UCI, an illegal move that stood over the board
+(the position the feed reports after it, or a pseudo-legal move the next move
+follows), a DGT result signal, and the draw by rule each new position stands in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import chess
 
-from livegain.core.board.moves import diff_uci, parse_move, pseudo_legal, reported_position
+from livegain.core.board.moves import (
+    diff_uci,
+    mover_white,
+    parse_move,
+    pseudo_legal,
+    reported_position,
+)
 from livegain.core.board.results import dgt_signal_result
 from livegain.core.evaluation import Rule, draw_rule, repetitions
 
@@ -28,7 +32,6 @@ class Ply:
     uci: str
     fen: str
     white: bool
-    clock: int | None = None
     stood: bool = False  # an illegal move that stood over the board
     evaluable: bool = True  # False: the position after it is no position an engine takes
     how: Literal["reported", "played", ""] = ""  # where a stood move's position came from
@@ -53,6 +56,7 @@ class ParsedMoves:
     """What :func:`parse_moves` read: the new plies, and where and why it stopped."""
 
     moves: list[NewPly]
+    start: int = 0  # the ply the moves start after
     illegal_ply: int | None = None
     illegal_token: str | None = None
     illegal_reason: str | None = None
@@ -76,7 +80,7 @@ def parse_moves(
     (changed in place: it ends as the position after the last move read);
     ``reported``: the feed's positions per ply (for a move that cannot be
     played); ``start_evaluable``: the position at ``start`` is one an engine takes."""
-    out = ParsedMoves(moves=[])
+    out = ParsedMoves(moves=[], start=start)
     fens: list[str] = []  # the new positions
     ok = start_evaluable
 
@@ -156,3 +160,104 @@ def _stood(
             if parse_move(after, tokens[i + 1].strip()) is not None:
                 return after, move.uci(), "played"
     return None
+
+
+class MoveList:
+    """One board's moves: its start position, each ply as read from its feeds
+    (1-based), the plies whose position no engine takes, and the current
+    position as last parsed (reading appended moves on from it is cheap)."""
+
+    def __init__(self, start_fen: str = chess.STARTING_FEN, chess960: bool = False) -> None:
+        self.start_fen = start_fen
+        self.chess960 = chess960
+        self._plies: list[Ply] = []
+        self.unevaluable: set[int] = set()
+        """Plies whose position no engine takes (after an illegal move that stood)."""
+        self._tip: chess.Board | None = None  # the current position, once parsed
+
+    def __len__(self) -> int:
+        return len(self._plies)
+
+    def __iter__(self) -> Iterator[Ply]:
+        return iter(self._plies)
+
+    def ply(self, k: int) -> Ply:
+        """Move ``k`` (1-based)."""
+        return self._plies[k - 1]
+
+    @property
+    def fen(self) -> str:
+        """The current position."""
+        return self._plies[-1].fen if self._plies else self.start_fen
+
+    def fen_at(self, ply: int) -> str:
+        """The position after ``ply`` plies (0: the start)."""
+        return self.start_fen if ply == 0 else self._plies[ply - 1].fen
+
+    def board_at(self, ply: int) -> chess.Board:
+        """The position after ``ply`` plies, to play on."""
+        return chess.Board(self.fen_at(ply), chess960=self.chess960)
+
+    def read(self, tokens: tuple[str, ...], reported: tuple[str | None, ...]) -> ParsedMoves:
+        """A feed's move list (``tokens``; ``reported``: its positions per ply)
+        read against these moves: the moves parsed from its first token that
+        differs from the board's on (:func:`parse_moves`), their ``start``."""
+        plies = self._plies
+        first = 0
+        n = min(len(plies), len(tokens))
+        while first < n and plies[first].token == tokens[first]:
+            first += 1
+        if first == len(plies) and self._tip is not None:
+            b = self._tip.copy(stack=False)  # the usual case: moves appended at the end
+        else:
+            b = self.board_at(first)
+        return parse_moves(
+            plies, self.fen_at, b, first, tokens, reported, first not in self.unevaluable
+        )
+
+    def keep(self, parsed: ParsedMoves) -> int:
+        """Keep the plies ``parsed`` read as the board has them (with their text
+        as the feed now writes it): how many plies stay. The board's others go,
+        and ``parsed.moves`` past the kept ones are new."""
+        plies, new = self._plies, parsed.moves
+        common, j = parsed.start, 0
+        while (
+            common < len(plies)
+            and j < len(new)
+            and plies[common].uci == new[j].uci
+            and plies[common].fen == new[j].fen
+        ):
+            plies[common].token = new[j].token
+            common += 1
+            j += 1
+        return common
+
+    def truncate(self, plies: int) -> None:
+        """Drop the moves after ``plies``."""
+        del self._plies[plies:]
+        self.unevaluable = {k for k in self.unevaluable if k <= plies}
+
+    def append(self, move: NewPly) -> Ply:
+        """Add a move read from a feed: the board's now."""
+        p = Ply(
+            move.token,
+            move.san,
+            move.uci,
+            move.fen,
+            white=mover_white(move.fen),
+            stood=move.stood,
+            evaluable=move.evaluable,
+            how=move.how,
+        )
+        self._plies.append(p)
+        if not move.evaluable:
+            self.unevaluable.add(len(self._plies))
+        return p
+
+    def keep_tip(self, board: chess.Board | None) -> None:
+        """``board`` is the current position (the last move list read ends there)."""
+        self._tip = board
+        if board is not None:
+            # Only the position is needed: a kept move stack would hold two
+            # objects per ply for the life of the board (and the GC's scans).
+            board.clear_stack()

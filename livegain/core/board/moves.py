@@ -8,7 +8,7 @@ import re
 
 import chess
 
-from livegain.core.events import GameSnapshot
+from livegain.core.snapshot import GameSnapshot
 
 UCI_MOVE = re.compile(r"^([a-h][1-8])([a-h][1-8])[qrbn]?$")
 

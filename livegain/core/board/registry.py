@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import replace
 
 from livegain.core.board.board import DEFAULT_MAX_PLIES, BoardGame
 from livegain.core.board.identity import (
@@ -29,12 +30,12 @@ from livegain.core.board.updates import (
 from livegain.core.evaluation import (
     Evaluation,
 )
-from livegain.core.events import (
-    GameSnapshot,
-)
 from livegain.core.histogram import GainHistogram
 from livegain.core.human_wdl import HumanWdlModel
 from livegain.core.perceived import PerceivedModel
+from livegain.core.snapshot import (
+    GameSnapshot,
+)
 from livegain.core.wdl import DEFAULT_DRAW_SHARE
 
 DEFAULT_MAX_BOARDS = 1000
@@ -320,7 +321,9 @@ class BoardRegistry:
             if snap.group is not None and game.group is None:
                 game.group = snap.group  # a board restored without its group joins it again
             version = game.version
-            updates, errors, info, takeover = game.offer(snap, now)
+            applied = game.offer(snap, now)
+            if new:
+                applied = replace(applied, new_board=True, info_changed=True)
             if new or game.version != version:
                 self._changed[bid] = None
             src = snap.source
@@ -335,7 +338,7 @@ class BoardRegistry:
         finally:
             if named != indexed_names(game):  # new sources, group, players or board number
                 self._reindex(bid)
-        return Applied(bid, new, info or new, tuple(updates), tuple(errors), takeover)
+        return applied
 
     def tick(self, now: float) -> list[Applied]:
         """Hand each board shown by several sources to a waiting one whose
@@ -357,17 +360,16 @@ class BoardRegistry:
                     self._reindex(bid)
             if res is None:
                 continue
-            updates, errors, info, takeover = res
             if game.version != version:
                 self._changed[bid] = None
-            out.append(Applied(bid, False, info, tuple(updates), tuple(errors), takeover))
+            out.append(res)
         return out
 
     def _refuse(self, bid: str | None, snap: GameSnapshot, why: str) -> Applied:
         message = f"game {describe_snapshot(snap)}: {why}"
         game = self.boards.get(bid) if bid is not None else None
         # Counted on the board when it has one (its errors show in /healthz).
-        err = BoardError(None, snap.source, message) if game is None else game._error(message)
+        err = BoardError(None, snap.source, message) if game is None else game.record_error(message)
         self.errors.append(err)
         self.refused += 1
         return Applied(bid if game is not None else None, errors=(err,))

@@ -8,7 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from livegain.core.accuracy import NO_ACCURACY, GameAccuracy, game_accuracy, phases_from_fens
+from livegain.core.accuracy import (
+    NO_ACCURACY,
+    AccuracyTally,
+    GameAccuracy,
+    phase_of,
+    pieces_in_fen,
+)
 from livegain.core.board.updates import Color
 from livegain.core.histogram import GainHistogram
 from livegain.core.ledger import GameLedger, LedgerPly, TracePoint
@@ -59,11 +65,13 @@ class BoardScoring:
         self.uncounted: set[int] = set()  # plies whose gain is not counted
         self._ratings: tuple[int, Ratings] | None = None
         self._accuracy: tuple[int, GameAccuracy] | None = None
+        self._tally: AccuracyTally | None = None  # None: built again from the ledger
 
     def start(self, cp: int) -> None:
         """The start position's score: the prefix is ply 0."""
         self.ledger.set_start(cp)
         self.plies = 0
+        self._tally = None
         self.version += 1
 
     def push(self, score: int, counted: bool) -> LedgerPly:
@@ -80,6 +88,7 @@ class BoardScoring:
         """The game was cut back to ``plies`` plies: so is the prefix (exact rollback)."""
         self.uncounted = {k for k in self.uncounted if k <= plies}
         if self.plies > plies:
+            self._tally = None
             self.ledger.truncate(plies)
             del self.gains[plies:]
             self.plies = plies
@@ -111,18 +120,21 @@ class BoardScoring:
     def accuracy(self, fen_at: Callable[[int], str]) -> GameAccuracy:
         """Both players' accuracies (lichess's method, :mod:`livegain.core.accuracy`)
         over the prefix, overall and by phase (``fen_at``: the game's positions);
-        worked out again from the ledger's scores when they change."""
+        a running tally takes the plies added since it was last read, and a
+        rollback starts it again from the ledger's scores."""
         if self._accuracy is None or self._accuracy[0] != self.version:
             n = max(self.plies, 0)
             if n == 0:
                 value = GameAccuracy(NO_ACCURACY, NO_ACCURACY)
             else:
-                value = game_accuracy(
-                    self.ledger.scores[: n + 1],
-                    self.ledger.first_mover_is_white,
-                    phases_from_fens([fen_at(k) for k in range(n)]),
-                    self.uncounted,
-                )
+                scores = self.ledger.scores
+                tally = self._tally
+                if tally is None or tally.plies > n:
+                    tally = self._tally = AccuracyTally(scores[0], self.ledger.first_mover_is_white)
+                for k in range(tally.plies + 1, n + 1):
+                    phase = phase_of(k, pieces_in_fen(fen_at(k - 1)))
+                    tally.push(scores[k], phase, k not in self.uncounted)
+                value = tally.result()
             self._accuracy = (self.version, value)
         return self._accuracy[1]
 

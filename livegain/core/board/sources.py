@@ -17,7 +17,7 @@ from typing import Literal
 
 from livegain.core.board.results import normalize_result
 from livegain.core.board.updates import SourceStatus
-from livegain.core.events import GameSnapshot
+from livegain.core.snapshot import GameSnapshot
 
 Relation = Literal["same", "ahead", "behind", "conflict"]
 

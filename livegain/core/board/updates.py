@@ -214,8 +214,12 @@ class EvalRequest:
 
 @dataclass(frozen=True)
 class Applied:
-    """What one snapshot did. ``takeover``: the source that now drives the board,
-    when this snapshot (or :meth:`BoardRegistry.tick`) handed the board to another one."""
+    """What one snapshot did to a board (:meth:`BoardGame.apply`,
+    :meth:`BoardGame.offer`), or a takeover that came due (:meth:`BoardGame.tick`):
+    the updates to publish, in order, and the new errors. ``new_board``: the
+    snapshot made the board (the registry says so); ``takeover``: the source
+    that now drives the board, when this snapshot (or :meth:`BoardRegistry.tick`)
+    handed the board to another one."""
 
     board_id: str | None
     new_board: bool = False

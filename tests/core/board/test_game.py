@@ -13,10 +13,10 @@ from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.results import dgt_signal_result
 from livegain.core.board.updates import BoardUpdate, Color
 from livegain.core.evaluation import Evaluation, gains
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.ledger import GameLedger
 from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.publish import convert, schema
 
 OPERA = [

@@ -15,8 +15,8 @@ from livegain.batch.pgn_evals import annotated_from_pgn_evals
 from livegain.batch.pgnio import read_pgn_games
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 
 GOTC = Path(livegain.__file__).parent / "data" / "game_of_the_century.pgn"
 

@@ -10,8 +10,8 @@ from toy_human import forward_model, toy_wdl_model
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import BoardModels
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.core.wdl import engine_wdl, position_wdl
 from livegain.publish import convert
 

@@ -14,9 +14,9 @@ import chess
 
 from core.board.test_game import OPERA, ev_of, evaluate_all, score_of
 from livegain.core.board.registry import BoardRegistry
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.ledger import GameLedger
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 
 WHITE = PlayerInfo("White, W")
 BLACK = PlayerInfo("Black, B")

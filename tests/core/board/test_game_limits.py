@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import PlayerInfo
 
 from .test_game import MODEL, OPERA, clean_replay, ev_of, evaluate_all, fens_of, snap, state_json
 

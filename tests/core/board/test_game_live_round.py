@@ -12,8 +12,8 @@ from pathlib import Path
 
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation
-from livegain.core.events import GameSnapshot
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot
 from livegain.feeds.pgn import parse_pgn
 from livegain.publish import convert
 

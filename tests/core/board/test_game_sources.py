@@ -13,8 +13,8 @@ from dataclasses import replace
 from core.board.test_game import ENGINE, OPERA, evaluate_all
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import Applied, BoardUpdate
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.publish import convert
 
 # The same players as two relays spell them, with the same FIDE ids.

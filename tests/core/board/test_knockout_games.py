@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from core.board.test_game import OPERA
 from livegain.core.board.registry import BoardRegistry
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 
 A = PlayerInfo("Aronian, Levon", rating=2813)
 B = PlayerInfo("So, Wesley", rating=2744)

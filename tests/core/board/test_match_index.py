@@ -22,8 +22,8 @@ from livegain.core.board.identity import Identity, identity
 from livegain.core.board.matching import board_keys
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.updates import Applied
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 
 # Another line from move 3 on: a source showing it conflicts with OPERA.
 OTHER = ["e4", "e5", "Nc3", "Nf6", "f4", "d5", "fxe5", "Nxe4", "Nf3", "Be7"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from livegain.core.board.registry import BoardRegistry
-from livegain.core.events import GameSnapshot, PlayerInfo, normalise_name, player_key
-from livegain.core.events import player_key as exported
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo, normalise_name, player_key
+from livegain.core.snapshot import player_key as exported
 
 PRAGG_LCC = PlayerInfo("Praggnanandhaa, R", fide_id="25059530")
 PRAGG_PGN = PlayerInfo("Rameshbabu Praggnanandhaa", fide_id="25059530", title="GM")

@@ -8,8 +8,8 @@ import pytest
 from livegain.core.board.identity import positive_number, split_round
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.board.results import normalize_result
-from livegain.core.events import GameSnapshot, PlayerInfo
 from livegain.core.rating import PAPER_ENGINE_RATING
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.feeds.mqtt_ingest import MqttIngest, move_event
 from livegain.feeds.pgn import parse_pgn
 

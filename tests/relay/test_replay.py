@@ -12,7 +12,7 @@ import pytest
 from livegain.cli import main
 from livegain.feeds._http import http_get
 from livegain.feeds.pgn import parse_pgn
-from livegain.feeds.replay import Replay, ReplayError, move_times, time_control
+from livegain.relay.replay import Replay, ReplayError, move_times, time_control
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -4,7 +4,7 @@ The games of a multi-round PGN (rounds from their ``Round`` tags) are served
 on 127.0.0.1 in the shapes of the two real services (docs/watch.md), with
 documents that change as the event goes on: round 1 live, then finished,
 round 2 appears and goes live, and so on. Within a round, moves are revealed
-as :class:`~livegain.feeds.replay.Replay` reveals them.
+as :class:`~livegain.relay.replay.Replay` reveals them.
 
 * Lichess broadcast API: ``/api/broadcast/{tourId}`` (``tour`` with its
   ``info.format``, ``rounds`` each ``ongoing``, or ``finishedAt`` once over,
@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from livegain.core.board.identity import split_round
-from livegain.feeds._http import MiniHttpServer, Reply
 from livegain.feeds.pgn import ParsedGame, parse_pgn
-from livegain.feeds.replay import Replay, ReplayError
+from livegain.relay.http import MiniHttpServer, Reply
+from livegain.relay.replay import Replay, ReplayError
 
 State = Literal["upcoming", "ongoing", "finished"]
 _START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"

@@ -44,9 +44,9 @@ from typing import Any, Literal
 import chess
 
 from livegain.core.errors import LivegainError
-from livegain.core.events import GameSnapshot, PlayerInfo
-from livegain.feeds._http import MiniHttpServer, Reply
+from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.feeds.pgn import ParsedGame, game_to_pgn, parse_pgn
+from livegain.relay.http import MiniHttpServer, Reply
 
 ReplayMode = Literal["pgn-http", "lcc", "mqtt"]
 MODES: tuple[str, ...] = ("pgn-http", "lcc", "mqtt")

@@ -1,39 +1,21 @@
-"""Helpers shared by the polled feeds: back-off, de-duplicated emission of parsed games."""
+"""A feed's parsed games handed on to its sink, once per change (:class:`Emitter`)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable
 
-from livegain.core.events import GameSnapshot
+from livegain.core.snapshot import GameSnapshot
 from livegain.feeds.base import FeedSink
 from livegain.feeds.pgn import ParsedGame, snapshot_key
 
-# Delays after the 1st, 2nd, 3rd and later consecutive failures (reset on success).
-BACKOFF: tuple[float, ...] = (2.0, 10.0, 60.0)
 # Handing games on: a turn of the event loop after each game sent (or every
 # YIELD_EVERY games looked at), and after each SLICE seconds of work a pause
 # as long as the work took: a file of a thousand games holds at most half of
 # the event loop's time while it is read (bench/ingest_load.py).
 YIELD_EVERY = 100
 SLICE = 0.005
-
-
-@dataclass
-class Backoff:
-    """Consecutive-failure counter that says how long to wait before the next try."""
-
-    delays: Sequence[float] = BACKOFF
-    failures: int = 0
-
-    def fail(self) -> float:
-        self.failures += 1
-        return self.delays[min(self.failures, len(self.delays)) - 1]
-
-    def succeed(self) -> None:
-        self.failures = 0
 
 
 class Emitter:
