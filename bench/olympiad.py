@@ -146,8 +146,9 @@ def board_tags(g: int, teams: int) -> str:
 
     return (
         f'[Event "Chess Olympiad 2026 {name}"]\n[Site "Bench"]\n[Round "1"]\n'
-        f'[Board "{k + 1}"]\n[White "{name} T{white:03d} {board + 1}"]\n'
-        f'[Black "{name} T{black:03d} {board + 1}"]\n'
+        # the last word of a name is the board's index, as the viewers read it
+        f'[Board "{k + 1}"]\n[White "{name} T{white:03d}-{board + 1} {g}"]\n'
+        f'[Black "{name} T{black:03d}-{board + 1} {g}"]\n'
         f'[WhiteTeam "{name} T{white:03d}"]\n[BlackTeam "{name} T{black:03d}"]\n'
         f'[WhiteElo "{elo(white)}"]\n[BlackElo "{elo(black)}"]\n'
     )
