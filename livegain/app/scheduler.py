@@ -156,6 +156,9 @@ class Scheduler:
             g = t.boards.get(bid)
             if g is None:
                 continue
+            if rt.store is None:  # nothing to ask: the engine's
+                waiting[bid] = None
+                continue
             hits = list(itertools.islice(self._store_hits(g.iter_requests()), STORE_BATCH))
             if hits:
                 self.record(bid, hits)
