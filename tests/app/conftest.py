@@ -2,22 +2,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import chess
 import pytest
 from publish.helpers import toy_model
+from websockets.asyncio.client import ClientConnection, connect
 
 from livegain.app.service import Service
 from livegain.config import Settings, load_settings
 from livegain.engine.pool import EnginePool
 from livegain.engine.search import SearchLimit
+from livegain.feeds.base import PgnHttpFeedConfig
+from livegain.relay.replay import Replay
 
 __all__ = [
     "DEPTH",
     "CountingEvaluator",
+    "relayed_event",
     "running",
     "settings_for",
     "toy_model",
@@ -62,6 +67,27 @@ async def running(service: Service) -> AsyncIterator[Service]:
     finally:
         stop.set()
         await asyncio.wait_for(task, 30)
+
+
+@contextlib.asynccontextmanager
+async def relayed_event(
+    tmp: Path, pool: EnginePool, pgn: str, events: Sequence[dict[str, Any]]
+) -> AsyncIterator[tuple[Replay, Service, ClientConnection]]:
+    """``pgn`` relayed as a polled PGN (the test reveals its moves), a service
+    following it with the ``[[events]]`` entries ``events``, and one viewer
+    subscribed to every event's standings (its ``hello`` read)."""
+    replay = Replay.from_pgn(pgn, mode="pgn-http", seconds_per_move=1.0)
+    await replay.start(autoplay=False)
+    try:
+        feed = PgnHttpFeedConfig(name="relay", url=replay.pgn_url, interval=0.2)
+        settings = settings_for(tmp, feeds=[feed.model_dump()], events=list(events))
+        service = Service(settings, evaluator=pool, perceived_model=toy_model())
+        async with running(service), connect(ws_url(service)) as ws:
+            assert json.loads(await ws.recv())["type"] == "hello"
+            await ws.send(json.dumps({"type": "subscribe_standings", "events": "*"}))
+            yield replay, service, ws
+    finally:
+        await replay.stop()
 
 
 def ws_url(service: Service) -> str:

@@ -11,16 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import connect
 
-from livegain.app.service import Service
 from livegain.core.human_wdl import CLASSICAL_OTB
 from livegain.engine.pool import EnginePool
-from livegain.feeds.base import PgnHttpFeedConfig
 from livegain.models.wdl import load_wdl_file
-from livegain.relay.replay import Replay
 
-from .conftest import running, settings_for, toy_model, ws_url
+from .conftest import relayed_event
 
 EVENT = "Knockout Test Cup"
 MATE = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7#"
@@ -84,75 +80,61 @@ def mini_match(a: str, b: str) -> float:
 async def test_a_knockout_round_gives_matches_and_a_bracket(
     tmp_path: Path, pool: EnginePool
 ) -> None:
-    replay = Replay.from_pgn(PGN, mode="pgn-http", seconds_per_move=1.0)
-    await replay.start(autoplay=False)
-    try:
-        feed = PgnHttpFeedConfig(name="relay", url=replay.pgn_url, interval=0.2)
-        events = [{"name": EVENT, "format": "knockout", "kind": CLASSICAL_OTB, "stages": STAGES}]
-        settings = settings_for(tmp_path, feeds=[feed.model_dump()], events=events)
-        service = Service(settings, evaluator=pool, perceived_model=toy_model())
-        async with running(service), connect(ws_url(service)) as ws:
-            assert json.loads(await ws.recv())["type"] == "hello"
-            await ws.send(json.dumps({"type": "subscribe_standings", "events": "*"}))
-            await replay.advance_all()
+    events = [{"name": EVENT, "format": "knockout", "kind": CLASSICAL_OTB, "stages": STAGES}]
+    async with relayed_event(tmp_path, pool, PGN, events) as (replay, _service, ws):
+        await replay.advance_all()
 
-            def ready(m: dict[str, Any]) -> bool:
-                ko = m.get("knockout")
-                if ko is None or m["finished"] != 5 or len(ko["matches"]) != 2:
-                    return False
-                live = [g for g in ko["matches"][1]["games"] if g["live"]]
-                return bool(live) and live[0]["wdl"] is not None
+        def ready(m: dict[str, Any]) -> bool:
+            ko = m.get("knockout")
+            if ko is None or m["finished"] != 5 or len(ko["matches"]) != 2:
+                return False
+            live = [g for g in ko["matches"][1]["games"] if g["live"]]
+            return bool(live) and live[0]["wdl"] is not None
 
-            async with asyncio.timeout(60):
-                while True:
-                    msg = json.loads(await ws.recv())
-                    if msg["type"] == "standings" and ready(msg):
-                        break
-            assert msg["format"] == "knockout"
-            ko = msg["knockout"]
-            assert ko["round"] == 1 and ko["rounds"] == [1, 2]
-            first, second = ko["matches"]
-            assert (first["a"], first["b"], first["winner"]) == ("Ann", "Bob", "Ann")
-            assert (first["stage"], first["through_a"]) == ("classical", 1.0)
-            assert [(s["name"], s["score_a"], s["score_b"]) for s in first["stages"]] == [
-                ("classical", 1.5, 0.5)
-            ]
-            assert (second["a"], second["b"], second["stage"], second["winner"]) == (
-                "Cy",
-                "Dan",
-                "rapid",
-                None,
-            )
-            assert [
-                (s["name"], s["played"], s["score_a"], s["score_b"]) for s in second["stages"]
-            ] == [
-                ("classical", 2, 1.0, 1.0),
-                ("rapid", 1, 1.0, 0.0),
-            ]
-            (live,) = [g for g in second["games"] if g["live"]]
-            assert (live["game"], live["white"], live["a_white"]) == (4, "Dan", False)
-            # Cy goes through unless Dan wins game 4; then the Armageddon (lot)
-            dan_wins = live["wdl"][0] / 1000
-            prior = next(p for p in load_wdl_file()[0] if p.kind == CLASSICAL_OTB)
-            cy_white = prior.probabilities(RATING["Cy"], RATING["Dan"])
-            dan_white = prior.probabilities(RATING["Dan"], RATING["Cy"])
-            armageddon = 0.5 * cy_white[0] + 0.5 * (dan_white[2] + dan_white[1])
-            cy = 1 - dan_wins + dan_wins * armageddon
-            assert second["through_a"] == pytest.approx(cy, abs=1e-3)
-            assert second["through_a"] + second["through_b"] == pytest.approx(1.0, abs=1e-4)
-            assert second["reach"] == [
-                {"stage": "Armageddon", "p": pytest.approx(dan_wins, abs=1e-3)}
-            ]
-            # the bracket: Bob is out; the final from the ratings
-            wins = {r["name"]: r["win"] for r in ko["bracket"]}
-            assert set(wins) == {"Ann", "Cy", "Dan"}
-            ann = cy * mini_match("Ann", "Cy") + (1 - cy) * mini_match("Ann", "Dan")
-            assert wins["Ann"] == pytest.approx(ann, abs=1e-3)
-            assert wins["Cy"] == pytest.approx(cy * (1 - mini_match("Ann", "Cy")), abs=1e-3)
-            assert wins["Dan"] == pytest.approx((1 - cy) * (1 - mini_match("Ann", "Dan")), abs=1e-3)
-            ann_row = next(r for r in ko["bracket"] if r["name"] == "Ann")
-            assert ann_row["round"] == 2 and ann_row["reach"] == []
-            # the standings rows: points, no simulated odds
-            assert all(r["win"] is None for r in msg["rows"]) and msg["sims"] == 0
-    finally:
-        await replay.stop()
+        async with asyncio.timeout(60):
+            while True:
+                msg = json.loads(await ws.recv())
+                if msg["type"] == "standings" and ready(msg):
+                    break
+        assert msg["format"] == "knockout"
+        ko = msg["knockout"]
+        assert ko["round"] == 1 and ko["rounds"] == [1, 2]
+        first, second = ko["matches"]
+        assert (first["a"], first["b"], first["winner"]) == ("Ann", "Bob", "Ann")
+        assert (first["stage"], first["through_a"]) == ("classical", 1.0)
+        assert [(s["name"], s["score_a"], s["score_b"]) for s in first["stages"]] == [
+            ("classical", 1.5, 0.5)
+        ]
+        assert (second["a"], second["b"], second["stage"], second["winner"]) == (
+            "Cy",
+            "Dan",
+            "rapid",
+            None,
+        )
+        assert [(s["name"], s["played"], s["score_a"], s["score_b"]) for s in second["stages"]] == [
+            ("classical", 2, 1.0, 1.0),
+            ("rapid", 1, 1.0, 0.0),
+        ]
+        (live,) = [g for g in second["games"] if g["live"]]
+        assert (live["game"], live["white"], live["a_white"]) == (4, "Dan", False)
+        # Cy goes through unless Dan wins game 4; then the Armageddon (lot)
+        dan_wins = live["wdl"][0] / 1000
+        prior = next(p for p in load_wdl_file()[0] if p.kind == CLASSICAL_OTB)
+        cy_white = prior.probabilities(RATING["Cy"], RATING["Dan"])
+        dan_white = prior.probabilities(RATING["Dan"], RATING["Cy"])
+        armageddon = 0.5 * cy_white[0] + 0.5 * (dan_white[2] + dan_white[1])
+        cy = 1 - dan_wins + dan_wins * armageddon
+        assert second["through_a"] == pytest.approx(cy, abs=1e-3)
+        assert second["through_a"] + second["through_b"] == pytest.approx(1.0, abs=1e-4)
+        assert second["reach"] == [{"stage": "Armageddon", "p": pytest.approx(dan_wins, abs=1e-3)}]
+        # the bracket: Bob is out; the final from the ratings
+        wins = {r["name"]: r["win"] for r in ko["bracket"]}
+        assert set(wins) == {"Ann", "Cy", "Dan"}
+        ann = cy * mini_match("Ann", "Cy") + (1 - cy) * mini_match("Ann", "Dan")
+        assert wins["Ann"] == pytest.approx(ann, abs=1e-3)
+        assert wins["Cy"] == pytest.approx(cy * (1 - mini_match("Ann", "Cy")), abs=1e-3)
+        assert wins["Dan"] == pytest.approx((1 - cy) * (1 - mini_match("Ann", "Dan")), abs=1e-3)
+        ann_row = next(r for r in ko["bracket"] if r["name"] == "Ann")
+        assert ann_row["round"] == 2 and ann_row["reach"] == []
+        # the standings rows: points, no simulated odds
+        assert all(r["win"] is None for r in msg["rows"]) and msg["sims"] == 0

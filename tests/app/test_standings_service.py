@@ -17,13 +17,10 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from livegain.app.service import Service
 from livegain.config import ConfigError, load_settings
 from livegain.engine.pool import EnginePool
-from livegain.feeds.base import PgnHttpFeedConfig
-from livegain.relay.replay import Replay
 
-from .conftest import running, settings_for, toy_model, ws_url
+from .conftest import relayed_event, ws_url
 
 EVENT = "Standings Test RR"
 
@@ -82,69 +79,59 @@ def sums_to_one(msg: dict[str, Any]) -> bool:
 async def test_standings_follow_the_live_game_and_its_result(
     tmp_path: Path, pool: EnginePool
 ) -> None:
-    replay = Replay.from_pgn(ROUND, mode="pgn-http", seconds_per_move=1.0)
-    await replay.start(autoplay=False)  # the test reveals the moves
-    try:
-        feed = PgnHttpFeedConfig(name="relay", url=replay.pgn_url, interval=0.2)
-        events = [{"name": EVENT.upper(), "format": "round-robin", "sims": 20_000}]
-        settings = settings_for(tmp_path, feeds=[feed.model_dump()], events=events)
-        service = Service(settings, evaluator=pool, perceived_model=toy_model())
-        async with running(service), connect(ws_url(service)) as ws:
-            assert json.loads(await ws.recv())["type"] == "hello"
-            await ws.send(json.dumps({"type": "subscribe_standings", "events": "*"}))
-            client = StandingsClient(ws)
-            # every move but the mate: both games in progress
-            last = next(k for k, (_, i, ply) in enumerate(replay.timeline) if (i, ply) == (0, 7))
-            await replay.advance(last)
-            live = await client.wait(lambda m: m["live"] == 2 and m["plies"] == last)
-            assert (live["event"], live["format"], live["finished"], live["upcoming"]) == (
-                EVENT,  # the name as the boards carry it, not as configured
-                "round-robin",
-                0,
-                4,  # the pairs not met: A-C, A-D, B-C, B-D
-            )
-            assert (live["tiebreaks"], live["sims"], live["rounds"]) == (
-                ["DE", "SB", "WIN"],
-                20_000,
-                3,
-            )
-            assert all(r["live"] and r["points"] == 0.0 for r in live["rows"])
-            assert sums_to_one(live)
-            # the mate arrives: Alpha has won, Gamma and Delta still play
-            await replay.advance(1)
-            done = await client.wait(lambda m: m["finished"] == 1)
-            assert done["version"] > live["version"] and (done["live"], done["upcoming"]) == (1, 4)
-            table = rows(done)
-            alpha, beta = table["Alpha, Ann"], table["Beta, Bob"]
-            assert (alpha["rank"], alpha["points"], alpha["games"], alpha["live"]) == (
-                1,
-                1.0,
-                1,
-                False,
-            )
-            assert (beta["rank"], beta["points"], beta["live"]) == (2, 0.0, False)
-            # tied on 0 with Beta, whom they have not met: the same rank
-            for name in ("Gamma, Gil", "Delta, Dan"):
-                assert (table[name]["rank"], table[name]["live"]) == (2, True)
-            assert alpha["tiebreaks"] == {"DE": None, "SB": 0.0, "WIN": 1.0}
-            assert alpha["win"] > beta["win"] and sums_to_one(done)
-            # the same message over HTTP, alone and among every event's
-            base = service.url
-            one = await asyncio.to_thread(get, f"{base}api/standings/{urllib.parse.quote(EVENT)}")
-            every = await asyncio.to_thread(get, f"{base}api/standings")
-            latest = client.got[-1]
-            assert one == latest and latest in every
-            with pytest.raises(urllib.error.HTTPError) as missing:
-                await asyncio.to_thread(get, f"{base}api/standings/Nope")
-            assert missing.value.code == 404
-            # a client that asks later gets the latest at once
-            async with connect(ws_url(service)) as late:
-                await late.recv()  # hello
-                await late.send(json.dumps({"type": "subscribe_standings", "events": [EVENT]}))
-                async with asyncio.timeout(10):
-                    assert json.loads(await late.recv()) == latest
-    finally:
-        await replay.stop()
+    events = [{"name": EVENT.upper(), "format": "round-robin", "sims": 20_000}]
+    async with relayed_event(tmp_path, pool, ROUND, events) as (replay, service, ws):
+        client = StandingsClient(ws)
+        # every move but the mate: both games in progress
+        last = next(k for k, (_, i, ply) in enumerate(replay.timeline) if (i, ply) == (0, 7))
+        await replay.advance(last)
+        live = await client.wait(lambda m: m["live"] == 2 and m["plies"] == last)
+        assert (live["event"], live["format"], live["finished"], live["upcoming"]) == (
+            EVENT,  # the name as the boards carry it, not as configured
+            "round-robin",
+            0,
+            4,  # the pairs not met: A-C, A-D, B-C, B-D
+        )
+        assert (live["tiebreaks"], live["sims"], live["rounds"]) == (
+            ["DE", "SB", "WIN"],
+            20_000,
+            3,
+        )
+        assert all(r["live"] and r["points"] == 0.0 for r in live["rows"])
+        assert sums_to_one(live)
+        # the mate arrives: Alpha has won, Gamma and Delta still play
+        await replay.advance(1)
+        done = await client.wait(lambda m: m["finished"] == 1)
+        assert done["version"] > live["version"] and (done["live"], done["upcoming"]) == (1, 4)
+        table = rows(done)
+        alpha, beta = table["Alpha, Ann"], table["Beta, Bob"]
+        assert (alpha["rank"], alpha["points"], alpha["games"], alpha["live"]) == (
+            1,
+            1.0,
+            1,
+            False,
+        )
+        assert (beta["rank"], beta["points"], beta["live"]) == (2, 0.0, False)
+        # tied on 0 with Beta, whom they have not met: the same rank
+        for name in ("Gamma, Gil", "Delta, Dan"):
+            assert (table[name]["rank"], table[name]["live"]) == (2, True)
+        assert alpha["tiebreaks"] == {"DE": None, "SB": 0.0, "WIN": 1.0}
+        assert alpha["win"] > beta["win"] and sums_to_one(done)
+        # the same message over HTTP, alone and among every event's
+        base = service.url
+        one = await asyncio.to_thread(get, f"{base}api/standings/{urllib.parse.quote(EVENT)}")
+        every = await asyncio.to_thread(get, f"{base}api/standings")
+        latest = client.got[-1]
+        assert one == latest and latest in every
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            await asyncio.to_thread(get, f"{base}api/standings/Nope")
+        assert missing.value.code == 404
+        # a client that asks later gets the latest at once
+        async with connect(ws_url(service)) as late:
+            await late.recv()  # hello
+            await late.send(json.dumps({"type": "subscribe_standings", "events": [EVENT]}))
+            async with asyncio.timeout(10):
+                assert json.loads(await late.recv()) == latest
 
 
 def test_events_configuration(tmp_path: Path) -> None:

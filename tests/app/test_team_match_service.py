@@ -14,9 +14,7 @@ from typing import Any
 
 import pytest
 from team_games import team_game
-from websockets.asyncio.client import connect
 
-from livegain.app.service import Service
 from livegain.app.standings import StandingsJob, compute_standings
 from livegain.config import EventConfig
 from livegain.core.event_format import format_from_text
@@ -25,11 +23,9 @@ from livegain.core.snapshot import PlayerInfo, player_key
 from livegain.core.standings import Result
 from livegain.core.team_odds import team_win_odds
 from livegain.engine.pool import EnginePool
-from livegain.feeds.base import PgnHttpFeedConfig
 from livegain.feeds.resolve import standings_entry
-from livegain.relay.replay import Replay
 
-from .conftest import running, settings_for, toy_model, ws_url
+from .conftest import relayed_event
 
 EVENT = "Team Test League"
 MATE = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7#"
@@ -52,58 +48,48 @@ PGN = (
 
 @pytest.mark.engine
 async def test_a_team_match_board_by_board_with_its_odds(tmp_path: Path, pool: EnginePool) -> None:
-    replay = Replay.from_pgn(PGN, mode="pgn-http", seconds_per_move=1.0)
-    await replay.start(autoplay=False)
-    try:
-        feed = PgnHttpFeedConfig(name="relay", url=replay.pgn_url, interval=0.2)
-        events = [{"name": EVENT, "format": "swiss", "sims": 2000}]
-        settings = settings_for(tmp_path, feeds=[feed.model_dump()], events=events)
-        service = Service(settings, evaluator=pool, perceived_model=toy_model())
-        async with running(service), connect(ws_url(service)) as ws:
-            assert json.loads(await ws.recv())["type"] == "hello"
-            await ws.send(json.dumps({"type": "subscribe_standings", "events": "*"}))
-            await replay.advance_all()
+    events = [{"name": EVENT, "format": "swiss", "sims": 2000}]
+    async with relayed_event(tmp_path, pool, PGN, events) as (replay, _service, ws):
+        await replay.advance_all()
 
-            async def latest(check: Any) -> dict[str, Any]:
-                async with asyncio.timeout(60):
-                    while True:
-                        msg = json.loads(await ws.recv())
-                        if msg["type"] == "standings" and check(msg):
-                            return msg
+        async def latest(check: Any) -> dict[str, Any]:
+            async with asyncio.timeout(60):
+                while True:
+                    msg = json.loads(await ws.recv())
+                    if msg["type"] == "standings" and check(msg):
+                        return msg
 
-            msg = await latest(
-                lambda m: (
-                    m["teams"] is not None
-                    and m["finished"] == 1
-                    and m["teams"]["matches"][0]["boards"][1]["live"]
-                )
+        msg = await latest(
+            lambda m: (
+                m["teams"] is not None
+                and m["finished"] == 1
+                and m["teams"]["matches"][0]["boards"][1]["live"]
             )
-            teams = msg["teams"]
-            assert teams["round"] == 1 and teams["tiebreaks"] == ["OSB", "GP", "BH-C1"]
-            (match,) = teams["matches"]
-            assert (match["a"], match["b"], match["score_a"], match["score_b"]) == (
-                "Rooks",
-                "Knights",
-                1.0,
-                0.0,
-            )
-            assert match["boards_left"] == 3
-            boards = match["boards"]
-            assert [b["board"] for b in boards] == [1, 2, 3, 4]
-            assert [b["a_white"] for b in boards] == [True, False, True, False]
-            assert boards[0]["result"] == "1-0" and boards[0]["wdl"] is None
-            assert [b["live"] for b in boards] == [False, True, False, False]
-            assert all(sum(b["wdl"]) == pytest.approx(1000, abs=0.5) for b in boards[1:])
-            # the Rooks, a board up with three to play, are the favourites
-            assert match["win"] > match["loss"]
-            assert match["win"] + match["draw"] + match["loss"] == pytest.approx(1, abs=1e-3)
-            # no match finished yet: both teams on 0
-            assert {r["team"]: r["match_points"] for r in teams["rows"]} == {
-                "Rooks": 0.0,
-                "Knights": 0.0,
-            }
-    finally:
-        await replay.stop()
+        )
+        teams = msg["teams"]
+        assert teams["round"] == 1 and teams["tiebreaks"] == ["OSB", "GP", "BH-C1"]
+        (match,) = teams["matches"]
+        assert (match["a"], match["b"], match["score_a"], match["score_b"]) == (
+            "Rooks",
+            "Knights",
+            1.0,
+            0.0,
+        )
+        assert match["boards_left"] == 3
+        boards = match["boards"]
+        assert [b["board"] for b in boards] == [1, 2, 3, 4]
+        assert [b["a_white"] for b in boards] == [True, False, True, False]
+        assert boards[0]["result"] == "1-0" and boards[0]["wdl"] is None
+        assert [b["live"] for b in boards] == [False, True, False, False]
+        assert all(sum(b["wdl"]) == pytest.approx(1000, abs=0.5) for b in boards[1:])
+        # the Rooks, a board up with three to play, are the favourites
+        assert match["win"] > match["loss"]
+        assert match["win"] + match["draw"] + match["loss"] == pytest.approx(1, abs=1e-3)
+        # no match finished yet: both teams on 0
+        assert {r["team"]: r["match_points"] for r in teams["rows"]} == {
+            "Rooks": 0.0,
+            "Knights": 0.0,
+        }
 
 
 # A 4-team round robin of 2 boards a match: round 1 between the Rooks and the
@@ -121,46 +107,36 @@ LEAGUE = (
 async def test_a_team_round_robin_s_odds_are_those_of_every_match_left(
     tmp_path: Path, pool: EnginePool
 ) -> None:
-    replay = Replay.from_pgn(LEAGUE, mode="pgn-http", seconds_per_move=1.0)
-    await replay.start(autoplay=False)
-    try:
-        feed = PgnHttpFeedConfig(name="relay", url=replay.pgn_url, interval=0.2)
-        events = [{"name": EVENT, "format": "round-robin", "sims": 2000, "top": 2}]
-        settings = settings_for(tmp_path, feeds=[feed.model_dump()], events=events)
-        service = Service(settings, evaluator=pool, perceived_model=toy_model())
-        async with running(service), connect(ws_url(service)) as ws:
-            assert json.loads(await ws.recv())["type"] == "hello"
-            await ws.send(json.dumps({"type": "subscribe_standings", "events": "*"}))
-            await replay.advance_all()
-            # Each message against team_win_odds on the boards as the service reads
-            # them now (the board in progress: the W/D/L it shows): once the engine
-            # has evaluated every position, the message is the same computation.
-            latest: dict[str, Any] | None = None
-            direct: dict[str, tuple[float, float, float, float]] = {}
-            deadline = asyncio.get_running_loop().time() + 90
-            while asyncio.get_running_loop().time() < deadline:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(0.5):
-                        msg = json.loads(await ws.recv())
-                        if msg["type"] == "standings" and msg["teams"] is not None:
-                            latest = msg
-                if latest is not None and latest["finished"] == 3:
-                    direct = league_odds(service.standings.games_of(EVENT))
-                    if direct and chances(latest) == direct:
-                        break
-            assert latest is not None and direct, "no message with round 1's board in progress"
-            assert chances(latest) == direct
-            teams = latest["teams"]
-            assert (teams["sims"], teams["top_k"], teams["rounds"]) == (2000, 2, 3)
-            assert teams["note"] is None
-            assert sum(r["win"] for r in teams["rows"]) == pytest.approx(1.0)
-            assert sum(r["top"] for r in teams["rows"]) == pytest.approx(2.0)
-            assert all(r["win_se"] > 0 for r in teams["rows"] if 0 < r["win"] < 1)
-            # the players' own odds are not computed in a team event
-            assert all(r["win"] is None for r in latest["rows"])
-            assert latest["note"] is not None and "team event" in latest["note"]
-    finally:
-        await replay.stop()
+    events = [{"name": EVENT, "format": "round-robin", "sims": 2000, "top": 2}]
+    async with relayed_event(tmp_path, pool, LEAGUE, events) as (replay, service, ws):
+        await replay.advance_all()
+        # Each message against team_win_odds on the boards as the service reads
+        # them now (the board in progress: the W/D/L it shows): once the engine
+        # has evaluated every position, the message is the same computation.
+        latest: dict[str, Any] | None = None
+        direct: dict[str, tuple[float, float, float, float]] = {}
+        deadline = asyncio.get_running_loop().time() + 90
+        while asyncio.get_running_loop().time() < deadline:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.5):
+                    msg = json.loads(await ws.recv())
+                    if msg["type"] == "standings" and msg["teams"] is not None:
+                        latest = msg
+            if latest is not None and latest["finished"] == 3:
+                direct = league_odds(service.standings.games_of(EVENT))
+                if direct and chances(latest) == direct:
+                    break
+        assert latest is not None and direct, "no message with round 1's board in progress"
+        assert chances(latest) == direct
+        teams = latest["teams"]
+        assert (teams["sims"], teams["top_k"], teams["rounds"]) == (2000, 2, 3)
+        assert teams["note"] is None
+        assert sum(r["win"] for r in teams["rows"]) == pytest.approx(1.0)
+        assert sum(r["top"] for r in teams["rows"]) == pytest.approx(2.0)
+        assert all(r["win_se"] > 0 for r in teams["rows"] if 0 < r["win"] < 1)
+        # the players' own odds are not computed in a team event
+        assert all(r["win"] is None for r in latest["rows"])
+        assert latest["note"] is not None and "team event" in latest["note"]
 
 
 def chances(msg: dict[str, Any]) -> dict[str, tuple[float, float, float, float]]:
