@@ -12,8 +12,7 @@ from livegain.core.accuracy import (
     NO_ACCURACY,
     AccuracyTally,
     GameAccuracy,
-    phase_of,
-    pieces_in_fen,
+    phases_from_fens,
 )
 from livegain.core.board.updates import Color
 from livegain.core.histogram import GainHistogram
@@ -131,8 +130,9 @@ class BoardScoring:
                 tally = self._tally
                 if tally is None or tally.plies > n:
                     tally = self._tally = AccuracyTally(scores[0], self.ledger.first_mover_is_white)
-                for k in range(tally.plies + 1, n + 1):
-                    phase = phase_of(k, pieces_in_fen(fen_at(k - 1)))
+                new = range(tally.plies + 1, n + 1)
+                phases = phases_from_fens([fen_at(k - 1) for k in new], first_ply=new.start)
+                for k, phase in zip(new, phases, strict=True):
                     tally.push(scores[k], phase, k not in self.uncounted)
                 value = tally.result()
             self._accuracy = (self.version, value)
