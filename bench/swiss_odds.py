@@ -17,9 +17,10 @@ Scenarios:
   started;
   ``team_win_odds`` simulates rounds 6-11 (top 3, OSB, GP, BH-C1).
 
-For each: a pilot run gives the leader's standard error, from which the
-simulations needed for a standard error of at most ``--se`` (0.005) on the
-leader's chance of first place; then that many are timed. The baseline,
+For each, timed as the service computes it: chunks of 2,000 simulations
+until every chance of first place has a standard error of at most ``--se``
+(0.005), at most 10,000 (``precision`` and ``sims`` of an ``[[events]]``
+entry). The baseline,
 measured in the same run: ``win_odds`` on the 14-player round robin of
 bench/tournament_odds.py (100,000 simulations, tie-breaks DE, SB, WIN).
 
@@ -44,10 +45,11 @@ from pathlib import Path
 
 import tournament_odds as rr  # bench/tournament_odds.py
 
+from livegain.core.event_table import SWISS_SIMS
 from livegain.core.odds import game_probabilities
 from livegain.core.standings import Result
 from livegain.core.swiss_batch import pair_round_batch
-from livegain.core.swiss_odds import SwissChance, swiss_win_odds
+from livegain.core.swiss_odds import Chances, SwissChance, swiss_win_odds
 from livegain.core.swiss_pairing import Entrant, pair_round
 from livegain.core.team_odds import team_win_odds
 from livegain.core.tournament_odds import InProgress, win_odds
@@ -157,28 +159,21 @@ def leader(odds: Mapping[str, SwissChance]) -> str:
     return max(odds, key=lambda p: odds[p].p_first)
 
 
-def to_target(
-    name: str, run: Callable[[int], dict[str, SwissChance]], pilot: int, se: float
-) -> float:
-    """Pilot, then the simulations for ``se`` on the leader, timed; returns simulations/s."""
-    odds = run(pilot)
-    lead = leader(odds)
-    need = max(pilot, math.ceil(pilot * (odds[lead].se_first / se) ** 2 / 100) * 100)
-    print(
-        f"  pilot {pilot:,} simulations: leader {lead} p(first) {odds[lead].p_first:.3f}"
-        f" ± {odds[lead].se_first:.4f} -> {need:,} simulations for ± {se}"
-    )
+def to_target(name: str, run: Callable[[int, float | None], Chances], se: float) -> float:
+    """The odds as the service computes them, timed: chunks of simulations
+    until every chance of first place has a standard error of ``se`` or
+    less (at most :data:`SWISS_SIMS`); returns simulations/s."""
     t0 = time.perf_counter()
-    odds = run(need)
+    odds = run(SWISS_SIMS, se)
     took = time.perf_counter() - t0
     lead = leader(odds)
     c = odds[lead]
     print(
-        f"  {name}: {need:,} simulations in {took:.2f} s ({need / took:,.0f} simulations/s);"
-        f" leader {lead} p(first) {c.p_first:.3f} ± {c.se_first:.4f},"
-        f" p(top 3) {c.p_top:.3f} ± {c.se_top:.4f}"
+        f"  {name}: {odds.sims:,} simulations (precision {se}) in {took:.2f} s"
+        f" ({odds.sims / took:,.0f} simulations/s); leader {lead} p(first) {c.p_first:.3f}"
+        f" ± {c.se_first:.4f}, p(top 3) {c.p_top:.3f} ± {c.se_top:.4f}"
     )
-    return need / took
+    return odds.sims / took
 
 
 def effect(
@@ -251,7 +246,6 @@ def qatar_run() -> Callable[[str, int], dict[str, SwissChance]] | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--se", type=float, default=0.005)
-    parser.add_argument("--pilot", type=int, default=2_000)
     parser.add_argument("--batch-sims", type=int, default=10_000)
     parser.add_argument("--dutch-sims", type=int, default=2_000)
     parser.add_argument("--no-effect", action="store_true", help="timings only")
@@ -264,7 +258,7 @@ def main() -> None:
         f"{len(live)} games in progress, {len(upcoming)} not started; rounds 4-{ROUNDS} simulated"
     )
 
-    def swiss(pairing: str, sims: int) -> dict[str, SwissChance]:
+    def swiss(pairing: str, sims: int, precision: float | None = None) -> Chances:
         return swiss_win_odds(
             PLAYERS,
             RATINGS,
@@ -277,9 +271,10 @@ def main() -> None:
             seed=1,
             top_k=3,
             pairing="batch" if pairing == "batch" else "dutch",
+            precision=precision,
         )
 
-    swiss_rate = to_target("swiss_win_odds", lambda s: swiss("batch", s), args.pilot, args.se)
+    swiss_rate = to_target("swiss_win_odds", lambda s, se: swiss("batch", s, se), args.se)
 
     t_done, t_live, t_up = olympiad()
     print(
@@ -288,7 +283,7 @@ def main() -> None:
         f" progress, {len(t_up)} not started; rounds {TEAM_ROUND + 1}-{TEAM_ROUNDS} simulated"
     )
 
-    def teams(sims: int) -> dict[str, SwissChance]:
+    def teams(sims: int, precision: float | None) -> Chances:
         return team_win_odds(
             TEAM_OF,
             TEAM_RATINGS,
@@ -301,9 +296,10 @@ def main() -> None:
             sims=sims,
             seed=1,
             top_k=3,
+            precision=precision,
         )
 
-    team_rate = to_target("team_win_odds", teams, args.pilot, args.se)
+    team_rate = to_target("team_win_odds", teams, args.se)
 
     rr_finished, rr_live, rr_upcoming = rr.scenario()
     times = []

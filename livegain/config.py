@@ -373,7 +373,14 @@ class EventConfig(_Section):
         ge=100,
         le=10_000_000,
         description="Simulations (default 100,000; a Swiss simulated to its last round "
-        "10,000: a standard error of at most 0.005 on any chance)",
+        "at most 10,000: a standard error of at most 0.005 on any chance)",
+    )
+    precision: float = Field(
+        default=0.005,
+        ge=0.0,
+        le=0.1,
+        description="A Swiss simulated to its last round stops before sims once every "
+        "chance of first place has this standard error or less (0: always all sims)",
     )
     points_before: dict[str, float] = Field(
         default_factory=dict,
@@ -484,6 +491,7 @@ class EventConfig(_Section):
             playoff=self.playoff,
             draw_rate=self.draw_rate,
             sims=self.sims,
+            precision=self.precision or None,
             points_before=tuple(self.points_before.items()),
             scoring=scoring,
             knockout=self.knockout_rules(),
@@ -562,6 +570,24 @@ class LimitsConfig(_Section):
     )
 
 
+class StandingsConfig(_Section):
+    """How often and how hard the standings and odds of the events are computed."""
+
+    interval: float = Field(
+        default=2.0,
+        ge=0.1,
+        le=600.0,
+        description="Seconds between two computations of one event's standings, at least",
+    )
+    cpu_share: float = Field(
+        default=0.25,
+        gt=0.0,
+        le=1.0,
+        description="The share of one core all events' standings and odds may take over "
+        "time (a big Swiss simulated to its last round takes seconds per computation)",
+    )
+
+
 class Settings(BaseSettings):
     """Everything ``livegain serve`` needs."""
 
@@ -588,6 +614,7 @@ class Settings(BaseSettings):
     events: list[EventConfig] = Field(default_factory=list)
     log: LogConfig = Field(default_factory=LogConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    standings: StandingsConfig = Field(default_factory=StandingsConfig)
 
     _toml_file: ClassVar[Path | None] = None
 

@@ -33,6 +33,14 @@ a queue whose write end it holds itself, and keeps the other two alive.
 docs/service.md ("Processes") says how each of the service's processes ends;
 tests/app/test_no_orphans.py kills a real service and checks.
 
+The child's work is held to a share of one core (``share``): after a job
+that took ``c`` seconds of the child's CPU, the next one starts no sooner
+than ``c * (1 / share - 1)`` seconds later, so that over time the child
+computes at most ``share`` of the time, however much is asked of it. Callers
+that build their job from the latest state wait for their turn first
+(:meth:`Offload.turn`: one job at a time, first come first served, when the
+share allows), then build it: what runs is never older than the wait.
+
 As with any :mod:`multiprocessing` start method but ``fork``, the child
 imports the program's main module again: a script that runs the service
 itself must guard its entry point with ``if __name__ == "__main__":``
@@ -48,8 +56,9 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.connection import Connection
@@ -64,8 +73,19 @@ log = structlog.get_logger("livegain.offload")
 P = ParamSpec("P")
 R = TypeVar("R")
 
-NICE = 5
-"""How much lower than the service the child is scheduled (``nice`` steps)."""
+NICE = 10
+"""How much lower than the service the child is scheduled (``nice`` steps):
+below the local engines too (``engine.nice``, 5), whose evaluations viewers
+wait for, while the odds can wait (bench/olympiad.py ``--teams``: at the
+engines' priority, a section's computation of 12 s took its share from
+them, and evaluations queued for up to 8 s)."""
+
+
+def _timed(call: Callable[[], R]) -> tuple[R, float]:
+    """``call()`` and the CPU seconds its thread spent on it (in the child)."""
+    t0 = time.thread_time()
+    out = call()
+    return out, time.thread_time() - t0
 
 
 class OffloadError(LivegainError, RuntimeError):
@@ -105,9 +125,21 @@ def _child_start(nice: int, service_alive: Connection) -> None:
 class Offload:
     """One child process for the service's heavy computations (see module)."""
 
-    def __init__(self, *, preload: Sequence[str] = (), nice: int = NICE) -> None:
+    def __init__(
+        self, *, preload: Sequence[str] = (), nice: int = NICE, share: float = 1.0
+    ) -> None:
+        if not 0.0 < share <= 1.0:
+            raise ValueError(f"share must lie in (0, 1], got {share}")
         self.preload = tuple(preload)
         self.nice = nice
+        self.share = share
+        """The share of one core the jobs may take over time (see module)."""
+        self.cpu_seconds = 0.0
+        """CPU seconds the jobs took in all."""
+        self.last_cpu = 0.0
+        """CPU seconds of the last job."""
+        self._turn = asyncio.Lock()
+        self._rest_until = 0.0  # monotonic: when the share allows the next job
         self.starts = 0
         """Child processes started (more than one: a child died and was replaced)."""
         self.in_thread = False
@@ -158,9 +190,26 @@ class Offload:
         if alive is not None:
             _close_pipe(alive)
 
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Wait until this caller may run a job: the jobs before it are done
+        (first come, first served) and the share allows the next (see
+        module); the turn lasts until the block ends."""
+        async with self._turn:
+            await asyncio.sleep(max(0.0, self._rest_until - time.monotonic()))
+            yield
+
     async def run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-        """``fn(*args, **kwargs)`` in the child process (or a thread, see module)."""
+        """``fn(*args, **kwargs)`` in the child process (or a thread, see
+        module). Its CPU time counts against the share (:meth:`turn`)."""
         call = functools.partial(fn, *args, **kwargs)
+        out, cpu = await self._run(functools.partial(_timed, call))
+        self.last_cpu = cpu
+        self.cpu_seconds += cpu
+        self._rest_until = time.monotonic() + cpu * (1.0 / self.share - 1.0)
+        return out
+
+    async def _run(self, call: Callable[[], R]) -> R:
         fresh = self._pool is None and not self.in_thread
         if fresh:
             self._pool = self._start()

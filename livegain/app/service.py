@@ -178,7 +178,11 @@ class Service:
         (the publication chain's last steps)."""
         # Standings and tournament-win odds per event (docs/standings.md).
         self.standings = LiveStandings(
-            settings.events, self._publish_standings, prior=self.models.event_prior
+            settings.events,
+            self._publish_standings,
+            interval=settings.standings.interval,
+            share=settings.standings.cpu_share,
+            prior=self.models.event_prior,
         )
         self._board_active: dict[str, float] = {}
         """Per board, when it last got a move or a new result (for board_expiry)."""

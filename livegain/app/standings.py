@@ -7,10 +7,15 @@ round, result, whether it started, the live W/D/L); when that changed, the
 board's event is marked for a new computation. Each event has its own task:
 
 - at most one computation every ``interval`` seconds (2 s by default) per
-  event, however often its boards change, and never sooner than twice its
-  duration after the last one started (a round of a 200-player Swiss takes
-  seconds, bench/standings_live.py: one event keeps a core busy at most half
-  the time);
+  event, however often its boards change;
+- all events' computations together take at most ``share`` of one core
+  (a quarter by default) over time: each waits for its turn in the child
+  (:meth:`livegain.app.offload.Offload.turn`, first come first served),
+  which comes once the last computation's CPU time has been rested for in
+  that proportion. A round of a 190-team Olympiad section simulated to its
+  last round takes seconds (bench/olympiad.py ``--teams``): unbounded, it
+  took the cores the engines and the viewers need. The event's boards are
+  read when its turn comes;
 - the computation (:func:`livegain.core.event_table.event_table`, 100,000
   simulations in about 0.2 s for a 14-player round robin) runs in a child
   process (:mod:`livegain.app.offload`), off the event loop and its
@@ -87,6 +92,8 @@ log = structlog.get_logger("livegain.standings")
 
 INTERVAL = 2.0
 """Seconds between two computations of one event, at least."""
+SHARE = 0.25
+"""The share of one core all events' computations may take over time."""
 
 
 def event_key(name: str) -> str:
@@ -439,6 +446,7 @@ class LiveStandings:
         *,
         boards: Mapping[str, BoardGame] | None = None,
         interval: float = INTERVAL,
+        share: float = SHARE,
         prior: Callable[[str], RatingsPrior | None] | None = None,
     ) -> None:
         self._configured: dict[str, tuple[str, EventRules, dict[str, PlayerFacts]]] = {
@@ -461,7 +469,7 @@ class LiveStandings:
         self._owner = uuid.uuid4().hex
         self._resumed: dict[str, int] = {}  # event -> the last version before a restart
         # Computed in a child process: a thread would hold the loop's GIL.
-        self.offload = Offload(preload=("livegain.app.standings",))
+        self.offload = Offload(preload=("livegain.app.standings",), share=share)
 
     # ------------------------------------------------------------ changes
 
@@ -559,16 +567,17 @@ class LiveStandings:
             ev.dirty.clear()
             started = loop.time()
             try:
-                if self._refresh(ev):  # else nothing the standings read changed
-                    await self._compute(ev)
+                # the boards are read when the event's turn comes, not before
+                async with self.offload.turn():
+                    if self._refresh(ev):  # else nothing the standings read changed
+                        await self._compute(ev)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # one event's trouble must not stop the others
                 self.stats.failures += 1
                 log.exception("standings_failed", tournament=ev.name, error=str(exc))
-            # at most every `interval` s, and busy at most half the time on a big event
-            gap = max(self.interval, 2.0 * ev.seconds)
-            await asyncio.sleep(max(0.0, gap - (loop.time() - started)))
+            # at most every `interval` s (and the child's share of a core for all)
+            await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
 
     def games_of(self, name: str) -> list[GameEntry]:
         """What the table reads of each board of the event ``name``, now: the
@@ -619,6 +628,8 @@ class LiveStandings:
             "last_seconds": {
                 name: round(ev.seconds, 3) for name, ev in sorted(self._events.items())
             },
+            "cpu_share": self.offload.share,
+            "cpu_seconds": round(self.offload.cpu_seconds, 3),
             "formats": {name: self._format(name, ev) for name, ev in sorted(self._events.items())},
         }
 

@@ -112,6 +112,10 @@ DEFAULT_SIMS = 100_000
 SWISS_SIMS = 10_000
 """Simulations of a Swiss to its last round unless configured: a standard
 error of at most 0.005 on any chance (sqrt(0.25 / 10,000))."""
+PRECISION = 0.005
+"""The standard error a Swiss simulated to its end stops at (before
+:data:`SWISS_SIMS`, which gives it for any chance): the many rounds left of
+a big Swiss cost seconds per thousand simulations."""
 DEFAULT_DRAW_RATE = 0.5
 """As :data:`livegain.core.tournament_odds.DEFAULT_DRAW_RATE`."""
 DEFAULT_RATING = 1500.0
@@ -152,6 +156,10 @@ class EventRules:
     draw_rate: float = DEFAULT_DRAW_RATE
     sims: int | None = None
     """Simulations (None: :data:`DEFAULT_SIMS`, a Swiss to its end :data:`SWISS_SIMS`)."""
+    precision: float | None = PRECISION
+    """A Swiss to its end (of players or teams): its simulations stop before
+    ``sims`` once every chance of first place has a standard error this
+    small (None: all ``sims`` are run)."""
     points_before: tuple[tuple[str, float], ...] = ()
     seed: int = 0
     scoring: Scoring = field(default_factory=Scoring.standard)
@@ -607,7 +615,9 @@ def event_table(
                 tiebreaks=order,
                 draw_rate=rules.draw_rate,
                 prior=prior,
+                precision=rules.precision,
             )
+            sims = swiss.sims
             odds = {k: (c.p_first, c.se_first) for k, c in swiss.items()}
             tops = {k: (c.p_top, c.se_top) for k, c in swiss.items()}
             top_k = min(rules.top_k, n)

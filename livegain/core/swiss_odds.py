@@ -35,7 +35,8 @@ Pure: no I/O, no clock; randomness only from the seeded numpy Generator.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+import math
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
@@ -60,6 +61,11 @@ CHUNK = 2_000
 depend on ``sims`` and ``seed`` only."""
 DUTCH_CHUNK = 500
 """Simulations done at once with the per-simulation pairing."""
+MIN_PRECISE = CHUNK
+"""Simulations before a standard error is trusted to stop early, or to tell
+how many more are needed."""
+MIN_MORE = 100
+"""The fewest simulations run at once after :data:`MIN_PRECISE`."""
 
 Float = npt.NDArray[np.float64]
 Int = npt.NDArray[np.int64]
@@ -78,12 +84,21 @@ class SwissChance(NamedTuple):
     se_top: float
 
 
+class Chances(dict[str, SwissChance]):
+    """Each entrant's chances, by name, and the simulations behind them
+    (fewer than asked for when the chances were precise enough sooner)."""
+
+    def __init__(self, chances: Mapping[str, SwissChance], sims: int) -> None:
+        super().__init__(chances)
+        self.sims = sims
+
+
 class Tally:
     """Sums over simulations of each entrant's shares of first place and of the
     top k (and of their squares): the chances and their standard errors."""
 
-    def __init__(self, n: int, sims: int) -> None:
-        self.sims = sims
+    def __init__(self, n: int) -> None:
+        self.sims = 0
         self.first = np.zeros(n)
         self.first_sq = np.zeros(n)
         self.top = np.zeros(n)
@@ -91,6 +106,7 @@ class Tally:
 
     def add(self, first: Float, top: Float) -> None:
         """Add simulations: shares (sims x entrants)."""
+        self.sims += first.shape[0]
         self.first += first.sum(axis=0)
         self.first_sq += (first * first).sum(axis=0)
         self.top += top.sum(axis=0)
@@ -102,11 +118,41 @@ class Tally:
         var = np.maximum(squares / sims - mean * mean, 0.0) * sims / (sims - 1)
         return mean.tolist(), np.sqrt(var / sims).tolist()
 
-    def chances(self) -> list[SwissChance]:
-        """Each entrant's chances, in order."""
+    def chances(self, names: Sequence[str]) -> Chances:
+        """Each entrant's chances (``names`` in the entrants' order)."""
         pf, sf = self._mean_se(self.first, self.first_sq)
         pt, st = self._mean_se(self.top, self.top_sq)
-        return [SwissChance(*c) for c in zip(pf, sf, pt, st, strict=True)]
+        each = [SwissChance(*c) for c in zip(pf, sf, pt, st, strict=True)]
+        return Chances(dict(zip(names, each, strict=True)), self.sims)
+
+    def worst_se(self) -> float:
+        """The largest standard error of a chance of first place."""
+        return max(self._mean_se(self.first, self.first_sq)[1])
+
+    def precise(self, precision: float | None) -> bool:
+        """Whether every entrant's chance of first place is known to a
+        standard error of ``precision`` or less (None: never, all the
+        simulations asked for are run), after :data:`MIN_PRECISE` at least."""
+        if precision is None or self.sims < MIN_PRECISE:
+            return False
+        return self.worst_se() <= precision
+
+
+def chunks(sims: int, size: int, tally: Tally, precision: float | None) -> Iterator[int]:
+    """The sizes of the chunks of simulations to run, ``size`` at most, up to
+    ``sims`` in all; with a ``precision``, only as many as it needs: after
+    :data:`MIN_PRECISE`, the standard error's fall as one over the root of
+    the simulations tells how many more (1 % over), and the next chunks run
+    those, until ``tally`` is :meth:`~Tally.precise`."""
+    left = sims
+    while left and not tally.precise(precision):
+        want = left
+        if precision is not None and tally.sims >= MIN_PRECISE:
+            more = tally.sims * ((tally.worst_se() / precision) ** 2 * 1.01 - 1.0)
+            want = min(left, max(MIN_MORE, math.ceil(more)))
+        s_n = min(size, want)
+        left -= s_n
+        yield s_n
 
 
 def copies(x: npt.NDArray[Any], sims: int) -> npt.NDArray[Any]:
@@ -295,7 +341,8 @@ def swiss_win_odds(
     model: Model = "logistic",
     prior: RatingsWdl | None = None,
     pairing: Pairer = "batch",
-) -> dict[str, SwissChance]:
+    precision: float | None = None,
+) -> Chances:
     """Chances of winning (and of a top-``top_k`` place in) a Swiss of
     ``rounds_total`` rounds, ``round`` being the current one.
 
@@ -314,6 +361,9 @@ def swiss_win_odds(
     (:func:`livegain.core.swiss_batch.pair_batch`, all simulations at once)
     or ``"dutch"`` (:func:`livegain.core.swiss_pairing.pair_indices`, one
     simulation at a time: closer to the Dutch system, about 50 times slower).
+    ``precision``: stop before ``sims`` once every chance of first place has
+    a standard error this small (:meth:`Tally.precise`); the result's
+    ``sims`` says how many were run.
     """
     done = list(finished)
     live = [(w, b, normalise_wdl(wdl, f"{w} - {b}")) for w, b, wdl in in_progress]
@@ -415,12 +465,9 @@ def swiss_win_odds(
     need_de = "direct_encounter" in order_tb
     cut = order_tb.index("direct_encounter") if need_de else len(order_tb)
     rng = np.random.default_rng(seed)
-    tally = Tally(n, sims)
+    tally = Tally(n)
     chunk = CHUNK if pairing == "batch" else DUTCH_CHUNK
-    left = sims
-    while left:
-        s_n = min(chunk, left)
-        left -= s_n
+    for s_n in chunks(sims, chunk, tally, precision):
         rows = np.arange(s_n)[:, None]
         u_cur = rng.random((len(current), s_n))
         s_cur = (u_cur < cur_pw).astype(np.float64) * 0.5 + (u_cur < cur_pwd) * 0.5
@@ -493,7 +540,7 @@ def swiss_win_odds(
                 st = Standings.from_results(done + records, order_tb, keys)
                 first[s], top[s] = _rank_shares(st, idx, top_k)
         tally.add(first, top)
-    return {p: c for p, c in zip(keys, tally.chances(), strict=True)}
+    return tally.chances(keys)
 
 
 def _rank_shares(st: Standings, idx: Mapping[str, int], top_k: int) -> tuple[Float, Float]:

@@ -56,8 +56,10 @@ from livegain.core.elo import Model
 from livegain.core.standings import Result
 from livegain.core.swiss_batch import BLACK, WHITE, pair_batch
 from livegain.core.swiss_odds import (
-    SwissChance,
+    CHUNK,
+    Chances,
     Tally,
+    chunks,
     copies,
     normalise_wdl,
     pair_wdl,
@@ -66,9 +68,6 @@ from livegain.core.swiss_odds import (
 from livegain.core.team_match import MatchPoints
 from livegain.core.team_standings import OLYMPIAD_TIEBREAKS, TEAM_TIEBREAKS
 from livegain.core.tournament_odds import DEFAULT_DRAW_RATE, InProgress, RatingsWdl
-
-CHUNK = 2_000
-"""Simulations done at once (memory bound); results depend on ``sims`` and ``seed`` only."""
 
 Float = npt.NDArray[np.float64]
 Int = npt.NDArray[np.int64]
@@ -122,7 +121,8 @@ def team_win_odds(
     draw_rate: float = DEFAULT_DRAW_RATE,
     model: Model = "logistic",
     prior: RatingsWdl | None = None,
-) -> dict[str, SwissChance]:
+    precision: float | None = None,
+) -> Chances:
     """Chances of each team finishing first (and in the top ``top_k``) in a
     team event of ``rounds_total`` rounds, ``round`` being the current one.
 
@@ -136,7 +136,9 @@ def team_win_odds(
     each round paired from the simulated match points. ``boards``: the
     lineup's size in the rounds left; ``points``: match points for a win, a
     draw, a loss; ``tiebreaks``: team tie-breaks after match points (names of
-    :mod:`livegain.core.team_standings`).
+    :mod:`livegain.core.team_standings`). ``precision``: stop before
+    ``sims`` once every chance of first place has a standard error this
+    small; the result's ``sims`` says how many were run.
     """
     mp = points or MatchPoints()
     order_tb = tuple(tiebreaks)
@@ -292,11 +294,8 @@ def team_win_odds(
     bye_gp = boards / 2 if bye_game_points is None else bye_game_points
 
     rng = np.random.default_rng(seed)
-    tally = Tally(n, sims)
-    left = sims
-    while left:
-        s_n = min(CHUNK, left)
-        left -= s_n
+    tally = Tally(n)
+    for s_n in chunks(sims, CHUNK, tally, precision):
         rows = np.arange(s_n)[:, None]
         opp = copies(opp0, s_n)
         gp = copies(gp0, s_n)
@@ -354,7 +353,7 @@ def team_win_odds(
                 f, tp, _ = place_shares([k[None, :] for k in row], top_k)
                 first[s], top[s] = f[0], tp[0]
         tally.add(first, top)
-    return dict(zip(teams, tally.chances(), strict=True))
+    return tally.chances(teams)
 
 
 def _team_tiebreaks(

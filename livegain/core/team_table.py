@@ -281,10 +281,11 @@ def _with_odds(
             top_k=top_k,
             draw_rate=rules.draw_rate,
             prior=prior,
+            precision=rules.precision,
         )
     except ValueError as exc:  # boards the simulation cannot read: the table without odds
         return replace(table, rounds=rounds, note=f"No odds of winning the event: {exc}.")
-    return replace(table, odds=odds, sims=sims, top_k=top_k, rounds=rounds)
+    return replace(table, odds=odds, sims=odds.sims, top_k=top_k, rounds=rounds)
 
 
 def _over(result: str) -> bool:

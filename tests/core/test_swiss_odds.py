@@ -13,7 +13,7 @@ import pytest
 from livegain.core.odds import game_probabilities
 from livegain.core.standings import Result, Standings
 from livegain.core.swiss_batch import pair_round_batch
-from livegain.core.swiss_odds import PAIRERS, Pairer, swiss_win_odds
+from livegain.core.swiss_odds import MIN_PRECISE, PAIRERS, Pairer, swiss_win_odds
 from livegain.core.swiss_pairing import Entrant, Pairing, pair_round
 
 PAIR_ROUND: dict[str, Callable[[Sequence[Entrant], Collection[tuple[str, str]]], Pairing]] = {
@@ -195,3 +195,23 @@ def test_same_seed_same_numbers_and_checks() -> None:
         swiss_win_odds(SIX, {"A": 2000.0}, round=1, rounds_total=3)
     with pytest.raises(ValueError, match="top_k"):
         swiss_win_odds(SIX, SIX_RATINGS, round=1, rounds_total=3, top_k=7)
+
+
+def test_simulations_stop_once_every_chance_of_first_is_precise() -> None:
+    """With a precision, the simulations stop once every chance of first
+    place has that standard error or less (and say how many ran): a tighter
+    one takes more; without one, all of them run."""
+    up = [("B", "A"), ("D", "F"), ("C", "E")]
+    kw = {"round": 2, "rounds_total": 3, "seed": 1, "sims": 40_000}
+    full = swiss_win_odds(SIX, SIX_RATINGS, ROUND1, (), up, **kw)
+    assert full.sims == 40_000
+    runs = {
+        p: swiss_win_odds(SIX, SIX_RATINGS, ROUND1, (), up, precision=p, **kw)
+        for p in (0.01, 0.005)
+    }
+    for precision, odds in runs.items():
+        assert MIN_PRECISE <= odds.sims < 40_000
+        assert max(c.se_first for c in odds.values()) <= precision
+        # no more than needed: the standard error falls as one over the root of the simulations
+        assert max(c.se_first for c in odds.values()) > 0.9 * precision
+    assert runs[0.005].sims > 3 * runs[0.01].sims

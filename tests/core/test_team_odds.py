@@ -15,6 +15,7 @@ import pytest
 from livegain.core.odds import game_probabilities
 from livegain.core.standings import Result
 from livegain.core.swiss_batch import pair_round_batch
+from livegain.core.swiss_odds import MIN_PRECISE
 from livegain.core.swiss_pairing import Entrant
 from livegain.core.team_match import MatchPoints
 from livegain.core.team_odds import team_win_odds
@@ -245,3 +246,14 @@ def test_checks() -> None:
         team_win_odds(TEAM_OF, RATINGS, [Result.game("A1", "A2", "1-0", 1)], **kw)
     with pytest.raises(ValueError, match="schedule has 1 rounds"):
         team_win_odds(TEAM_OF, RATINGS, schedule=ROBIN[:1], **kw)
+
+
+def test_simulations_stop_once_every_chance_of_first_is_precise() -> None:
+    """As for players: with a precision, the simulations of a Swiss of teams
+    stop once it is met (no more than needed), and say how many ran."""
+    kw = {"round": 1, "rounds_total": 3, "boards": 2, "seed": 5, "sims": 40_000}
+    full = team_win_odds(TEAM_OF, RATINGS, ROUND1, **kw)
+    assert full.sims == 40_000
+    quick = team_win_odds(TEAM_OF, RATINGS, ROUND1, precision=0.005, **kw)
+    assert MIN_PRECISE <= quick.sims < 40_000
+    assert 0.9 * 0.005 < max(c.se_first for c in quick.values()) <= 0.005
