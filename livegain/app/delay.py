@@ -35,6 +35,7 @@ from livegain.publish.delay import (
     Remove,
     decode_held,
     encode_item,
+    kind_of,
 )
 from livegain.publish.entry import BoardEntry
 from livegain.publish.publication import Kind, Publication, Step
@@ -103,11 +104,11 @@ class BroadcastDelay:
             return False
         whole = p.whole or line.expects(bid) is None
         if not whole:
-            for u in p.updates:
+            for u, data in zip(p.updates, p.encoded, strict=True):
                 if u.seq != line.expects(bid):
                     whole = True  # the numbering does not follow what is held
                     break
-                self.hold(bid, u, p.delay, p.at)
+                self.hold(bid, u, p.delay, p.at, encoded=data)
         if whole:
             state = p.entry.state.model_copy(update={"delay": p.delay})
             self.hold(bid, state, p.delay, p.at)
@@ -188,13 +189,19 @@ class BroadcastDelay:
             d = max(d, self.group_delays.get(game.group, 0))
         return d
 
-    def hold(self, key: str, item: Item, delay: int, now: float) -> Held:
-        """Hold one item in the delay line (what was known at ``now``), and in the store."""
+    def hold(
+        self, key: str, item: Item, delay: int, now: float, *, encoded: bytes | None = None
+    ) -> Held:
+        """Hold one item in the delay line (what was known at ``now``), and in
+        the store (``encoded``: an update's bytes, as published)."""
         line = self.line
         assert line is not None
         before = line.next_due()
-        held = line.hold(now, key, item, delay)
-        kind, body = encode_item(item)
+        held = line.hold(now, key, item, delay, encoded)
+        if encoded is not None:
+            kind, body = kind_of(item), encoded.decode()
+        else:
+            kind, body = encode_item(item)
         self.writes.write(
             lambda store: store.save_held(held.n, key, held.due, kind, body), board_id=key
         )
@@ -255,7 +262,8 @@ class BroadcastDelay:
     def _released(r: Released, now: float) -> Publication:
         """The publication of a released item, as it would have gone out live
         (the board's entry is its released state, serialised once for every
-        output)."""
+        output; an update goes out in the bytes it was published in, or
+        stored in before a restart)."""
         item = r.held.item
         if isinstance(item, Message):
             return Publication(item.kind, item.key, now, data=item.data)
@@ -264,7 +272,8 @@ class BroadcastDelay:
             return Publication.removal(bid, at=now)
         entry = BoardEntry(r.state)
         if isinstance(item, schema.Update):
-            return Publication.board_change(bid, entry, (item,), at=now)
+            data = None if r.held.data is None else (r.held.data,)
+            return Publication.board_change(bid, entry, (item,), at=now, encoded=data)
         return Publication.board_change(bid, entry, whole=True, at=now)
 
     def _checkpoint(self, r: Released) -> None:

@@ -103,6 +103,9 @@ class Held:
     board_id: str
     due: float
     item: Item
+    data: bytes | None = None
+    """An update's bytes as they were published (or stored), released as
+    they are: not encoded again. None: not known."""
 
     @property
     def kind(self) -> ItemKind:
@@ -218,11 +221,13 @@ class DelayLine:
 
     # ------------------------------------------------------------ holding
 
-    def hold(self, now: float, board_id: str, item: Item, delay: float) -> Held:
+    def hold(
+        self, now: float, board_id: str, item: Item, delay: float, data: bytes | None = None
+    ) -> Held:
         """Hold ``item`` of ``board_id`` (what the service knew at ``now``)
         until ``delay`` seconds after its ply first arrived (see the module
-        docstring). An update that does not follow the board's last item
-        raises :class:`Unchained`."""
+        docstring); ``data``: an update's bytes as published. An update that
+        does not follow the board's last item raises :class:`Unchained`."""
         if delay < 0:
             raise ValueError(f"delay must be >= 0 (got {delay})")
         item_board = item.board_id
@@ -249,7 +254,7 @@ class DelayLine:
         due = max(base + delay, board.last_due)
         board.last_due = due
         self._n += 1
-        held = Held(self._n, board_id, due, item)
+        held = Held(self._n, board_id, due, item, data if isinstance(item, Update) else None)
         self._push(board, held)
         return held
 
@@ -366,10 +371,12 @@ def encode_item(item: Item) -> tuple[ItemKind, str]:
 def decode_held(n: int, board_id: str, due: float, kind: str, body: str) -> Held:
     """A stored item back (ValueError if it cannot be read)."""
     item: Item
+    data: bytes | None = None
     if kind == "state":
         item = BoardState.model_validate_json(body)
     elif kind == "update":
         item = Update.model_validate_json(body)
+        data = body.encode()  # as it was published
     elif kind == "remove":
         item = Remove(board_id)
     elif kind == "message":
@@ -380,4 +387,4 @@ def decode_held(n: int, board_id: str, due: float, kind: str, body: str) -> Held
         raise ValueError(f"unknown delayed item kind {kind!r}")
     if item.board_id != board_id:
         raise ValueError(f"stored item of board {item.board_id!r} under {board_id!r}")
-    return Held(n, board_id, float(due), item)
+    return Held(n, board_id, float(due), item, data)

@@ -103,12 +103,18 @@ class Publication:
         whole: bool = False,
         at: float,
         delay: int = 0,
+        encoded: tuple[bytes, ...] | None = None,
     ) -> Publication:
-        """Board ``board_id`` changed: ``updates`` (each encoded here, once)
-        lead to ``board``; ``whole``: its subscribers get a snapshot instead."""
+        """Board ``board_id`` changed: ``updates`` (each encoded here, once,
+        unless ``encoded`` gives their bytes already: an update held by the
+        broadcast delay) lead to ``board``; ``whole``: its subscribers get a
+        snapshot instead."""
         if whole:
-            updates = ()
-        encoded = tuple(u.model_dump_json().encode() for u in updates)
+            updates, encoded = (), ()
+        if encoded is None:
+            encoded = tuple(u.model_dump_json().encode() for u in updates)
+        elif len(encoded) != len(updates):
+            raise ValueError(f"{len(updates)} updates, {len(encoded)} encoded")
         return cls(
             Kind.BOARD,
             board_id,

@@ -26,6 +26,7 @@ from livegain.app.service import Service
 from livegain.core.evaluation import Evaluation
 from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.feeds.base import FeedSink
+from livegain.publish import schema
 
 from .conftest import running, settings_for, toy_model, ws_url
 from .mirror import Mirror, apply_update, fully_evaluated
@@ -386,7 +387,7 @@ class Undelayed(MatchGames):
 async def test_with_a_delay_each_board_change_is_converted_and_its_match_odds_computed_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delayed: bool
 ) -> None:
-    """A board change's wire form (its state, its updates) is built once and
+    """A board change's wire form (its state, its updates, their bytes) is built once and
     its match odds computed once, whether the delay holds it (``held``) or
     not: here a feed without a delay under a service with one (its boards go
     out at once)."""
@@ -398,9 +399,14 @@ async def test_with_a_delay_each_board_change_is_converted_and_its_match_odds_co
         broadcast={"delay": DELAY},
         matches=[{"a": "Alpha", "b": "Beta", "games": 4}],
     )
-    calls = {"odds": 0, "changes": 0, "updates": 0, "states": 0, "converted": 0}
+    calls = {"odds": 0, "changes": 0, "updates": 0, "states": 0, "converted": 0, "encoded": 0}
     odds, publish = MatchTracker.odds, Service._publish_board
     board_state, update = convert.board_state, convert.update
+    dump = schema.Update.model_dump_json
+
+    def counted_dump(self: schema.Update, *args: Any, **kwargs: Any) -> str:
+        calls["encoded"] += 1
+        return dump(self, *args, **kwargs)
 
     def counted_odds(self: MatchTracker, *args: Any, **kwargs: Any) -> Any:
         calls["odds"] += 1
@@ -423,6 +429,7 @@ async def test_with_a_delay_each_board_change_is_converted_and_its_match_odds_co
     monkeypatch.setattr(Service, "_publish_board", counted_publish)
     monkeypatch.setattr(convert, "board_state", counted_state)
     monkeypatch.setattr(convert, "update", counted_update)
+    monkeypatch.setattr(schema.Update, "model_dump_json", counted_dump)
     feed = MatchGames({}) if delayed else Undelayed({})
     service = Service(
         settings, evaluator=Material(latency=0.05), feeds=[feed], perceived_model=toy_model()
@@ -434,6 +441,8 @@ async def test_with_a_delay_each_board_change_is_converted_and_its_match_odds_co
     assert calls["changes"] > 0 and calls["converted"] > 0
     assert calls["odds"] == calls["changes"]
     assert calls["converted"] == calls["updates"]  # each update converted once
+    # and encoded once: held (and stored) and released in the bytes it was published in
+    assert calls["encoded"] == calls["updates"]
     assert 0 < calls["states"] <= calls["changes"]  # each state at most once
 
 
