@@ -3,8 +3,9 @@
 Rows: websockets' ``broadcast()`` alone (the baseline), and its two halves
 timed apart (each connection framing the message, then writing it to its
 transport); the server's path
-(``LiveServer._write``: the hub's stale filter, each connection's state and
-write-buffer check, then ``broadcast()``), on plain connections; the same
+(``LiveServer._enqueue``, then its chunks written at once: the message
+waiting for each client, the hub's stale filter, each connection's state and
+write-buffer check, the frame serialised once and written to each), on plain connections; the same
 with permessage-deflate negotiated by every client (each connection
 compresses the message with its own context); the same over TLS.
 The clients run in this process and do not read during the timed call, so
@@ -78,6 +79,14 @@ def write_each(connections: list[ServerConnection]) -> None:
         ws.send_data()
 
 
+def fan_out(server: LiveServer, send: Send[ServerConnection]) -> None:
+    """The server's fan-out of ``send`` to its clients, all of it at once: the
+    message queued for each client, then every chunk written."""
+    server._enqueue(send)
+    while server.outbox:
+        server._drain_outbox()
+
+
 async def timed(
     server: LiveServer, clients: int, rounds: int, client_kwargs: dict[str, Any], url: str
 ) -> dict[str, tuple[list[float], list[float]]]:
@@ -97,7 +106,7 @@ async def timed(
     send = Send(server_side, data, "b1")
     ways: dict[str, Callable[[], None]] = {
         "broadcast()": lambda: broadcast(server_side, data, text=True),
-        "server path": lambda: server._write(send, server_side),
+        "server path": lambda: fan_out(server, send),
         # broadcast()'s two halves, timed apart: each connection frames the
         # message (the sans-I/O protocol's send_text), then writes it out.
         "framing": lambda: frame_each(server_side, data),

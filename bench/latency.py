@@ -30,7 +30,11 @@ Per run: the CPU time per update of the service's process, of the gateways
 and of the broker over all the moves (both of each move's updates counted),
 and the servers' RSS growth per connection once every client is connected
 and subscribed (idle). The same run is repeated with 1 client as the
-baseline.
+baseline. On the embedded server, after the moves, a second baseline of the
+same run: websockets' bare ``broadcast()`` of the last update's frame to
+the same clients ("bare broadcast", CPU ms); the service's CPU per
+viewer-update (its CPU per update at N clients less at 1, over N) is given
+against it.
 
     .venv/bin/python bench/latency.py [--clients 1000 [10000 ...]] [--moves 50]
         [--search-ms 50] [--gateways 2] [--client-procs 4] [--read lazy]
@@ -63,6 +67,7 @@ from typing import Any
 
 import chess
 import chess.pgn
+from websockets.asyncio.server import broadcast
 
 from livegain.app.service import Service
 from livegain.cli.running import run_async
@@ -673,6 +678,7 @@ async def measure(
                 raise TimeoutError(f"ply {k} not received by every client in time") from None
             assert all(v == k for v in done.values()), done
         cpu_end = cpu_now()
+        bare = await bare_broadcast(service, last_update[0]) if not gws and clients > 1 else None
         (board_id,) = service.server.board_ids()
         state_bytes = len(service.server.snapshot_bytes(board_id) or b"")
         updates = service.stats.updates - updates_start
@@ -736,7 +742,28 @@ async def measure(
     # plies (the service publishes it, retained, after each batch of updates).
     totals["snapshot bytes"] = float(state_bytes)
     totals["update bytes"] = float(len(last_update[0]))
+    if bare is not None:
+        totals["bare broadcast"] = bare
     return per_move, totals
+
+
+BARE_ROUNDS = 20
+
+
+async def bare_broadcast(service: Service, frame: bytes) -> float:
+    """The baseline of the same run: CPU ms of websockets' bare
+    ``broadcast()`` of the last update's frame to every connected client (no
+    hub, no checks), the median of :data:`BARE_ROUNDS`, the loop left to run
+    between two (as between moves). The clients have stopped reading (lazy)
+    or read what comes (eager)."""
+    conns = service.server.hub.clients()
+    costs = []
+    for _ in range(BARE_ROUNDS):
+        c0 = time.process_time_ns()
+        broadcast(conns, frame, text=True)
+        costs.append((time.process_time_ns() - c0) / 1e6)
+        await asyncio.sleep(0.02)
+    return statistics.median(costs)
 
 
 def pct(values: list[float], p: float) -> float:
@@ -762,6 +789,7 @@ TOTALS = (
     "RSS/connection KiB",
     "snapshot bytes",
     "update bytes",
+    "bare broadcast",
 )
 
 
@@ -856,6 +884,9 @@ def main() -> int:
     for key in TOTALS:
         cells = []
         for name, (_, totals) in runs.items():
+            if key not in totals:
+                cells.append(f"{'-':>{width}}")
+                continue
             value = totals[key]
             out["runs"].setdefault(key, {})[name] = value
             text = (
@@ -867,6 +898,19 @@ def main() -> int:
             )
             cells.append(f"{text:>{width}}")
         print(f"{key:<20}" + "".join(cells))
+
+    one = runs["1 client"][1]["CPU/update service"]
+    for name, (_, totals) in runs.items():
+        if "bare broadcast" not in totals or " gw" in name:
+            continue
+        n = int(name.split()[0])
+        per_viewer = (totals["CPU/update service"] - one) / n * 1000
+        bare_each = totals["bare broadcast"] / n * 1000
+        print(
+            f"{name}: service CPU per viewer-update {per_viewer:.1f} us; a bare broadcast() of "
+            f"the same frame to the same clients {bare_each:.1f} us;"
+            f" ratio {per_viewer / bare_each:.2f}"
+        )
 
     def ratio(what: str, new: str, base: str) -> None:
         b, f = runs[base][0]["delivered last"], runs[new][0]["delivered last"]

@@ -671,6 +671,12 @@ class Hub(Generic[C]):
             self.stats.dropped_updates += 1
         return []
 
+    @property
+    def has_lagging(self) -> bool:
+        """Whether any client is stale for something (else :meth:`recipients`
+        keeps every client: a fan-out may skip asking)."""
+        return bool(self._lagging)
+
     def lagging_clients(self) -> list[C]:
         """Clients that fell behind: report each one's write buffer with
         :meth:`poll` until it is resynced or closed."""

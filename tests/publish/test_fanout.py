@@ -1,5 +1,6 @@
-"""The fan-out's writes (websockets' ``broadcast``, in chunks of clients per
-event-loop iteration), against real websockets clients.
+"""The fan-out's writes (one frame per message for every client, in chunks of
+clients per event-loop iteration, messages that queue up for the same
+clients joined into one write), against real websockets clients.
 
 These tests check that what arrives is what a websockets client accepts as
 valid, the same for everyone and in order, including partial sends, server
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -61,8 +63,9 @@ async def test_fifty_clients_get_identical_valid_updates_in_order(tmp_path: Path
                 pad = {3: "", 6: "y" * 1_000, 9: "z" * 70_000}.get(seq, "x" * (seq * 37))
                 s = board_state("b1", plies=1 + seq % 8, seq=seq)
                 sent.append(srv.publish(update_for(s, padding=pad), s).decode())
-            # Published back to back: queued, written over later loop iterations.
-            assert srv.outbox == len(sent)
+            # Published back to back: queued (each joining the first, to the
+            # same clients), written over later loop iterations.
+            assert srv.outbox == 1
             for ws in clients:
                 got = await recv_board_messages(ws, len(sent))
                 assert got == sent
@@ -173,12 +176,62 @@ async def test_a_publish_during_a_chunked_write_reaches_every_client(tmp_path: P
                 while not srv._outbox or srv._outbox[0].pos == 0:  # noqa: ASYNC110
                     await asyncio.sleep(0)
             first = srv._outbox[0]
-            assert 0 < first.pos < len(first.send.clients)  # half written
+            assert 0 < first.pos < len(first.clients)  # half written
             s = board_state("b1", plies=2, seq=2)
             srv.publish(update_for(s), s)
             for ws in clients:
                 got = [(await recv_until(ws, "update"))["seq"] for _ in range(2)]
                 assert got == [1, 2]
+        finally:
+            for ws in clients:
+                await ws.close()
+
+
+async def test_a_message_behind_one_still_being_written_joins_it(tmp_path: Path) -> None:
+    """Updates published while an earlier one to the same clients is still
+    being written go out with it: the clients it has not reached get them in
+    one write (one system call), those it has reached get the new one next;
+    every client gets every update once, in order."""
+    srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=ServerLimits(fanout_chunk=5))
+    async with srv:
+        srv.set_board(board_state("b1"))
+        clients = await subscribed(srv, 12)
+        try:
+            await written(srv)
+            writes: dict[int, int] = {}  # server-side connection -> writes to its transport
+
+            def counting(ws: Any) -> None:
+                write = ws.transport.write
+
+                def counted(data: bytes) -> None:
+                    writes[id(ws)] = writes.get(id(ws), 0) + 1
+                    write(data)
+
+                ws.transport.write = counted
+
+            server_side = srv.hub.clients()
+            for ws in server_side:
+                counting(ws)
+            before = srv.stats.messages_sent
+            for seq in (1, 2):  # back to back: 2 joins 1 before anything is written
+                s = board_state("b1", plies=seq, seq=seq)
+                srv.publish(update_for(s), s)
+            assert srv.outbox == 1
+            async with asyncio.timeout(5):
+                # one loop iteration at a time: the state after the first chunk of 5
+                while srv.stats.messages_sent < before + 2 * 5:  # noqa: ASYNC110
+                    await asyncio.sleep(0)
+            s = board_state("b1", plies=3, seq=3)  # before the next chunk
+            srv.publish(update_for(s), s)
+            for ws in clients:
+                got = [(await recv_until(ws, "update"))["seq"] for _ in range(3)]
+                assert got == [1, 2, 3]
+            await written(srv)
+            assert srv.stats.messages_sent - before == 3 * 12
+            reached, not_reached = server_side[:5], server_side[5:]
+            # the first five: 1 and 2 together, then 3; the other seven: all three at once
+            assert [writes[id(ws)] for ws in reached] == [2] * 5
+            assert [writes[id(ws)] for ws in not_reached] == [1] * 7
         finally:
             for ws in clients:
                 await ws.close()
