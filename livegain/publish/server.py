@@ -544,6 +544,7 @@ class LiveServer:
         stale_any = hub.has_lagging
         soft = self.limits.soft_backlog
         frames: dict[int, bytes] = {}  # by index: each message's frame, serialised once
+        single = len(sends) == 1
         written = 0
         lagging = False
         for ws in clients:
@@ -552,26 +553,7 @@ class LiveServer:
             transport = ws.transport
             if transport.is_closing():  # aborted, not yet reported closed
                 continue
-            if len(sends) == 1:  # the most common case, the hot path: written out
-                s = sends[0]
-                if s.checked:
-                    if stale_any and not hub.recipients(s, (ws,)):
-                        continue  # stale for its board: a snapshot comes with the resync
-                    backlog = transport.get_write_buffer_size()
-                    if backlog > soft:
-                        self._apply(hub.lagging(ws, s, backlog, time.monotonic()))
-                        lagging = True
-                        continue
-                written += 1
-                if ws.protocol.extensions:  # compressed with the connection's own context
-                    broadcast((ws,), s.data, text=True)
-                    continue
-                frame = frames.get(0)
-                if frame is None:
-                    frame = frames[0] = _frame(s.data)
-                transport.write(frame)
-                continue
-            checked = any(s.checked for s in sends)
+            checked = sends[0].checked if single else any(s.checked for s in sends)
             # At most what the write buffer holds before each message: what it
             # holds now, then as if the kernel took nothing of the messages
             # joined before it; read again (after writing those) when that is
