@@ -1,6 +1,6 @@
 """Olympiad round: 2,000 boards from 250 PGN-over-HTTP feeds, 200 viewers, on one service.
 
-Four processes, as in production (all on this machine's cores):
+Five processes, as in production (all on this machine's cores):
 
 * the **service**, ``livegain serve`` with a generated configuration: one
   ``pgn-http`` feed per source polled every 2 s, the local engine pool at
@@ -16,6 +16,10 @@ Four processes, as in production (all on this machine's cores):
   sending the protocol's ``ping`` every 2 s (round trip to its ``pong``).
   ``--measuring`` of them parse every message and note when the update that
   carries a move's evaluation arrives; the others only read;
+* a **light client process**: 2 more viewers of every board that read
+  without parsing and ping every 0.25 s, so that a round trip is the
+  service's and the kernel's, not that of a client process busy with 200
+  viewers (the first process is at 20-30 % of a core during play);
 * this process: asks for ``/healthz`` every 0.5 s and reads the service's
   RSS and CPU (and its engine processes' CPU) from /proc.
 
@@ -65,6 +69,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 PING_EVERY = 2.0
+PROBE_VIEWERS = 2
+"""Viewers of the light client process (they read every board, parse nothing)."""
+PROBE_PING_EVERY = 0.25
 HEALTH_EVERY = 0.5
 MOVE_GAP = (5.0, 115.0)  # seconds between a board's moves: uniform, mean 60
 FIRST_MOVE = (0.0, 60.0)
@@ -291,12 +298,12 @@ def run_viewers(args: argparse.Namespace) -> None:
                 ready[0] += 1
 
                 async def pinger() -> None:
-                    await asyncio.sleep(random.uniform(0, PING_EVERY))
+                    await asyncio.sleep(random.uniform(0, args.ping_every))
                     while True:
                         if not pending:
                             pending.append(time.time())
                             await ws.send('{"type":"ping"}')
-                        await asyncio.sleep(PING_EVERY)
+                        await asyncio.sleep(args.ping_every)
 
                 task = asyncio.create_task(pinger())
                 try:
@@ -344,12 +351,12 @@ def run_viewers(args: argparse.Namespace) -> None:
             tasks.append(asyncio.create_task(viewer(i, i < args.measuring)))
             await asyncio.sleep(args.connect_gap)
         await until(lambda: ready[0] >= args.viewers or (work / "done").exists())
-        (work / "viewers.ready").write_text(str(ready[0]))
+        (work / f"{args.name}.ready").write_text(str(ready[0]))
         await until(lambda: (work / "done").exists())
         out = {"rtts": rtts, "evals": evals, "counts": counts, "connected": ready[0]}
-        tmp = work / "viewers.json.tmp"
+        tmp = work / f"{args.name}.json.tmp"
         tmp.write_text(json.dumps(out))
-        tmp.replace(work / "viewers.json")
+        tmp.replace(work / f"{args.name}.json")
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -553,6 +560,29 @@ def orchestrate(args: argparse.Namespace) -> None:
         )
         procs.append(viewers)
         wait_file(work / "viewers.ready", 600, viewers)
+        # A second, light client process: a few more viewers of every board
+        # that only read (no parsing), pinging often; their round trips are
+        # the service's, not those of a client process busy with 200 viewers.
+        pinger = subprocess.Popen(
+            [
+                *me,
+                "--role",
+                "viewers",
+                *common,
+                "--port",
+                str(port),
+                "--viewers",
+                str(PROBE_VIEWERS),
+                "--measuring",
+                "0",
+                "--name",
+                "probe",
+                "--ping-every",
+                str(PROBE_PING_EVERY),
+            ]
+        )
+        procs.append(pinger)
+        wait_file(work / "probe.ready", 600, pinger)
         print(
             f"viewers: {(work / 'viewers.ready').read_text()} connected and subscribed "
             f"in {time.time() - t_up:.1f} s",
@@ -596,6 +626,8 @@ def orchestrate(args: argparse.Namespace) -> None:
         (work / "done").touch()
         wait_file(work / "feeds.json", 120, feeds)
         wait_file(work / "viewers.json", 120, viewers)
+        wait_file(work / "probe.json", 120, pinger)
+        pdata = json.loads((work / "probe.json").read_text())
         fdata = json.loads((work / "feeds.json").read_text())
         vdata = json.loads((work / "viewers.json").read_text())
         last = probe.last
@@ -617,6 +649,8 @@ def orchestrate(args: argparse.Namespace) -> None:
     sizes = [b for ts, _, b in probe.samples if t0 <= ts < t1]
     rtt_base = [r for ts, r in vdata["rtts"] if base_start <= ts < t0]
     rtt = [r for ts, r in vdata["rtts"] if t0 <= ts < t1]
+    light_base = [r for ts, r in pdata["rtts"] if base_start <= ts < t0]
+    light = [r for ts, r in pdata["rtts"] if t0 <= ts < t1]
     served = {(g, p): t for g, p, t in fdata["served"]}
     delays = []
     got: set[tuple[int, int]] = set()
@@ -656,6 +690,8 @@ def orchestrate(args: argparse.Namespace) -> None:
     rb, rd = figures(rtt_base), figures(rtt)
     print(row("WebSocket ping, baseline", rb))
     print(row("WebSocket ping, during play", rd))
+    print(row("  light client process, baseline", figures(light_base)))
+    print(row("  light client process, during", figures(light)))
     md = figures(delays)
     print(row("move arrival -> evaluated update", md, "s", 1.0))
     if fb["n"] and fd["n"]:
@@ -730,6 +766,10 @@ def main() -> None:
         help="asyncio debug mode in the service: loop stalls over 100 ms in its log",
     )
     ap.add_argument("--role", choices=("bench", "feeds", "viewers"), default="bench")
+    ap.add_argument(
+        "--name", default="viewers", help=argparse.SUPPRESS
+    )  # a viewers process's files
+    ap.add_argument("--ping-every", type=float, default=PING_EVERY, help=argparse.SUPPRESS)
     ap.add_argument("--work", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
