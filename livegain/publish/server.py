@@ -29,7 +29,8 @@ written to each connection's transport after the same checks websockets'
 fragmented message in progress). That reaches past websockets' connection
 API, for a measured reason: ``broadcast()`` frames the message again for
 every connection, about 2 µs of the 9-15 µs a viewer costs per update
-(bench/fanout.py, docs/benchmarks.md "One frame for every viewer"). The
+(bench/fanout.py, docs/benchmarks.md "One frame for every viewer, one write
+for what waits"). The
 connection's own writes (pings, pongs, the close) go through its protocol
 and straight to the same transport, whose writes keep their order: nothing
 is buffered between the two. Connections with permessage-deflate compress
