@@ -500,15 +500,19 @@ class LiveServer:
             while self._outbox and budget > 0:
                 item = self._outbox[0]
                 clients = item.clients
-                end = min(len(clients), item.pos + budget)
-                try:
-                    self._write(item.sends, clients[item.pos : end])
-                except Exception as exc:  # a bug must not stop every later message
-                    board_id = item.sends[0].board_id
-                    log.exception("fanout_failed", board_id=board_id, error=str(exc))
-                budget -= end - item.pos
+                start = item.pos
+                end = min(len(clients), start + budget)
+                # These clients count as written before they are, and get the
+                # messages joined so far: one that joins during the writes
+                # (a publication made meanwhile) reaches them on its own.
                 item.pos = end
-                if item.pos >= len(clients):
+                sends = tuple(item.sends)
+                try:
+                    self._write(sends, clients[start:end])
+                except Exception as exc:  # a bug must not stop every later message
+                    log.exception("fanout_failed", board_id=sends[0].board_id, error=str(exc))
+                budget -= end - start
+                if end >= len(clients):
                     self._outbox.popleft()
         finally:
             if self._outbox:
