@@ -235,3 +235,40 @@ async def test_a_message_behind_one_still_being_written_joins_it(tmp_path: Path)
         finally:
             for ws in clients:
                 await ws.close()
+
+
+async def test_a_message_published_during_a_chunk_s_writes_reaches_every_client(
+    tmp_path: Path,
+) -> None:
+    """A publication made while a chunk is being written (here: from inside a
+    write to the chunk's third client) joins the fan-out under way: every
+    client gets both messages, once each, in order."""
+    srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=ServerLimits(fanout_chunk=4))
+    async with srv:
+        srv.set_board(board_state("b1"))
+        clients = await subscribed(srv, 10)
+        try:
+            await written(srv)
+            server_side = srv.hub.clients()
+            third = server_side[2]
+            write = third.transport.write
+            published: list[int] = []
+
+            def write_then_publish(data: bytes) -> None:
+                write(data)
+                if not published:  # in the middle of the first chunk's writes
+                    published.append(2)
+                    s = board_state("b1", plies=2, seq=2)
+                    srv.publish(update_for(s), s)
+
+            third.transport.write = write_then_publish
+            s = board_state("b1", plies=1, seq=1)
+            srv.publish(update_for(s), s)
+            for ws in clients:
+                got = [(await recv_until(ws, "update"))["seq"] for _ in range(2)]
+                assert got == [1, 2]
+            await written(srv)
+            assert published == [2]
+        finally:
+            for ws in clients:
+                await ws.close()
