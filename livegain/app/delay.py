@@ -34,8 +34,7 @@ from livegain.publish.delay import (
     Released,
     Remove,
     decode_held,
-    encode_item,
-    kind_of,
+    encode_held,
 )
 from livegain.publish.entry import BoardEntry
 from livegain.publish.publication import Kind, Publication, Step
@@ -198,10 +197,7 @@ class BroadcastDelay:
         assert line is not None
         before = line.next_due()
         held = line.hold(now, key, item, delay, encoded)
-        if encoded is not None:
-            kind, body = kind_of(item), encoded.decode()
-        else:
-            kind, body = encode_item(item)
+        kind, body = encode_held(held)
         self.writes.write(
             lambda store: store.save_held(held.n, key, held.due, kind, body), board_id=key
         )

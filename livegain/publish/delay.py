@@ -28,7 +28,7 @@ engine runs ahead) and publishes each board through a :class:`DelayLine`:
   to call again.
 
 Times are wall-clock seconds (``time.time()``) passed in, so that a line
-written to disk (:func:`encode_item`, :func:`decode_held`) and read back
+written to disk (:func:`encode_held`, :func:`decode_held`) and read back
 after a restart releases every item at its own time: nothing early. Every
 ``checkpoint_every`` updates (and after each state or removal) a released
 item says ``checkpoint``: the adapter then stores the released state, and
@@ -366,6 +366,14 @@ def encode_item(item: Item) -> tuple[ItemKind, str]:
     if isinstance(item, Message):
         return kind, item.data.decode()
     return kind, item.model_dump_json()
+
+
+def encode_held(held: Held) -> tuple[ItemKind, str]:
+    """A held item as (kind, JSON text), for the store: an update in the
+    bytes it was published in, when the line has them (:attr:`Held.data`)."""
+    if held.data is not None:
+        return kind_of(held.item), held.data.decode()
+    return encode_item(held.item)
 
 
 def decode_held(n: int, board_id: str, due: float, kind: str, body: str) -> Held:

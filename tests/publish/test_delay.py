@@ -22,6 +22,7 @@ from livegain.publish.delay import (
     Remove,
     Unchained,
     decode_held,
+    encode_held,
     encode_item,
 )
 from livegain.publish.fold import apply_update
@@ -335,3 +336,21 @@ def test_a_stored_item_reads_back_the_same() -> None:
         decode_held(1, "b1", T0, "gossip", "{}")
     with pytest.raises(ValueError):
         decode_held(1, "b2", T0, *encode_item(update(1, 1)))
+
+
+def test_a_held_update_is_stored_and_read_back_in_the_bytes_it_was_published_in() -> None:
+    """An update held with its published bytes is stored in them (not encoded
+    again) and comes back from the store with them, to be released as they are."""
+    line = DelayLine()
+    line.hold(T0, "b1", board_state("b1", plies=0, seq=0), 5)
+    u = update(1, 1, cp=20)
+    published = u.model_dump_json().encode()
+    held = line.hold(T0, "b1", u, 5, published)
+    assert held.data == published
+    kind, body = encode_held(held)
+    assert (kind, body) == ("update", published.decode())
+    back = decode_held(held.n, "b1", held.due, kind, body)
+    assert back.item == u and back.data == published
+    # without the bytes (a state): encoded as before
+    state = line.held("b1")[0]
+    assert state.data is None and encode_held(state) == encode_item(state.item)
