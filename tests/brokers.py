@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import random
 import shutil
 import socket
 import subprocess
@@ -21,10 +22,35 @@ def port_open(host: str, port: int, wait: float = 0.5) -> bool:
         return False
 
 
+def _ephemeral_ports() -> range:
+    """The kernel's range for the local ports of outgoing connections."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return range(int(low), int(high) + 1)
+    except (OSError, ValueError):
+        return range(32768, 61000)  # Linux's default
+
+
+_PORTS = random.Random()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port for a server another process will bind (a broker, a gateway on a
+    port fixed in advance), free now and outside the ephemeral range: a port the
+    kernel hands out (bind to 0) may be taken as the local port of any outgoing
+    connection before that process binds it. A process that can bind 0 and
+    report its port itself should do that instead."""
+    ephemeral = _ephemeral_ports()
+    pool = [p for p in range(10000, 65536) if p not in ephemeral]
+    for _ in range(200):
+        port = _PORTS.choice(pool)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port outside the ephemeral range")
 
 
 @dataclass(frozen=True)
