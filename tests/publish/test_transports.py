@@ -5,8 +5,8 @@ servers on one port (SO_REUSEPORT)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import socket
 import ssl
 from pathlib import Path
 
@@ -142,14 +142,14 @@ async def test_a_client_that_never_reads_changes_nothing_for_the_others(tmp_path
 
 
 async def test_several_servers_share_one_port(tmp_path: Path) -> None:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    first = LiveServer("127.0.0.1", port, static_dir=tmp_path, reuse_port=True)
-    second = LiveServer("127.0.0.1", port, static_dir=tmp_path, reuse_port=True)
-    async with first, second:
-        assert first.port == second.port == port
+    # the first binds a port of the kernel's choosing, the second the same one
+    first = LiveServer("127.0.0.1", 0, static_dir=tmp_path, reuse_port=True)
+    async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(first)
+        port = first.port
+        second = LiveServer("127.0.0.1", port, static_dir=tmp_path, reuse_port=True)
+        await stack.enter_async_context(second)
+        assert second.port == port
         first.set_board(board_state("one"))
         second.set_board(board_state("two"))
         seen = set()
