@@ -543,28 +543,43 @@ class LiveServer:
 
         A board's message skips the clients stale for it; any checked message
         skips (and reports to the hub) the clients whose write buffer is
-        above ``soft_backlog``. This loop is the fan-out's hot path.
+        above ``soft_backlog``. This loop is the fan-out's hot path: the
+        messages' frames are joined once, and a client that no check stops
+        (no client stale, no compression, room in its write buffer for every
+        message) gets those bytes as they are; only the others are written
+        message by message.
         """
         hub = self.hub
         stale_any = hub.has_lagging
         soft = self.limits.soft_backlog
-        frames: dict[int, bytes] = {}  # by index: each message's frame, serialised once
-        single = len(sends) == 1
+        # Each message's frame, serialised once, and all of them in one buffer:
+        # what every client gets when none of the checks below says otherwise.
+        frames = [_frame(s.data) for s in sends]
+        joined = frames[0] if len(frames) == 1 else b"".join(frames)
+        checked = any(s.checked for s in sends)
+        # The most the write buffer may hold now for every message to pass the
+        # soft limit: it is judged before the last one, after the others.
+        room = soft - (len(joined) - len(frames[-1]))
+        count = len(sends)
         written = 0
         lagging = False
         for ws in clients:
-            if ws.protocol.state is not _OPEN or ws.send_in_progress is not None:
+            protocol = ws.protocol
+            if protocol.state is not _OPEN or ws.send_in_progress is not None:
                 continue
             transport = ws.transport
             if transport.is_closing():  # aborted, not yet reported closed
                 continue
-            checked = sends[0].checked if single else any(s.checked for s in sends)
-            # At most what the write buffer holds before each message: what it
-            # holds now, then as if the kernel took nothing of the messages
-            # joined before it; read again (after writing those) when that is
-            # over the soft limit.
+            if not (stale_any or protocol.extensions) and (
+                not checked or transport.get_write_buffer_size() <= room
+            ):
+                transport.write(joined)
+                written += count
+                continue
+            # Message by message: stale for a board, near the soft limit, or
+            # compressed with the connection's own context.
             backlog = transport.get_write_buffer_size() if checked else 0
-            plain = not ws.protocol.extensions
+            plain = not protocol.extensions
             data: list[bytes] = []
             for k, s in enumerate(sends):
                 if s.checked:
@@ -580,11 +595,8 @@ class LiveServer:
                         continue
                 written += 1
                 if plain:
-                    frame = frames.get(k)
-                    if frame is None:
-                        frame = frames[k] = _frame(s.data)
-                    data.append(frame)
-                    backlog += len(frame)
+                    data.append(frames[k])
+                    backlog += len(frames[k])
                 else:  # compressed with the connection's own context
                     broadcast((ws,), s.data, text=True)
                     backlog = transport.get_write_buffer_size()

@@ -272,3 +272,46 @@ async def test_a_message_published_during_a_chunk_s_writes_reaches_every_client(
         finally:
             for ws in clients:
                 await ws.close()
+
+
+async def test_joined_messages_are_judged_one_by_one_against_the_soft_backlog(
+    tmp_path: Path,
+) -> None:
+    """Two updates joined into one write: a client whose write buffer is just
+    under the soft limit gets the first (judged on its buffer alone) and not
+    the second (judged on its buffer plus the first, which the kernel has not
+    taken): it is marked lagging, while every other client gets both."""
+    soft = 64 * 1024
+    srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=ServerLimits(soft_backlog=soft))
+    async with srv:
+        srv.set_board(board_state("b1"))
+        clients = await subscribed(srv, 4)
+        try:
+            await written(srv)
+            full = srv.hub.clients()[1]
+            # its buffer 10 bytes under the limit, and all it is given stays there
+            held = [soft - 10]
+            write = full.transport.write
+
+            def kept(data: bytes) -> None:
+                held[0] += len(data)
+                write(data)
+
+            full.transport.write = kept  # type: ignore[method-assign]
+            full.transport.get_write_buffer_size = lambda: held[0]  # type: ignore[method-assign]
+            for seq in (1, 2):  # back to back: joined before anything is written
+                s = board_state("b1", plies=seq, seq=seq)
+                srv.publish(update_for(s), s)
+            assert srv.outbox == 1
+            await written(srv)
+            assert srv.hub.lagging_clients() == [full]
+            index = srv.hub.clients().index(full)
+            for i, ws in enumerate(clients):
+                want = [1] if i == index else [1, 2]
+                got = [(await recv_until(ws, "update"))["seq"] for _ in want]
+                assert got == want
+            with pytest.raises(TimeoutError):
+                await recv_until(clients[index], "update", wait=0.3)
+        finally:
+            for ws in clients:
+                await ws.close()
