@@ -7,7 +7,10 @@ transport); the server's path
 waiting for each client, the hub's stale filter, each connection's state and
 write-buffer check, the frame serialised once and written to each), on plain connections; the same
 with permessage-deflate negotiated by every client (each connection
-compresses the message with its own context); the same over TLS.
+compresses the message with its own context); the same over TLS. And two
+messages back to back (a move and its evaluation), joined into one write per
+client by the server's path, against the same bytes (both frames) written
+straight to each connection's transport.
 The clients run in this process and do not read during the timed call, so
 the figures are the server's writes alone; wall and CPU time are printed.
 
@@ -30,6 +33,7 @@ from typing import Any
 import trustme
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, broadcast
+from websockets.frames import Frame, Opcode
 
 from livegain.publish.actions import Send
 from livegain.publish.limits import ServerLimits
@@ -79,12 +83,20 @@ def write_each(connections: list[ServerConnection]) -> None:
         ws.send_data()
 
 
-def fan_out(server: LiveServer, send: Send[ServerConnection]) -> None:
-    """The server's fan-out of ``send`` to its clients, all of it at once: the
-    message queued for each client, then every chunk written."""
-    server._enqueue(send)
+def fan_out(server: LiveServer, *sends: Send[ServerConnection]) -> None:
+    """The server's fan-out of ``sends`` to their clients, all of it at once:
+    the messages queued back to back (those to the same clients joined), then
+    every chunk written."""
+    for send in sends:
+        server._enqueue(send)
     while server.outbox:
         server._drain_outbox()
+
+
+def write_raw(connections: list[ServerConnection], data: bytes) -> None:
+    """``data`` written to each connection's transport, nothing else."""
+    for ws in connections:
+        ws.transport.write(data)
 
 
 async def timed(
@@ -104,6 +116,12 @@ async def timed(
     assert len(server_side) == clients, len(server_side)
     data = sample_update(2)[0].model_dump_json().encode()
     send = Send(server_side, data, "b1")
+    # a move and its evaluation, joined: the server's path against the same
+    # bytes (both frames) written to each transport
+    second = sample_update(3)[0].model_dump_json().encode()
+    pair = Send(server_side, second, "b1")
+    frames = (Frame(Opcode.TEXT, d).serialize(mask=False, extensions=[]) for d in (data, second))
+    both = b"".join(frames)
     ways: dict[str, Callable[[], None]] = {
         "broadcast()": lambda: broadcast(server_side, data, text=True),
         "server path": lambda: fan_out(server, send),
@@ -111,6 +129,8 @@ async def timed(
         # message (the sans-I/O protocol's send_text), then writes it out.
         "framing": lambda: frame_each(server_side, data),
         "writes": lambda: write_each(server_side),
+        "two joined": lambda: fan_out(server, send, pair),
+        "two raw": lambda: write_raw(server_side, both),
     }
     out: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in ways}
     for _ in range(rounds):
@@ -145,6 +165,8 @@ async def main(clients: int, rounds: int) -> None:
         rows["  its framing part"] = got["framing"]
         rows["  its writing part"] = got["writes"]
         rows["server path"] = got["server path"]
+        rows["two messages joined: written raw"] = got["two raw"]
+        rows["two messages joined: server path"] = got["two joined"]
         got = await timed(
             LiveServer("127.0.0.1", 0, static_dir=static, limits=LIMITS, compression=True),
             clients,
