@@ -127,48 +127,15 @@ class BoardRegistry:
             # while the board's players, round and number are unchanged.
             if g.seen_as.get(src) == ident:
                 return hit
-        group = snap.group
         best: tuple[int, bool] | None = None
         best_id: str | None = None
         full: list[BoardGame] = []
-        for g in self._candidates(src, group, ident):
-            # A board's own sources, and the other sources of its event group.
-            if g.source != src and src not in g.seen_as and (group is None or g.group != group):
+        for g in self._candidates(src, snap.group, ident):
+            score = _score(g, snap, ident, trust_ids)
+            if score is None:
                 continue
-            if rnd is not None and g.round is not None and g.round != rnd:
-                continue
-            gid = g.game_ids.get(src) if g.group is not None else g.game_id
-            if trust_ids and snap.game_id and gid and gid != snap.game_id:
-                continue
-            w = player_match(g.white_key, wkey)
-            b = player_match(g.black_key, bkey)
-            own = g.seen_as.get(src)  # what this source called the game before
-            if own is not None and (own[0], own[1]) != (g.white_key, g.black_key):
-                ow = player_match(own[0], wkey)
-                ob = player_match(own[1], bkey)
-                if ow and ob and (w == 0 or b == 0 or ow + ob > w + b):
-                    w, b = ow, ob
-            if w == 0 or b == 0:
-                continue
-            same_board = board_no is not None and (
-                g.board == board_no or (own is not None and own[3] == board_no)
-            )
-            if (
-                not same_board
-                and own is not None
-                and board_no is not None
-                and g.result != "*"
-                and len(snap.moves) != g.plies
-            ):
-                # This source showed this pair's finished game on another board, and
-                # shows another game now: a knockout's next game, not a renumbering
-                # (a finished game renumbered comes with all its moves).
-                continue
-            if w + b == 2 and not same_board:
-                continue  # nobody known on either side: only the board number can tell
-            if w + b == 4:
+            if score[0] == 4:
                 full.append(g)
-            score = (w + b, same_board)
             if best is None or score > best:
                 best, best_id = score, g.board_id
         if by_id is not None and (best is None or best[0] < 4):
@@ -284,37 +251,10 @@ class BoardRegistry:
                 "new board refused",
             )
         if bid is None:
-            _, board_no = round_board(snap)
-            if (
-                not snap.game_id
-                and not (is_known(snap.white) or is_known(snap.black))
-                and (board_no is None)
-            ):
-                err = BoardError(
-                    None,
-                    snap.source,
-                    "game has no GameId, no known players and no board number: cannot "
-                    "tell it from other games, ignored",
-                )
-                self.errors.append(err)
-                self.unmatched += 1
-                return Applied(None, errors=(err,))
-            bid = self._new_id(snap)
-            self.boards[bid] = BoardGame(
-                bid,
-                snap.source,
-                self.engine_rating,
-                self.engine,
-                self.draw_share,
-                self.max_errors_kept,
-                model=self.model,
-                group=snap.group,
-                wdl_model=self.wdl_model,
-                choose_models=self.choose_models,
-            )
-            self._order[bid] = self._created
-            self._created += 1
-            new = True
+            made = self._create(snap)
+            if isinstance(made, Applied):
+                return made
+            bid, new = made, True
         game = self.boards[bid]
         named = None if new else indexed_names(game)
         try:
@@ -339,6 +279,41 @@ class BoardRegistry:
             if named != indexed_names(game):  # new sources, group, players or board number
                 self._reindex(bid)
         return applied
+
+    def _create(self, snap: GameSnapshot) -> str | Applied:
+        """A new board for ``snap`` (its id), or the error when nothing tells
+        its game from others."""
+        _, board_no = round_board(snap)
+        if (
+            not snap.game_id
+            and not (is_known(snap.white) or is_known(snap.black))
+            and (board_no is None)
+        ):
+            err = BoardError(
+                None,
+                snap.source,
+                "game has no GameId, no known players and no board number: cannot "
+                "tell it from other games, ignored",
+            )
+            self.errors.append(err)
+            self.unmatched += 1
+            return Applied(None, errors=(err,))
+        bid = self._new_id(snap)
+        self.boards[bid] = BoardGame(
+            bid,
+            snap.source,
+            self.engine_rating,
+            self.engine,
+            self.draw_share,
+            self.max_errors_kept,
+            model=self.model,
+            group=snap.group,
+            wdl_model=self.wdl_model,
+            choose_models=self.choose_models,
+        )
+        self._order[bid] = self._created
+        self._created += 1
+        return bid
 
     def tick(self, now: float) -> list[Applied]:
         """Hand each board shown by several sources to a waiting one whose
@@ -470,3 +445,50 @@ class BoardRegistry:
         for ckey in [k for k, v in self._match_cache.items() if v == board_id]:
             del self._match_cache[ckey]
         return True
+
+
+def _score(
+    g: BoardGame, snap: GameSnapshot, ident: Identity, trust_ids: bool
+) -> tuple[int, bool] | None:
+    """How well board ``g`` matches a snapshot naming its game ``ident``: the
+    players' match (2 to 4) and whether the board number agrees; None when
+    it cannot be this snapshot's board. ``trust_ids``: a game id that differs
+    rules the board out."""
+    src = snap.source
+    group = snap.group
+    wkey, bkey, rnd, board_no = ident
+    # A board's own sources, and the other sources of its event group.
+    if g.source != src and src not in g.seen_as and (group is None or g.group != group):
+        return None
+    if rnd is not None and g.round is not None and g.round != rnd:
+        return None
+    gid = g.game_ids.get(src) if g.group is not None else g.game_id
+    if trust_ids and snap.game_id and gid and gid != snap.game_id:
+        return None
+    w = player_match(g.white_key, wkey)
+    b = player_match(g.black_key, bkey)
+    own = g.seen_as.get(src)  # what this source called the game before
+    if own is not None and (own[0], own[1]) != (g.white_key, g.black_key):
+        ow = player_match(own[0], wkey)
+        ob = player_match(own[1], bkey)
+        if ow and ob and (w == 0 or b == 0 or ow + ob > w + b):
+            w, b = ow, ob
+    if w == 0 or b == 0:
+        return None
+    same_board = board_no is not None and (
+        g.board == board_no or (own is not None and own[3] == board_no)
+    )
+    if (
+        not same_board
+        and own is not None
+        and board_no is not None
+        and g.result != "*"
+        and len(snap.moves) != g.plies
+    ):
+        # This source showed this pair's finished game on another board, and
+        # shows another game now: a knockout's next game, not a renumbering
+        # (a finished game renumbered comes with all its moves).
+        return None
+    if w + b == 2 and not same_board:
+        return None  # nobody known on either side: only the board number can tell
+    return (w + b, same_board)
