@@ -153,8 +153,6 @@ class Service:
         self.feeds: list[Feed] = []
         self._max_inflight = max_inflight
         self.stats = ServiceStats()
-        self.registry: BoardRegistry | None = None
-        self.store: Store | None = None
         self.matches = [MatchTracker(m) for m in settings.matches]
         self.moments = MomentTracker()
         """Key moments (docs/maths.md): found in each board's updates, published."""
@@ -195,7 +193,6 @@ class Service:
         self.engine_restarts = EngineRestarts()
         """When the engine last restarted a process (a recent restart is reported)."""
         self.engine_desc = "?"
-        self.engine_key = "?"
         self.ready = asyncio.Event()
         self.scheduler = Scheduler(self.stats, self.store_writes, self._record)
         """The evaluations in flight: which positions go to the engine, and when."""
@@ -226,6 +223,22 @@ class Service:
         """What the service runs on once started (None: not yet): the game
         state, the store and the engine (:class:`Runtime`)."""
         return self._runtime
+
+    @property
+    def registry(self) -> BoardRegistry | None:
+        """Every board (None: not started)."""
+        return self._runtime.registry if self._runtime is not None else None
+
+    @property
+    def store(self) -> Store | None:
+        """Where evaluations and snapshots are kept (None: not started, or
+        ``persist = false``, or stopped)."""
+        return self._runtime.store if self._runtime is not None else None
+
+    @property
+    def engine_key(self) -> str:
+        """The engine's key in the store ("?" until started)."""
+        return self._runtime.engine_key if self._runtime is not None else "?"
 
     @property
     def engine_pool(self) -> EnginePool | None:
@@ -342,7 +355,6 @@ class Service:
             workers = self._evaluator.workers if isinstance(self._evaluator, ParallelEngine) else 0
             self._max_inflight = max(2, 2 * (workers or s.engine.workers or 2))
         self.engine_desc = self.evaluator.describe()
-        self.engine_key = self.evaluator.engine_key
         # The feeds first: their names choose the models of the boards they show.
         self.feeds = [
             make_feed(cfg, max_plies=s.limits.max_plies) for cfg in s.feeds
@@ -350,7 +362,7 @@ class Service:
         self.models.feed_models = {
             feed.name: s.feed_models_of(i) for i, feed in enumerate(self.feeds[: len(s.feeds)])
         }
-        self.registry = BoardRegistry(
+        registry = BoardRegistry(
             engine_rating=rating,
             model=self.models.perceived_model,
             max_plies=s.limits.max_plies,
@@ -358,34 +370,34 @@ class Service:
             wdl_model=self.models.wdl_models[CLASSICAL_OTB][0],
             choose_models=self.models.models_for,
         )
-        self.standings.follow(self.registry.boards)
-        if s.persist:
-            self.store = Store(Path(s.data_dir) / STORE_FILE)
+        self.standings.follow(registry.boards)
+        store = Store(Path(s.data_dir) / STORE_FILE) if s.persist else None
+        self._runtime = Runtime(registry, store, self.evaluator, self.evaluator.engine_key)
+        if store is not None:
             self._restore()
-        self._runtime = Runtime(self.registry, self.store, self.evaluator, self.engine_key)
         self.scheduler.start(self._runtime, self._max_inflight)
         if s.mqtt.enabled:
             self.mqtt = MqttPublisher.from_config(s.mqtt)
-        if self.store is not None:
+        if store is not None:
             # What viewers had besides the boards (standings, moments): served
             # again now, before anyone can connect, with or without a delay;
             # from now on each is kept as it goes out.
-            shown = load_shown(self.store)
+            shown = load_shown(store)
             self.outputs.restore(shown.standings, shown.moments)
             self.outputs.kept = ShownRecord(self.store_writes)
             if shown.standings or shown.moments:
                 log.info(
                     "restored_shown", standings=len(shown.standings), moments=len(shown.moments)
                 )
-        self.delay.start(self.feeds, self.store)
+        self.delay.start(self.feeds, store)
         self._resume_standings()
         # Publish what was restored before anyone can connect (with a delay:
         # each board's whole state enters the line now, nothing goes out early).
-        for bid in list(self.registry.boards):
+        for bid in list(registry.boards):
             self._publish_board(bid, [], new=True)
         # Feeds that keep state of their own (MQTT: per-board move lists) take
         # back the stored boards before they run: a restart goes on from them.
-        stored = [snap for _, snap in self.store.load_snapshots()] if self.store else []
+        stored = [snap for _, snap in store.load_snapshots()] if store else []
         for feed in self.feeds:
             if isinstance(feed, RestorableFeed):
                 feed.restore(stored, Path(s.data_dir) if s.persist else None)
@@ -401,10 +413,9 @@ class Service:
         if self._own_remote is not None:
             with contextlib.suppress(Exception):
                 await self._own_remote.close()
-        if self.store is not None:
-            self.store.close()
-            self.store = None
-        if self._runtime is not None:  # what /healthz reads of it stays, not the store
+        if self._runtime is not None and self._runtime.store is not None:
+            self._runtime.store.close()
+            # what /healthz reads of the runtime stays, not the store
             self._runtime = dataclasses.replace(self._runtime, store=None)
         log.info("service_stopped")
 
