@@ -17,6 +17,7 @@ from livegain.config import Settings, load_settings
 from livegain.engine.pool import EnginePool
 from livegain.engine.search import SearchLimit
 from livegain.feeds.base import PgnHttpFeedConfig
+from livegain.feeds.mqtt import MqttFeed
 from livegain.relay.replay import Replay
 
 __all__ = [
@@ -67,6 +68,13 @@ async def running(service: Service) -> AsyncIterator[Service]:
     finally:
         stop.set()
         await asyncio.wait_for(task, 30)
+
+
+async def mqtt_subscribed(service: Service, wait: float = 20) -> None:
+    """Until the service's MQTT feed has subscribed (from then on the broker
+    keeps what is published to it: moves sent earlier may be lost)."""
+    feed = next(f for f in service.feeds if isinstance(f, MqttFeed))
+    await asyncio.wait_for(feed.subscribed.wait(), wait)
 
 
 @contextlib.asynccontextmanager

@@ -205,6 +205,8 @@ async def test_duplicates_and_bad_board_do_not_disturb(tmp_path: Path, pool: Eng
                     s["black"]["name"].startswith("Delta") and evaluated(s) == 3
                     for s in m.boards.values()
                 )
+                # every board evaluated: no update still to come during the check below
+                and all(evaluated(s) == len(s["moves"]) for s in m.boards.values())
             )
         )
         by_white = {s["white"]["name"]: s for s in mirror.boards.values()}

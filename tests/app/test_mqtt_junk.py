@@ -3,7 +3,6 @@ the valid boards complete, the junk is refused, reported and counted."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from livegain.engine.pool import EnginePool
 from livegain.feeds.mqtt_ingest import move_event
 from livegain.mqtt.client import connect
 
-from .conftest import running, settings_for
+from .conftest import mqtt_subscribed, running, settings_for
 from .test_mqtt_resume import boards, random_game, until
 
 pytestmark = [pytest.mark.engine, pytest.mark.broker, pytest.mark.timeout(120)]
@@ -53,7 +52,7 @@ async def test_junk_on_one_topic_valid_games_on_the_others(
     games = [random_game(seed, 30) for seed in (11, 12, 13)]
     sent_junk = 0
     async with running(service), connect(url) as pub:
-        await asyncio.sleep(0.5)
+        await mqtt_subscribed(service)
         for ply in range(1, 31):
             for i, game in enumerate(games):
                 await pub.publish(

@@ -22,7 +22,7 @@ from livegain.engine.pool import EnginePool
 from livegain.feeds.mqtt_ingest import move_event
 from livegain.mqtt.client import connect
 
-from .conftest import running, settings_for
+from .conftest import mqtt_subscribed, running, settings_for
 
 pytestmark = [pytest.mark.engine, pytest.mark.broker, pytest.mark.timeout(120)]
 
@@ -55,7 +55,7 @@ async def test_restart_then_ply_11_continues_the_board(
     async with connect(url) as pub:
         first = Service(settings, evaluator=pool)
         async with running(first):
-            await asyncio.sleep(0.5)  # subscribed (the session then persists)
+            await mqtt_subscribed(first)  # its session then persists
             await pub.publish(topic, move_event(1, white="Alpha, Ann", black="Beta, Bob"), qos=1)
             for ply in range(1, 11):
                 await pub.publish(topic, move_event(ply + 1, ply, GAME[ply - 1]), qos=1)
@@ -182,7 +182,7 @@ async def test_broker_restart_mid_stream_every_board_reaches_its_last_ply(
     settings = settings_for(tmp_path, feeds=[feed_cfg(url, prefix, gap_timeout=1.0)])
     service = Service(settings, evaluator=pool)
     async with running(service), relay_for(url, prefix, answer=True) as relay:
-        await asyncio.sleep(0.5)
+        await mqtt_subscribed(service)
         await play_through_a_broker_restart(private_broker, relay)
         want = {len(g) for g in relay.games}
         await until(
@@ -203,7 +203,7 @@ async def test_a_board_that_cannot_heal_is_marked_stale_in_health(
     settings = settings_for(tmp_path, feeds=[feed_cfg(url, prefix, gap_timeout=1.0)])
     service = Service(settings, evaluator=pool)
     async with running(service), relay_for(url, prefix, answer=False) as relay:
-        await asyncio.sleep(0.5)
+        await mqtt_subscribed(service)
         await play_through_a_broker_restart(private_broker, relay)
 
         def stale() -> dict[str, str]:

@@ -16,7 +16,7 @@ from livegain.app.service import Service
 from livegain.engine.pool import EnginePool
 from livegain.feeds.mqtt_ingest import move_event
 
-from .conftest import running, settings_for, ws_url
+from .conftest import mqtt_subscribed, running, settings_for, ws_url
 from .mirror import Mirror, fully_evaluated
 
 pytestmark = [pytest.mark.engine, pytest.mark.broker]
@@ -71,7 +71,7 @@ async def test_broker_restart_mid_game_loses_no_ply(
     service = Service(settings_for(tmp_path, feeds=[feed]), evaluator=pool)
     topic = f"{prefix}/in/t1/1/1"
     async with running(service), Mirror(ws_url(service)) as mirror:
-        await asyncio.sleep(0.5)  # let the feed subscribe (its session then persists)
+        await mqtt_subscribed(service)  # its session then persists
         await publish_moves(private_broker.port, topic, range(1, 7))
         await mirror.wait(lambda m: any(fully_evaluated(s, 6) for s in m.boards.values()))
         private_broker.stop()

@@ -36,7 +36,7 @@ from livegain.relay.replay import Replay
 from .conftest import running, settings_for, toy_model, ws_url
 
 EVENT = "Restart Open"
-DELAY = 10
+DELAY = 20
 """Seconds: long enough that a stop, a start and a first look (a few seconds
 on a loaded machine) fit well inside it."""
 

@@ -44,7 +44,7 @@ MIRROR_NAMES = {
     "Firouzja, Alireza": "Alireza Firouzja",
     "Ding, Liren": "Liren Ding",
 }
-TAKEOVER_AFTER = 1.0
+TAKEOVER_AFTER = 4.0
 WAIT = 60.0
 
 

@@ -368,7 +368,7 @@ async def test_a_game_file_that_times_out_is_skipped_this_poll(
     lcc_server.docs["round-2/game-2.json"] = {"moves": ["d4 100"]}
     lcc_server.hang.add("round-2/game-1.json")
     feed = LccFeed(
-        LccFeedConfig(base_url=lcc_server.base_url, tournament_id="t1", rounds=[2], timeout=0.3)
+        LccFeedConfig(base_url=lcc_server.base_url, tournament_id="t1", rounds=[2], timeout=2.0)
     )
     await feed.poll_once(sink)
     assert [s.board for s in sink.snapshots] == [2]  # board 1: nothing, not an empty game

@@ -166,7 +166,7 @@ async def test_broker_restart_mid_game_loses_no_move(
     """Stop the broker mid-game, publish while the feed is still away, lose nothing."""
     url = private_broker.url
     topic = f"livegain/in/{unique}/1/1"
-    feed = MqttFeed(feed_cfg(url, "livegain/in", f"lg-feed-{unique}"), reconnect_delays=(2.0,))
+    feed = MqttFeed(feed_cfg(url, "livegain/in", f"lg-feed-{unique}"), reconnect_delays=(8.0,))
     task = await run_feed(feed, sink)
     try:
         await asyncio.wait_for(feed.subscribed.wait(), 10)
@@ -179,7 +179,7 @@ async def test_broker_restart_mid_game_loses_no_move(
         await asyncio.to_thread(private_broker.stop)
         await sink.wait_for(lambda: any("broker connection" in e[2] for e in sink.errors))
         await asyncio.to_thread(private_broker.start)
-        # publish as soon as the broker is back, before the feed's reconnect (2 s back-off)
+        # publish as soon as the broker is back, before the feed's reconnect (8 s back-off)
         async with connect(url) as pub:
             for ply in range(9, 21):
                 await pub.publish(topic, move_event(ply, ply, GAME[ply - 1]), qos=1)

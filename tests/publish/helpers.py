@@ -138,6 +138,16 @@ async def subscribed(srv: Any, n: int, **kwargs: Any) -> list[Any]:
     return clients
 
 
+async def list_settled(srv: Any, wait: float = 5.0) -> None:
+    """Until no board-list change waits for its flush and every queued message
+    (board-list diffs included) has been written."""
+    async with asyncio.timeout(wait):
+        for _ in range(1_000_000):
+            if not (srv.hub.list_pending or srv.outbox):
+                return
+            await asyncio.sleep(0.01)
+
+
 async def written(srv: Any, wait: float = 5.0) -> None:
     """Until ``srv`` has written every queued message to its clients' sockets."""
     async with asyncio.timeout(wait):

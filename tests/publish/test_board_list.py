@@ -16,7 +16,7 @@ from livegain.publish.publication import Kind, Publication
 from livegain.publish.schema import ServerMessage
 from livegain.publish.server import LiveServer
 
-from .helpers import board_state, http_get, recv_json, update_for
+from .helpers import board_state, http_get, list_settled, recv_json, update_for
 
 SERVER_MESSAGE: TypeAdapter[Any] = TypeAdapter(ServerMessage)
 
@@ -107,7 +107,7 @@ async def test_pages_stay_whole_while_boards_come_and_go(tmp_path: Path) -> None
     async with LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=limits) as srv:
         for i in range(25):
             srv.set_board(board_state(f"b{i:02d}"))
-        await asyncio.sleep(0.3)  # announced in a diff (to nobody yet)
+        await list_settled(srv)  # announced in a diff (to nobody yet)
         async with connect(ws_url(srv)) as ws:
             hello = await recv_json(ws)
             known = {b["board_id"] for b in hello["boards"]}
@@ -131,7 +131,7 @@ async def test_a_change_of_result_is_a_changed_entry_and_plain_moves_send_no_lis
     limits = ServerLimits(board_list_interval=0.05)
     async with LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=limits) as srv:
         srv.set_board(board_state("b1"))
-        await asyncio.sleep(0.2)  # announced
+        await list_settled(srv)  # announced
         async with connect(ws_url(srv)) as ws:
             await recv_json(ws)
             for seq in range(1, 6):

@@ -18,7 +18,7 @@ from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.engine.pool import EnginePool
 from livegain.engine.search import SearchLimit
 
-from .helpers import recv_until, toy_model
+from .helpers import list_settled, recv_until, toy_model
 from .test_board_list import request
 
 pytestmark = pytest.mark.engine
@@ -59,7 +59,11 @@ async def test_operator_removes_a_junk_board_everywhere(tmp_path: Path, stockfis
         assert service.registry is not None and service.store is not None
         junk = next(b for b, g in service.registry.boards.items() if g.board == 99)
         port = service.server.port
-        await asyncio.sleep(0.3)  # listed (a board gone before its diff is never listed)
+        # listed (a board gone before its diff is never listed)
+        async with asyncio.timeout(10):
+            while not service.server.has_board(junk):  # noqa: ASYNC110
+                await asyncio.sleep(0.01)
+        await list_settled(service.server)
         async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
             await recv_until(ws, "hello")
             st, _, _ = await request(port, "DELETE", f"/api/boards/{junk}", f"Bearer {TOKEN}")

@@ -22,6 +22,7 @@ from livegain.publish.server import LiveServer
 
 from .helpers import (
     board_state,
+    list_settled,
     recv_board_json,
     recv_board_messages,
     recv_until,
@@ -29,16 +30,6 @@ from .helpers import (
     update_for,
     written,
 )
-
-
-async def list_settled(srv: LiveServer, wait: float = 5.0) -> None:
-    """Until no board-list change waits for its flush and every queued message
-    (board-list diffs included) has been written."""
-    async with asyncio.timeout(wait):
-        for _ in range(1_000_000):
-            if not (srv.hub.list_pending or srv.outbox):
-                return
-            await asyncio.sleep(0.01)
 
 
 async def test_fifty_clients_get_identical_valid_updates_in_order(tmp_path: Path) -> None:
