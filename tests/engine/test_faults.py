@@ -23,6 +23,9 @@ from .test_pool import direct_analysis
 pytestmark = pytest.mark.timeout(120)
 
 BOARD = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+#: A search taking longer is hung (the fake engine answers in milliseconds:
+#: this leaves room for a loaded machine, and only the hung one waits it out).
+HUNG_AFTER = 2.0
 
 
 async def wait_gone(pids: set[int], within: float = 5.0) -> set[int]:
@@ -70,7 +73,8 @@ async def test_hung_search_times_out_and_the_process_is_replaced(
     fake_engine: FakeEngineFactory,
 ) -> None:
     path = fake_engine("hang", on={1})
-    async with EnginePool(path, workers=1, limit=SearchLimit(depth=5), search_timeout=0.5) as pool:
+    limit = SearchLimit(depth=5)
+    async with EnginePool(path, workers=1, limit=limit, search_timeout=HUNG_AFTER) as pool:
         hung = pool.pids()[0]
         ev = await pool.evaluate(BOARD)
         assert ev.cp == fake_score(BOARD)
@@ -205,7 +209,8 @@ async def test_a_batch_survives_a_process_dying_mid_search(fake_engine: FakeEngi
 
 async def test_a_batch_times_out_a_hung_search_and_goes_on(fake_engine: FakeEngineFactory) -> None:
     path = fake_engine("hang", on={2})
-    async with EnginePool(path, workers=1, limit=SearchLimit(depth=5), search_timeout=0.5) as pool:
+    limit = SearchLimit(depth=5)
+    async with EnginePool(path, workers=1, limit=limit, search_timeout=HUNG_AFTER) as pool:
         hung = pool.pids()[0]
         evs = await pool.evaluate_many(BATCH)
         assert [e.cp for e in evs] == [white_cp(b) for b in BATCH]

@@ -171,7 +171,8 @@ pytestmark = [pytest.mark.engine, pytest.mark.broker, pytest.mark.slow]
 
 
 def evaluator(broker: PrivateBroker, depth: int, **kw: object) -> RemoteEvaluator:
-    args: dict[str, object] = {"job_timeout": 4.0, "wait_for_workers": 60.0}
+    # a job is republished after job_timeout: long enough for a loaded machine
+    args: dict[str, object] = {"job_timeout": 10.0, "wait_for_workers": 60.0}
     args.update(kw)
     return RemoteEvaluator(
         parse_mqtt_url(broker.url),
