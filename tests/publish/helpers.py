@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from toy_models import toy_model
@@ -136,6 +138,18 @@ async def subscribed(srv: Any, n: int, **kwargs: Any) -> list[Any]:
         await recv_until(ws, "snapshot")
         clients.append(ws)
     return clients
+
+
+@contextlib.asynccontextmanager
+async def viewers(srv: Any, n: int, **kwargs: Any) -> AsyncIterator[list[Any]]:
+    """``n`` clients of ``srv`` subscribed to every board (:func:`subscribed`),
+    closed when the block ends."""
+    clients = await subscribed(srv, n, **kwargs)
+    try:
+        yield clients
+    finally:
+        for ws in clients:
+            await ws.close()
 
 
 async def list_settled(srv: Any, wait: float = 5.0) -> None:

@@ -28,6 +28,7 @@ from .helpers import (
     recv_until,
     subscribed,
     update_for,
+    viewers,
     written,
 )
 
@@ -38,8 +39,7 @@ async def test_fifty_clients_get_identical_valid_updates_in_order(tmp_path: Path
     srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=limits)
     async with srv:
         srv.set_board(board_state("b1"))
-        clients = await subscribed(srv, 50)
-        try:
+        async with viewers(srv, 50) as clients:
             # The list diff of set_board goes out 0.05 s after it, to every
             # client connected by then: before the counts below, not into them.
             # (Subscribing 50 clients takes about 0.06 s here: when it took
@@ -65,9 +65,6 @@ async def test_fifty_clients_get_identical_valid_updates_in_order(tmp_path: Path
             # the updates change no list key: no list diff came in between
             assert srv.stats.board_list_diffs == diffs_before
             assert srv.stats.messages_sent - before == 50 * len(sent)
-        finally:
-            for ws in clients:
-                await ws.close()
 
 
 async def test_partial_sends_complete_in_order(tmp_path: Path) -> None:
@@ -158,8 +155,7 @@ async def test_a_publish_during_a_chunked_write_reaches_every_client(tmp_path: P
     srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=ServerLimits(fanout_chunk=2))
     async with srv:
         srv.set_board(board_state("b1"))
-        clients = await subscribed(srv, 5)
-        try:
+        async with viewers(srv, 5) as clients:
             s = board_state("b1", plies=1, seq=1)
             srv.publish(update_for(s), s)
             async with asyncio.timeout(5):
@@ -173,9 +169,6 @@ async def test_a_publish_during_a_chunked_write_reaches_every_client(tmp_path: P
             for ws in clients:
                 got = [(await recv_until(ws, "update"))["seq"] for _ in range(2)]
                 assert got == [1, 2]
-        finally:
-            for ws in clients:
-                await ws.close()
 
 
 async def test_a_message_behind_one_still_being_written_joins_it(tmp_path: Path) -> None:
@@ -186,8 +179,7 @@ async def test_a_message_behind_one_still_being_written_joins_it(tmp_path: Path)
     srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=ServerLimits(fanout_chunk=5))
     async with srv:
         srv.set_board(board_state("b1"))
-        clients = await subscribed(srv, 12)
-        try:
+        async with viewers(srv, 12) as clients:
             await written(srv)
             writes: dict[int, int] = {}  # server-side connection -> writes to its transport
 
@@ -223,9 +215,6 @@ async def test_a_message_behind_one_still_being_written_joins_it(tmp_path: Path)
             # the first five: 1 and 2 together, then 3; the other seven: all three at once
             assert [writes[id(ws)] for ws in reached] == [2] * 5
             assert [writes[id(ws)] for ws in not_reached] == [1] * 7
-        finally:
-            for ws in clients:
-                await ws.close()
 
 
 async def test_a_message_published_during_a_chunk_s_writes_reaches_every_client(
@@ -237,8 +226,7 @@ async def test_a_message_published_during_a_chunk_s_writes_reaches_every_client(
     srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=ServerLimits(fanout_chunk=4))
     async with srv:
         srv.set_board(board_state("b1"))
-        clients = await subscribed(srv, 10)
-        try:
+        async with viewers(srv, 10) as clients:
             await written(srv)
             server_side = srv.hub.clients()
             third = server_side[2]
@@ -260,9 +248,6 @@ async def test_a_message_published_during_a_chunk_s_writes_reaches_every_client(
                 assert got == [1, 2]
             await written(srv)
             assert published == [2]
-        finally:
-            for ws in clients:
-                await ws.close()
 
 
 async def test_joined_messages_are_judged_one_by_one_against_the_soft_backlog(
@@ -276,8 +261,7 @@ async def test_joined_messages_are_judged_one_by_one_against_the_soft_backlog(
     srv = LiveServer("127.0.0.1", 0, static_dir=tmp_path, limits=ServerLimits(soft_backlog=soft))
     async with srv:
         srv.set_board(board_state("b1"))
-        clients = await subscribed(srv, 4)
-        try:
+        async with viewers(srv, 4) as clients:
             await written(srv)
             full = srv.hub.clients()[1]
             # its buffer 10 bytes under the limit, and all it is given stays there
@@ -303,6 +287,3 @@ async def test_joined_messages_are_judged_one_by_one_against_the_soft_backlog(
                 assert got == want
             with pytest.raises(TimeoutError):
                 await recv_until(clients[index], "update", wait=0.3)
-        finally:
-            for ws in clients:
-                await ws.close()
