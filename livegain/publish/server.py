@@ -577,7 +577,10 @@ class LiveServer:
                 written += count
                 continue
             # Message by message: stale for a board, near the soft limit, or
-            # compressed with the connection's own context.
+            # compressed with the connection's own context. The backlog before
+            # each message is at most what the write buffer holds now, then as
+            # if the kernel took nothing of the messages joined before it; read
+            # again (after writing those) when that is over the soft limit.
             backlog = transport.get_write_buffer_size() if checked else 0
             plain = not protocol.extensions
             data: list[bytes] = []
