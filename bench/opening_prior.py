@@ -67,7 +67,7 @@ from livegain.batch.validity import (
     BIN_WIDTH,
     CROSS_FOLDS,
     game_key,
-    sample_order,
+    sampled,
     split_part,
 )
 
@@ -108,15 +108,6 @@ class PlayerGame:
 # reading: today's perceived rating, as `livegain validate` computes it
 
 
-def chosen(games: list[Any], cap: int | None) -> list[Any]:
-    """The first ``cap`` games in the fixed sample order, in file order
-    (``livegain validate --games``)."""
-    if cap is None or cap >= len(games):
-        return games
-    keep = {id(g) for g in sorted(games, key=lambda g: sample_order(g.headers))[:cap]}
-    return [g for g in games if id(g) in keep]
-
-
 def group_of(headers: dict[str, str]) -> int:
     """The game's split group as a number (the hash the split reads)."""
     return int(hashlib.sha1(game_key(headers).encode("utf-8")).hexdigest()[:8], 16)
@@ -138,7 +129,7 @@ def load(path: Path, cap: int | None, max_plies: int) -> tuple[list[PlayerGame],
 
     t0 = time.perf_counter()
     read = read_pgn_evals(path)
-    games = chosen(read.games, cap)
+    games = sampled(read.games, cap, lambda g: g.headers)
     print(
         f"{path.name}: {len(read.games)} games read ({len(read.skipped)} skipped) in "
         f"{time.perf_counter() - t0:.0f} s; {len(games)} kept",

@@ -20,7 +20,7 @@ import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -82,10 +82,23 @@ def split_part(headers: dict[str, str]) -> Part:
     return "held-out" if int(_digest(headers)[:8], 16) % 10 < HELD_OUT_BUCKETS else "calibration"
 
 
+G = TypeVar("G")
+
+
 def sample_order(headers: dict[str, str]) -> str:
     """A key that orders games pseudo-randomly (other digits of the same
     SHA-1): the first N games in this order are a fixed random sample."""
     return _digest(headers)[8:]
+
+
+def sampled(games: list[G], n: int | None, tags: Callable[[G], dict[str, str]]) -> list[G]:
+    """The first ``n`` of ``games`` in :func:`sample_order` (``tags``: a
+    game's headers), kept in their own order; all of them when ``n`` is None
+    or not below their number (``livegain validate --games``)."""
+    if n is None or n >= len(games):
+        return games
+    keep = {id(g) for g in sorted(games, key=lambda g: sample_order(tags(g)))[:n]}
+    return [g for g in games if id(g) in keep]
 
 
 @dataclass(frozen=True)

@@ -215,13 +215,11 @@ def _short(args: argparse.Namespace) -> str:
 
 def _chosen(args: argparse.Namespace, games: list[Any], tags: Any) -> list[Any]:
     """The games of ``--part``, then the fixed sample of ``--games``, in file order."""
-    from livegain.batch.validity import sample_order, split_part
+    from livegain.batch.validity import sampled, split_part
 
     if args.part != "all":
         games = [g for g in games if split_part(tags(g)) == args.part]
-    if args.games is not None and args.games < len(games):
-        keep = {id(g) for g in sorted(games, key=lambda g: sample_order(tags(g)))[: args.games]}
-        games = [g for g in games if id(g) in keep]
+    games = sampled(games, args.games, tags)
     if not games:
         raise CliError(f"{_named(args)}: no game in the {args.part} part")
     return games
