@@ -17,7 +17,9 @@ that made them, in docs/validity.md.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
+import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
@@ -647,6 +649,35 @@ class PlayerEvent:
     form: Estimate
     #: the model's label for his rating (None inside the fitted range)
     label: str | None = None
+    #: the mean official rating of the event's rated players (all of them)
+    event_rating: float = 0.0
+
+
+@dataclass(frozen=True)
+class EventPart:
+    """``form`` against the official rating over the player-events of the
+    events whose mean rating lies in ``[low, high)``."""
+
+    low: float
+    high: float
+    player_events: int
+    events: int
+    mae_rating: float
+    mae_form: float
+    improvement: float
+    improvement_low: float
+    improvement_high: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event_rating": [self.low, None if math.isinf(self.high) else self.high],
+            "player_events": self.player_events,
+            "events": self.events,
+            "mae_rating_vs_performance": round(self.mae_rating, 1),
+            "mae_form_vs_performance": round(self.mae_form, 1),
+            "improvement": round(self.improvement, 1),
+            "improvement_90": [round(self.improvement_low, 1), round(self.improvement_high, 1)],
+        }
 
 
 @dataclass
@@ -663,6 +694,8 @@ class PlayerEventReport:
     improvement_high: float
     form_holds_performance: float
     perceived_holds_performance: float
+    #: the same comparison by the events' mean rating (:data:`EVENT_RATING_EDGES`)
+    by_event_rating: list[EventPart] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         def r(x: float, d: int = 1) -> float:
@@ -670,6 +703,7 @@ class PlayerEventReport:
 
         return {
             "player_events": len(self.players),
+            "by_event_rating": [part.to_json() for part in self.by_event_rating],
             "mae_rating_vs_performance": r(self.mae_rating),
             "mae_form_vs_performance": r(self.mae_form),
             "mae_perceived_vs_performance": r(self.mae_perceived),
@@ -684,6 +718,7 @@ class PlayerEventReport:
                     "rating": p.rating,
                     "games": p.games,
                     "label": p.label,
+                    "event_rating": r(p.event_rating),
                     "performance": r(p.performance),
                     "perceived": {
                         "rating": r(p.perceived.rating),
@@ -705,6 +740,51 @@ class PlayerEventReport:
 MIN_EVENT_GAMES = 7
 #: Bootstrap draws of the improvement's interval.
 BOOTSTRAP_DRAWS = 4000
+#: Where the events are split by their players' mean rating: elite events
+#: (2600 and up) apart, where the official rating is hardest to beat.
+EVENT_RATING_EDGES = (2600.0,)
+
+
+def _improvement(
+    ratings: npt.NDArray[np.float64],
+    forms: npt.NDArray[np.float64],
+    perfs: npt.NDArray[np.float64],
+    seed: int,
+) -> tuple[float, float, float]:
+    """How much closer ``forms`` are to ``perfs`` than ``ratings`` are (mean
+    absolute difference), with its bootstrap 90 % interval."""
+    gain = np.abs(ratings - perfs) - np.abs(forms - perfs)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(gain), size=(BOOTSTRAP_DRAWS, len(gain)))
+    low, high = np.quantile(gain[draws].mean(axis=1), [0.05, 0.95])
+    return float(gain.mean()), float(low), float(high)
+
+
+def _event_parts(out: Sequence[PlayerEvent], seed: int) -> list[EventPart]:
+    edges = (-math.inf, *EVENT_RATING_EDGES, math.inf)
+    parts = []
+    for low, high in itertools.pairwise(edges):
+        sub = [p for p in out if low <= p.event_rating < high]
+        if not sub:
+            continue
+        ratings = np.array([p.rating for p in sub])
+        forms = np.array([p.form.rating for p in sub])
+        perfs = np.array([p.performance for p in sub])
+        gain, g_low, g_high = _improvement(ratings, forms, perfs, seed)
+        parts.append(
+            EventPart(
+                low=0.0 if math.isinf(low) else low,
+                high=high,
+                player_events=len(sub),
+                events=len({p.event for p in sub}),
+                mae_rating=float(np.abs(ratings - perfs).mean()),
+                mae_form=float(np.abs(forms - perfs).mean()),
+                improvement=gain,
+                improvement_low=g_low,
+                improvement_high=g_high,
+            )
+        )
+    return parts
 
 
 def player_events(
@@ -721,7 +801,9 @@ def player_events(
     from livegain.core.elo import performance_rating
 
     groups: dict[tuple[str, str], list[ValidityRow]] = {}
+    field_ratings: dict[str, dict[str, float]] = {}  # event -> player -> rating
     for r in rows:
+        field_ratings.setdefault(r.event, {})[r.player] = r.rating
         if r.opponent is not None and r.score is not None:
             groups.setdefault((r.event, r.player), []).append(r)
     out: list[PlayerEvent] = []
@@ -748,6 +830,7 @@ def player_events(
                 Estimate(perceived.rating, perceived.low, perceived.high),
                 Estimate(form.rating, form.low, form.high),
                 model.range_label(rating),
+                statistics.fmean(field_ratings[event].values()),
             )
         )
     if not out:
@@ -756,23 +839,20 @@ def player_events(
     ratings = np.array([p.rating for p in out])
     forms = np.array([p.form.rating for p in out])
     perceiveds = np.array([p.perceived.rating for p in out])
-    gain = np.abs(ratings - perfs) - np.abs(forms - perfs)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(out), size=(BOOTSTRAP_DRAWS, len(out)))
-    boot = gain[draws].mean(axis=1)
-    low, high = np.quantile(boot, [0.05, 0.95])
+    improvement, low, high = _improvement(ratings, forms, perfs, seed)
     return PlayerEventReport(
         players=out,
         mae_rating=float(np.abs(ratings - perfs).mean()),
         mae_form=float(np.abs(forms - perfs).mean()),
         mae_perceived=float(np.abs(perceiveds - perfs).mean()),
-        improvement=float(gain.mean()),
-        improvement_low=float(low),
-        improvement_high=float(high),
+        improvement=improvement,
+        improvement_low=low,
+        improvement_high=high,
         form_holds_performance=float(
             np.mean([p.form.low <= p.performance <= p.form.high for p in out])
         ),
         perceived_holds_performance=float(
             np.mean([p.perceived.low <= p.performance <= p.perceived.high for p in out])
         ),
+        by_event_rating=_event_parts(out, seed),
     )

@@ -11,6 +11,7 @@ docs/validity.md shows the figures and the commands that made them.
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import sys
 from pathlib import Path
@@ -702,3 +703,17 @@ def _print_events(events: Any) -> None:
         f"Form's interval holds the performance {events.form_holds_performance * 100:.1f} % "
         f"of the time, perceived's {events.perceived_holds_performance * 100:.1f} %."
     )
+    for part in events.by_event_rating:
+        where = (
+            f"below {part.high:.0f}"
+            if part.low == 0
+            else f"{part.low:.0f} and up"
+            if math.isinf(part.high)
+            else f"{part.low:.0f}-{part.high:.0f}"
+        )
+        out.print(
+            f"Events of mean rating {where} ({part.events} events, {part.player_events} "
+            f"player-events): official rating {part.mae_rating:.1f}, form {part.mae_form:.1f}; "
+            f"form closer by {part.improvement:.1f} (bootstrap 90 % {part.improvement_low:.1f} "
+            f"to {part.improvement_high:.1f})."
+        )

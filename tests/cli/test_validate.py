@@ -176,6 +176,36 @@ def test_validate_tables_and_by_player(
     assert "Perceived (moves alone)" in out and "Form (rating + moves)" in out
     assert "Algorithm 4 (paper)" in out
     assert "by rating bin" in out and "Each player over his games of an event" in out
+    assert "Events of mean rating" in out
+    # the same split in JSON: each player-event in the part its event's mean
+    # rating falls in, every one counted once, each part's figures its own
+    code, out, err = run(
+        [
+            "validate",
+            str(sample),
+            "--models",
+            str(model_file),
+            "--games",
+            "60",
+            "--by-player",
+            "--min-games",
+            "1",
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    events = json.loads(out)["by_player_event"]
+    players, parts = events["players"], events["by_event_rating"]
+    assert sum(part["player_events"] for part in parts) == len(players)
+    for part in parts:
+        low, high = part["event_rating"]
+        inside = [
+            p for p in players if low <= p["event_rating"] < (high if high is not None else 1e9)
+        ]
+        assert len(inside) == part["player_events"]
+        mae = sum(abs(p["rating"] - p["performance"]) for p in inside) / len(inside)
+        assert part["mae_rating_vs_performance"] == pytest.approx(mae, abs=0.2)
     # players with 7 games in one event: none in this sample, said in one line
     code, _, err = run(
         ["validate", str(sample), "--models", str(model_file), "--by-player"], capsys

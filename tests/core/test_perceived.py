@@ -294,3 +294,45 @@ def test_form_moves_with_the_moves_and_rolls_back_exactly() -> None:
     assert one is not None and three is not None
     assert three.rating == pytest.approx(one.rating) and one.rating > 1500.0
     assert three.high - three.low == pytest.approx((one.high - one.low) / math.sqrt(3))
+
+
+def test_player_events_split_by_the_events_mean_rating() -> None:
+    """Elite events apart: each player-event falls in the part of its event's
+    mean rating (over all its rated players, not only those counted), and each
+    part's figures are its own player-events'."""
+    from livegain.batch.validity import player_events
+    from livegain.models.perceived import load_perceived_models
+
+    model = next(m for m in load_perceived_models() if m.scale == "fide")
+    no = Estimate(0.0, 0.0, 0.0)
+
+    def rows(event: str, field: dict[str, float], score: float) -> list[ValidityRow]:
+        out = []
+        for player, rating in field.items():
+            for g in range(7):
+                opponent = next(r for p, r in field.items() if p != player)
+                out.append(
+                    ValidityRow(
+                        rating, 40, no, no, False, event=event, player=player,
+                        centi=40 * 30, opponent=opponent, score=score if g % 2 else 0.5,
+                    )
+                )  # fmt: skip
+        return out
+
+    elite = {"A": 2750.0, "B": 2700.0, "C": 2500.0}  # mean 2650
+    open_ = {"D": 2300.0, "E": 2250.0}
+    report = player_events(
+        rows("Elite|x", elite, 1.0) + rows("Open|y", open_, 0.0), model, min_games=7
+    )
+    by_event = {p.event: p.event_rating for p in report.players}
+    assert by_event == {"Elite|x": pytest.approx(2650.0), "Open|y": pytest.approx(2275.0)}
+    low, high = report.by_event_rating
+    assert (low.low, low.high, low.events, low.player_events) == (0.0, 2600.0, 1, 2)
+    assert (high.low, high.events, high.player_events) == (2600.0, 1, 3)
+    for part, names in ((low, open_), (high, elite)):
+        inside = [p for p in report.players if p.player in names]
+        mae = sum(abs(p.rating - p.performance) for p in inside) / len(inside)
+        assert part.mae_rating == pytest.approx(mae)
+        assert part.improvement == pytest.approx(
+            mae - sum(abs(p.form.rating - p.performance) for p in inside) / len(inside)
+        )
