@@ -21,6 +21,15 @@ engines (default: the pool's default, one per core) busy all the time.
         [--deep-positions 8] [--depths 8,10,12] [--deep 16] [--multipv 1,2,3,5]
         [--boards 2000] [--workers N] [--pgn FILE] [--engine /usr/games/stockfish]
 
+Then the live cost per move of the candidate features (docs/validity.md,
+"Reading more from each move") against today's, in the same run: the
+engine's CPU per position with today's setting (MultiPV 1 at depth 12)
+against the settings the features need (MultiPV 3 at depth 10 or 12), and
+the Python the service adds per move, today's (a board's running score:
+the ledger's push and the players' numbers read again, with the shipped FIDE
+model) against today's plus the played move's log-likelihood among three
+candidates.
+
 Prints figures and ratios; asserts nothing.
 """
 
@@ -28,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import sys
 import time
@@ -36,7 +46,11 @@ from pathlib import Path
 import chess
 import chess.pgn
 
+from livegain.batch.move_features import MoveRecord
+from livegain.core.board.scoring import BoardScoring
 from livegain.engine.launch import default_workers
+from livegain.models.engine import load_calibrations
+from livegain.models.perceived import load_perceived_models
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engine_throughput import cpu_seconds, pick_positions, read_games
@@ -79,6 +93,49 @@ def cost(
     cpu = cpu_seconds(engine.proc.pid) - cpu0
     engine.close()
     return 1000 * cpu / len(boards), 1000 * statistics.median(walls), int(statistics.median(nodes))
+
+
+def python_per_move(games: int = 40, plies: int = 80) -> tuple[float, float]:
+    """(today's, with the log-likelihood) Python µs per move of a board's
+    running score over ``games`` games of ``plies`` plies (scores a fixed
+    random walk, each position's three candidates spread below the best)."""
+    model = next(m for m in load_perceived_models() if m.scale == "fide")
+    calibration = load_calibrations()[0]
+    rng = random.Random(7)
+    walk = [0]
+    for _ in range(plies):
+        walk.append(max(-900, min(900, -walk[-1] + rng.randint(-60, 40))))
+    candidates = [
+        (("a", v), ("b", v - rng.randint(0, 80)), ("c", v - rng.randint(80, 200))) for v in walk
+    ]
+    played = [rng.choice("abc") for _ in range(plies)]
+
+    def run(with_features: bool) -> float:
+        t0 = time.perf_counter()
+        for _ in range(games):
+            board = BoardScoring(
+                calibration.rating, calibration.engine_histogram(), model, True, 2500.0, 2450.0
+            )
+            board.start(walk[0])
+            total, count = 0.0, 0
+            for k in range(1, plies + 1):
+                board.push(walk[k], True)
+                board.ratings()
+                if with_features:
+                    move = MoveRecord(k, walk[k - 1], -walk[k], candidates[k - 1], played[k - 1])
+                    total += move.log_likelihood(FEATURE_TEMPERATURE)
+                    count += 1
+        return (time.perf_counter() - t0) / (games * plies) * 1e6
+
+    run(True)  # warm-up
+    today = statistics.median(run(False) for _ in range(5))
+    new = statistics.median(run(True) for _ in range(5))
+    return today, new
+
+
+#: The softmax temperature of the log-likelihood (about what the fit finds on
+#: FIDE games at depth 10; the cost does not depend on it).
+FEATURE_TEMPERATURE = 120.0
 
 
 def main() -> None:
@@ -137,6 +194,25 @@ def main() -> None:
         f"\n(depth {args.deep} on the first {args.deep_positions} positions only: its ratio is "
         f"to depth {base_key[0]} MultiPV 1 on the same positions, {deep_base:.0f} ms)"
     )
+    today_py, new_py = python_per_move()
+    print(
+        "\nLive cost per move: today's against the candidate features, this run "
+        "(engine CPU from the table above; Python per move measured here)\n"
+    )
+    print("| per move | engine CPU ms | Python µs | total ms | ratio to today |")
+    print("|---|---:|---:|---:|---:|")
+    today_total = base + today_py / 1000
+    rows = [(f"today: depth {base_key[0]}, MultiPV 1", base, today_py)]
+    for depth in (10, base_key[0]):
+        if (depth, 3) in results:
+            rows.append(
+                (f"+ log-likelihood: depth {depth}, MultiPV 3", results[(depth, 3)][0], new_py)
+            )
+    for name, engine_ms, py_us in rows:
+        total = engine_ms + py_us / 1000
+        print(
+            f"| {name} | {engine_ms:.0f} | {py_us:.0f} | {total:.1f} | {total / today_total:.2f} |"
+        )
 
 
 if __name__ == "__main__":
