@@ -10,6 +10,11 @@
   ``app``, ``batch``, ``cli``, ``engine``, ``remote`` and ``publish``, and
   only the command line imports them;
 - nothing imports a private module (``_name``) of another package;
+- nothing reads another module's private names: no ``from x import _name``
+  from another module, and a private attribute (``obj._name``) is read only
+  on ``self`` / ``cls`` or on a parameter annotated with the enclosing class
+  (another instance of the same class); the standard library's documented
+  ``sys._current_frames`` and ``os._exit`` aside;
 - nothing under ``publish`` calls into ``app``, not even through a callback
   set on it: its classes declare no public callback slot to be filled in
   later (``self.x: Callable[...] | None = None``; what they need from the program
@@ -192,3 +197,122 @@ def test_the_checker_sees_callbacks_set_on_publish_objects(tmp_path: Path) -> No
 @pytest.mark.skipif(not ROOT.is_dir(), reason="no livegain package beside the tests")
 def test_nothing_sets_callbacks_on_publish_objects() -> None:
     assert callback_slots(ROOT) == []
+
+
+#: private names of the standard library that are its documented API
+STDLIB_PRIVATE = frozenset({"sys._current_frames", "os._exit"})
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_attributes(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, ``obj._name``) of each private attribute read on something not
+    known to be of the enclosing class (see :func:`private_reads`)."""
+    found: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST, own: frozenset[str]) -> None:
+        if isinstance(node, ast.ClassDef):
+            for child in node.body:
+                visit(child, frozenset({"self", "cls"}) | {node.name})
+            return
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            classes = {n for n in own if n not in ("self", "cls")} | {"Self", "cls"}
+            same = {
+                a.arg
+                for a in args
+                if a.annotation is not None and ast.unparse(a.annotation).strip("'\"") in classes
+            }
+            for sub in ast.walk(node):  # made here, or checked to be, of the class
+                if (
+                    isinstance(sub, ast.Assign)
+                    and len(sub.targets) == 1
+                    and isinstance(sub.targets[0], ast.Name)
+                    and isinstance(sub.value, ast.Call)
+                    and ast.unparse(sub.value.func) in classes
+                ):
+                    same.add(sub.targets[0].id)
+                if (
+                    isinstance(sub, ast.Call)
+                    and ast.unparse(sub.func) == "isinstance"
+                    and len(sub.args) == 2
+                    and isinstance(sub.args[0], ast.Name)
+                    and ast.unparse(sub.args[1]) in classes
+                ):
+                    same.add(sub.args[0].id)
+            own = own | same
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            receiver = ast.unparse(node.value)
+            if receiver not in own and f"{receiver}.{node.attr}" not in STDLIB_PRIVATE:
+                found.append((node.lineno, f"{receiver}.{node.attr}"))
+        for child in ast.iter_child_nodes(node):
+            visit(child, own)
+
+    visit(tree, frozenset())
+    return found
+
+
+def private_reads(root: Path) -> list[str]:
+    """Reads of another module's private names: ``from x import _name`` (a
+    private module is the previous rule's), and ``obj._name`` where ``obj`` is
+    not ``self``, ``cls``, nor, in a method, a parameter annotated with the
+    enclosing class, a name bound to a new instance of it, or a name checked
+    to be one (``isinstance``)."""
+    out: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        rel = str(path.relative_to(root.parent))
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                for alias in node.names:
+                    sub = root.parent.joinpath(*(node.module or "").split("."), alias.name)
+                    is_module = sub.with_suffix(".py").is_file() or (sub / "__init__.py").is_file()
+                    if _is_private(alias.name) and not is_module:
+                        out.append(f"{rel}:{node.lineno}: imports {node.module}.{alias.name}")
+
+        out.extend(f"{rel}:{line}: reads {what}" for line, what in private_attributes(tree))
+    return out
+
+
+def test_the_checker_sees_private_names_read_across_modules(tmp_path: Path) -> None:
+    pkg = tmp_path / "livegain"
+    for d in ("app", "core"):
+        (pkg / d).mkdir(parents=True)
+        (pkg / d / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core" / "hist.py").write_text(
+        "class H:\n"
+        "    def __init__(self) -> None:\n"
+        "        self._n = 0\n"
+        "    def add(self, other: H) -> int:\n"
+        "        return self._n + other._n\n"
+        "    def copy(self) -> H:\n"
+        "        new = H()\n"
+        "        new._n = self._n\n"
+        "        return new\n"
+        "    def __eq__(self, other: object) -> bool:\n"
+        "        return isinstance(other, H) and other._n == self._n\n"
+        "    def leak(self, other: object) -> int:\n"
+        "        return other._n\n"
+        "def _helper() -> int:\n"
+        "    return 1\n"
+    )
+    (pkg / "app" / "health.py").write_text(
+        "import sys\n"
+        "from livegain.core.hist import _helper\n"
+        "def report(service, h):\n"
+        "    sys._current_frames()\n"
+        "    return service._evaluator, h.add(h), _helper()\n"
+    )
+    found = private_reads(pkg)
+    assert len(found) == 3, found
+    assert any("core/hist.py:13" in v and "reads other._n" in v for v in found)
+    assert any("app/health.py:2" in v and "imports livegain.core.hist._helper" in v for v in found)
+    assert any("app/health.py:5" in v and "reads service._evaluator" in v for v in found)
+
+
+@pytest.mark.skipif(not ROOT.is_dir(), reason="no livegain package beside the tests")
+def test_no_module_reads_another_modules_private_names() -> None:
+    assert private_reads(ROOT) == []
