@@ -158,6 +158,8 @@ class Service:
         """Key moments (docs/maths.md): found in each board's updates, published."""
         self.loop_lag = LoopLag()
         """How late the event loop runs, and its stalls (``/healthz``)."""
+        self.metrics = ServiceMetrics(self._metrics_view)
+        """Prometheus ``/metrics``: read from the service when asked."""
         self.server = LiveServer(
             settings.server.host,
             settings.server.port,
@@ -169,7 +171,7 @@ class Service:
             compression=settings.server.compression,
             reuse_port=settings.server.reuse_port,
             owner=self,
-            metrics=lambda: self.metrics.render(),
+            metrics=self.metrics.render,
         )
         self.outputs = Outputs(self.server)
         """Where what viewers see goes: the server, and MQTT once enabled
@@ -184,11 +186,10 @@ class Service:
         )
         self._board_active: dict[str, float] = {}
         """Per board, when it last got a move or a new result (for board_expiry)."""
-        self.metrics = ServiceMetrics(self._metrics_view)
         self.feed_failing_after = FEED_FAILING_AFTER
         self.recent = RECENT
         self._feed_health: dict[str, FeedHealth] = {}
-        self.store_writes = StoreWrites(self.stats, lambda: self.store)
+        self.store_writes = StoreWrites(self.stats)
         """Writes to the store: failures counted and logged, refused snapshots retried."""
         self.engine_restarts = EngineRestarts()
         """When the engine last restarted a process (a recent restart is reported)."""
@@ -373,6 +374,7 @@ class Service:
         self.standings.follow(registry.boards)
         store = Store(Path(s.data_dir) / STORE_FILE) if s.persist else None
         self._runtime = Runtime(registry, store, self.evaluator, self.evaluator.engine_key)
+        self.store_writes.use(store)
         if store is not None:
             self._restore()
         self.scheduler.start(self._runtime, self._max_inflight)
@@ -414,6 +416,7 @@ class Service:
             with contextlib.suppress(Exception):
                 await self._own_remote.close()
         if self._runtime is not None and self._runtime.store is not None:
+            self.store_writes.use(None)
             self._runtime.store.close()
             # what /healthz reads of the runtime stays, not the store
             self._runtime = dataclasses.replace(self._runtime, store=None)

@@ -30,9 +30,10 @@ STORE_RETRY_EVERY = 2.0
 class StoreWrites:
     """The store's health as its writes show it (``store``: None without one)."""
 
-    def __init__(self, stats: ServiceStats, store: Callable[[], Store | None]) -> None:
+    def __init__(self, stats: ServiceStats, store: Store | None = None) -> None:
         self.stats = stats
-        self._store = store
+        self.store = store
+        """Where the writes go (None: nowhere; :meth:`use` sets it)."""
         self.error: str | None = None
         """The last error while writes fail (None: they succeed)."""
         self._logged: dict[str, list[float]] = {}
@@ -40,8 +41,12 @@ class StoreWrites:
         self.unsaved: dict[str, GameSnapshot] = {}
         """Boards whose latest snapshot could not be stored (written again later)."""
 
+    def use(self, store: Store | None) -> None:
+        """Write to ``store`` from now on (None: the store is closed)."""
+        self.store = store
+
     def save_snapshot(self, board_id: str, snap: GameSnapshot) -> None:
-        store = self._store()
+        store = self.store
         if store is None:
             return
         try:
@@ -55,7 +60,7 @@ class StoreWrites:
 
     def write(self, what: Callable[[Store], object], **where: Any) -> bool:
         """Do one write (``what(store)``); False, counted and logged, when it failed."""
-        store = self._store()
+        store = self.store
         if store is None:
             return False
         try:
@@ -72,7 +77,7 @@ class StoreWrites:
         self.stats.store_failures += 1
         first = self.error is None
         message = f"{type(exc).__name__}: {exc}"
-        store_ = self._store()
+        store_ = self.store
         store = str(store_.path) if store_ is not None else None
         why = unavailable_reason(store_.path, exc) if store_ is not None else None
         self.error = message if why is None or why in message else f"{why} ({message})"
@@ -111,7 +116,7 @@ class StoreWrites:
         """Write again the boards whose snapshot the store refused; runs until cancelled."""
         while True:
             await asyncio.sleep(STORE_RETRY_EVERY)
-            store = self._store()
+            store = self.store
             if store is None:
                 continue
             for bid, snap in list(self.unsaved.items()):

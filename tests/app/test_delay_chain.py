@@ -41,7 +41,7 @@ def delay_step(
     settings = settings_for(tmp_path, broadcast={"delay": delay})
     stats = ServiceStats()
     step = BroadcastDelay(
-        settings, outputs, StoreWrites(stats, lambda: store), stats, lambda s: None
+        settings, outputs, StoreWrites(stats, store), stats, lambda s: None
     )
     step.start([], store, now)
     return step

@@ -58,7 +58,7 @@ def scheduler(t: BoardRegistry, engine: Recorder, inflight: int) -> Scheduler:
     def record(bid: str, evals: Sequence[tuple[EvalRequest, Evaluation]]) -> None:
         t.record_evals(bid, [(req.ply, req.fen, ev) for req, ev in evals])
 
-    s = Scheduler(stats, StoreWrites(stats, lambda: None), record)
+    s = Scheduler(stats, StoreWrites(stats), record)
     s.start(Runtime(registry=t, store=None, evaluator=engine, engine_key="test"), inflight)
     return s
 
