@@ -145,8 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.argv = words  # the command as typed, for provenance records
         code = args.func(args)
     except LivegainError as exc:  # what livegain refuses or cannot do: one line
-        message = " ".join(str(exc).split())
-        print(f"livegain {command}: error: {message}", file=sys.stderr)
+        from livegain.cli.errors import error_line  # not before it is needed (--help)
+
+        print(f"livegain {command}: error: {error_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return _interrupted(command or "", runs_until_stopped(words))

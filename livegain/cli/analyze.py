@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from livegain.cli.errors import CliError
 from livegain.cli.options import add_engine_options, finite_float
 from livegain.core.elo import PAPER_ENGINE_RATING
+from livegain.core.errors import LivegainError
 
 # Chess, the PGN reader and the engine pool are imported once the engine
 # processes have been launched (their start-up then overlaps the imports).
@@ -272,6 +273,9 @@ def engine_games(
     except Exception as exc:  # engine start/search failures: one line, no traceback
         name = type(exc).__name__
         if "Engine" in name or isinstance(exc, OSError | TimeoutError | ValueError):
+            if isinstance(exc, LivegainError):  # livegain's own: said about the engine
+                exc.add_note("engine")
+                raise
             raise CliError(f"engine: {exc}") from exc
         raise
 
@@ -410,6 +414,8 @@ def _run(args: argparse.Namespace) -> int:
             rest = iter(stream)
             try:  # the first game (read now, kept for the analysis) names the source
                 first = next(rest, None)
+            except LivegainError:
+                raise
             except ValueError as exc:
                 raise CliError(str(exc)) from exc
             headers: Mapping[str, str] = {} if first is None else first.headers
@@ -465,7 +471,9 @@ def _run(args: argparse.Namespace) -> int:
                 stream.check()
                 skipped, truncated = stream.skipped, stream.truncated
             output.close()
-        except ValueError as exc:  # PgnError included
+        except LivegainError:  # PgnError among them: as it is
+            raise
+        except ValueError as exc:
             raise CliError(str(exc)) from exc
     finally:
         if stream is not None:

@@ -32,7 +32,7 @@ from livegain.batch.engine_calibration import (
     round_or_none,
 )
 from livegain.batch.pgnio import read_pgn_games
-from livegain.cli.errors import CliError
+from livegain.cli.errors import CliError, about
 from livegain.cli.options import add_engine_options, existing_file
 from livegain.cli.output import console, print_json, table
 from livegain.engine.cache import CacheError
@@ -40,7 +40,7 @@ from livegain.engine.errors import EngineError
 from livegain.engine.launch import DEFAULT_ENGINE
 from livegain.engine.search import SearchLimit
 from livegain.models.engine import EngineCalibration, config_path, store_calibration
-from livegain.models.files import CalibrationError, today
+from livegain.models.files import today
 
 
 def register(sub: Any) -> None:
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if not games:
         raise CliError(f"{args.pgn}: no games")
     limit = SearchLimit.of(args.depth, args.nodes)
-    try:
+    with about(args.pgn, NoRatedPlayerError), about("engine", (EngineError, CacheError)):
         result = asyncio.run(
             calibrate(
                 games,
@@ -105,10 +105,6 @@ def run(args: argparse.Namespace) -> int:
                 progress=sys.stderr.isatty(),
             )
         )
-    except (EngineError, CacheError) as exc:
-        raise CliError(f"engine: {exc}") from exc
-    except NoRatedPlayerError as exc:
-        raise CliError(f"{args.pgn}: {exc}") from exc
     command = "livegain calibrate " + " ".join(shlex.quote(a) for a in sys.argv[2:])
     if args.write_config is not None:
         target = Path(args.write_config) if args.write_config else config_path()
@@ -131,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
             entry = replace(entry, rating_measured=round(result.strength_measured.rating, 1))
         try:
             written = store_calibration(entry, target)
-        except (OSError, CalibrationError) as exc:
+        except OSError as exc:
             raise CliError(f"{target}: cannot write calibration ({exc})") from exc
         print(f"calibration written to {written}", file=sys.stderr)
     if args.json:

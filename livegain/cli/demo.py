@@ -40,7 +40,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from livegain.cli.errors import CliError
+from livegain.cli.errors import CliError, about
 from livegain.cli.options import finite_float
 from livegain.cli.output import print_json
 from livegain.cli.running import stopped
@@ -165,10 +165,8 @@ def run_batch(args: argparse.Namespace) -> int:
     from livegain.core.rating import PAPER_ENGINE_RATING
     from livegain.models.perceived import pick_perceived_model
 
-    try:
+    with about("shipped game unreadable", PgnError):
         games, _ = annotated_games_from_pgn(read_pgn_games(game_of_the_century_path()))
-    except PgnError as exc:
-        raise CliError(f"shipped game unreadable: {exc}") from exc
     model, why = pick_perceived_model("pgn")  # None: Algorithm 4 alone
     report = analyze(games, PAPER_ENGINE_RATING, model=model)
     if args.json:
@@ -295,10 +293,8 @@ async def follow(relay: EventRelay, interval: float = 2.0) -> tuple[Resolved, di
     polled every ``interval`` seconds."""
     from livegain.feeds.resolve import Endpoints, ResolveError, resolve
 
-    try:
+    with about("the demo's relay", ResolveError):
         found = await resolve(relay.tournament_url, Endpoints(lichess=relay.base_url))
-    except ResolveError as exc:
-        raise CliError(f"the demo's relay: {exc}") from None
     return found, found.feed.model_copy(update={"interval": interval}).model_dump()
 
 

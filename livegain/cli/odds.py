@@ -25,7 +25,7 @@ import argparse
 import math
 from typing import TYPE_CHECKING, Any
 
-from livegain.cli.errors import CliError
+from livegain.cli.errors import CliError, about
 from livegain.cli.options import count, finite_float
 from livegain.cli.output import console, print_json, show
 from livegain.core.odds import GameOdds, game_probabilities, match_odds, match_odds_games
@@ -142,10 +142,8 @@ def _prior(args: argparse.Namespace) -> RatingsPrior:
     from livegain.models.files import CalibrationError
     from livegain.models.wdl import load_wdl_file, wdl_path
 
-    try:
+    with about("no human W/D/L model", CalibrationError):
         priors, _models = load_wdl_file()
-    except CalibrationError as exc:
-        raise CliError(f"no human W/D/L model ({exc})") from exc
     prior = next((p for p in priors if p.kind == args.kind), None)
     if prior is None:
         raise CliError(f"no human W/D/L prior for {args.kind} in {wdl_path()}")

@@ -26,7 +26,7 @@ from typing import Any
 import chess.pgn
 from rich.markup import escape
 
-from livegain.cli.errors import CliError
+from livegain.cli.errors import CliError, about
 from livegain.cli.options import existing_file, finite_float
 from livegain.cli.output import console, print_json, show
 from livegain.core.ranking import PairResult, RankingError, RankingFit, fit_ranking, tally_results
@@ -192,10 +192,8 @@ def run(args: argparse.Namespace) -> int:
         results, skipped = read_results_pgn(path)
     else:
         results = read_results_csv(path)
-    try:
+    with about(str(path), RankingError):
         fit = fit_ranking(results, alpha=args.fix_alpha)
-    except RankingError as exc:
-        raise CliError(f"{path}: {exc}") from None
     if args.json:
         data = _fit_json(fit, str(path), skipped)
         data["alpha_fixed"] = args.fix_alpha is not None

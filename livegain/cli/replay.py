@@ -7,7 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
-from livegain.cli.errors import CliError
+from livegain.cli.errors import CliError, about
 from livegain.cli.options import existing_file, finite_float
 from livegain.relay.replay import DEFAULT_SECONDS_PER_MOVE, MODES, Replay, ReplayError
 
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--seconds-per-move must be > 0")
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port must be 0-65535 (0: a free one), got {args.port}")
-    try:
+    with about(str(args.file), ReplayError):
         replay = Replay.from_file(
             path,
             speed=args.speed,
@@ -74,8 +74,6 @@ def run(args: argparse.Namespace) -> int:
             tournament_id=args.tournament_id,
             loop=args.loop,
         )
-    except ReplayError as exc:
-        raise CliError(f"{args.file}: {exc}") from None
     exit_when_done = args.exit_when_done or (args.mode == "mqtt" and not args.loop)
     asyncio.run(_serve(replay, exit_when_done))
     return 0

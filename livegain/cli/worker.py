@@ -6,7 +6,7 @@ import argparse
 import contextlib
 from typing import Any
 
-from livegain.cli.errors import CliError
+from livegain.cli.errors import CliError, about
 from livegain.cli.options import processes
 from livegain.cli.running import cancel_on_signals, stopped
 
@@ -110,8 +110,6 @@ def run(args: argparse.Namespace) -> int:
             await worker.run()
         return bool(signalled)
 
-    try:
+    with about("engine", EngineStartError):
         signalled = asyncio.run(main())
-    except EngineStartError as exc:
-        raise CliError(f"engine: {exc}") from None
     return stopped("worker") if signalled else 0

@@ -199,3 +199,12 @@ def test_pgn_without_games(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "no PGN games found" in run_error(capsys, "rank", str(path))
     path.write_text('[White "A"]\n[Black "B"]\n[Result "*"]\n\n*\n', encoding="utf-8")
     assert "no finished games" in run_error(capsys, "rank", str(path))
+
+
+def test_a_fit_refused_is_said_about_its_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_csv(tmp_path / "r.csv", [("A", "B", 3, 0, 0)])
+    line = run_error(capsys, "rank", str(path))
+    assert line.startswith(f"livegain rank: error: {path}: ")
+    assert line.count(str(path)) == 1
