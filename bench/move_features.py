@@ -306,7 +306,7 @@ _MODEL: dict[str, Any] = {}
 def load_player_games(args: argparse.Namespace) -> list[PlayerGame]:
     cache = MultiPvCache(args.cache, "")
     done = cache.done_games()
-    games = [g for g in held_out_games(Path(args.pgn)) if game_id(g) in done]
+    games = [g for g in held_out_games(Path(args.pgn))[: args.games] if game_id(g) in done]
     out: list[PlayerGame] = []
     for g in games:
         sides = side_records(g, cache)
@@ -510,17 +510,37 @@ def run_ablate(args: argparse.Namespace) -> None:
     print(
         "\nLearning curve (test part fixed per split; its first N training games in sample order):"
     )
-    print("\n| training games | (b) Spearman | (b) MAE ratio | (d) Spearman | (d) MAE ratio |")
-    print("|---:|---:|---:|---:|---:|")
-    sizes = [n for n in (25, 50, 100, 200, 400, 800) if n < train_games] + [train_games]
+    curve_sets = (base, "(d) all", "(f) perceived + all")
+    print(
+        "\n| training games | "
+        + " | ".join(f"{c[:3]} Spearman | {c[:3]} MAE ratio" for c in curve_sets)
+        + " |"
+    )
+    print("|---:|" + "---:|---:|" * len(curve_sets))
+    sizes = [n for n in (25, 50, 100, 200, 400, 800, 1600) if n < train_games] + [train_games]
+    curve: dict[str, list[tuple[int, float, float]]] = {c: [] for c in curve_sets}
     for n in sizes:
         runs = [evaluate_split(rows, seed, n) for seed in range(args.splits)]
-        b = np.array([r[base] for r in runs])
-        d = np.array([r["(d) all"] for r in runs])
-        print(
-            f"| {n} | {b[:, 0].mean():.3f} | {b[:, 1].mean():.3f} "
-            f"| {d[:, 0].mean():.3f} | {d[:, 1].mean():.3f} |"
-        )
+        cells = []
+        for c in curve_sets:
+            v = np.array([r[c] for r in runs])
+            curve[c].append((n, float(v[:, 0].mean()), float(v[:, 1].mean())))
+            cells.append(f"{v[:, 0].mean():.3f} | {v[:, 1].mean():.3f}")
+        print(f"| {n} | " + " | ".join(cells) + " |")
+    print(
+        "\nExtrapolated (least squares of y = y_inf + k / sqrt(N) over the curve's points"
+        " from 50 training games on): what these features, read by this regression, would"
+        " reach with unlimited training games:"
+    )
+    for c in curve_sets:
+        points = [(n, rho, ratio) for n, rho, ratio in curve[c] if n >= 50]
+        if len(points) < 3:
+            print(f"  {c}: too few points")
+            continue
+        x = np.array([[1.0, 1.0 / np.sqrt(n)] for n, _, _ in points])
+        rho_inf = float(np.linalg.lstsq(x, np.array([p[1] for p in points]), rcond=None)[0][0])
+        ratio_inf = float(np.linalg.lstsq(x, np.array([p[2] for p in points]), rcond=None)[0][0])
+        print(f"  {c}: Spearman {rho_inf:.3f}, MAE ratio {ratio_inf:.3f}")
     print(f"\n({time.perf_counter() - t0:.0f} s)")
 
 
@@ -539,6 +559,13 @@ def main() -> None:
     ab.add_argument("--pgn", default=str(DATA))
     ab.add_argument("--cache", default="/tmp/lg-fide-mpv3-d10.sqlite")
     ab.add_argument("--splits", type=int, default=20)
+    ab.add_argument(
+        "--games",
+        type=int,
+        default=None,
+        help="only the first N held-out games in sample order (those the cache holds whole): "
+        "two caches read over the same games",
+    )
     args = ap.parse_args()
     if not Path(args.pgn).exists():
         print(f"skipped: {args.pgn} is absent")
