@@ -47,16 +47,7 @@ import structlog
 from livegain.mqtt.address import BrokerAddress
 from livegain.mqtt.client import connect, instance_name, payload_bytes, unique_client_id
 from livegain.mqtt.reconnect import keep_connected
-from livegain.publish.replica import (
-    Action,
-    Moment,
-    Publish,
-    Remove,
-    Replica,
-    Resync,
-    SetBoard,
-    Standings,
-)
+from livegain.publish.replica import Action, Replica, Resync
 from livegain.publish.server import LiveServer
 
 log = structlog.get_logger("livegain.publish.gateway")
@@ -205,22 +196,13 @@ class Gateway:
         self.synced.set()
 
     def _act(self, actions: list[Action]) -> None:
-        server = self.server
+        """The replica's publications to the server, as the service's go to its
+        own (:meth:`LiveServer.deliver`); a resync to the ticker."""
         for action in actions:
             if isinstance(action, Resync):
                 self._wake.set()
-            elif not self.live:
-                continue  # the replica keeps it; the server gets every board when it starts
-            elif isinstance(action, Publish):
-                server.publish_raw(action.board_id, action.data, action.state, action.result)
-            elif isinstance(action, SetBoard):
-                server.set_board(action.state)
-            elif isinstance(action, Remove):
-                server.remove_board(action.board_id)
-            elif isinstance(action, Standings):
-                server.publish_standings(action.event, action.data)
-            elif isinstance(action, Moment):
-                server.publish_moment(action.board_id, action.data)
+            elif self.live:  # else the replica keeps it: the server gets every board at start
+                self.server.deliver(action)
 
     async def _ticker(self, client: aiomqtt.Client) -> None:
         """Close the resync phase on time; ask boards behind a gap for their

@@ -18,7 +18,9 @@ touches only the code that builds it and the consumers that read it.
 
 The gateway's replica (:mod:`livegain.publish.replica`) reads the same
 messages back from the MQTT topics (:mod:`livegain.mqtt.topics`), each kind
-on its own topic."""
+on its own topic, into publications of the same kinds, which the gateway's
+server takes as the service's does (:meth:`LiveServer.deliver
+<livegain.publish.server.LiveServer.deliver>`)."""
 
 from __future__ import annotations
 

@@ -5,26 +5,31 @@ viewers from what the service publishes on the broker
 (:mod:`livegain.publish.mqtt`): the retained ``{prefix}/{id}/state`` (the
 board's ``snapshot`` message), ``{prefix}/{id}/update`` (each ``update``
 message, with the board's ``seq``), the retained ``{prefix}/boards`` and
-``{prefix}/status``. :class:`Replica` turns those messages into what the
-gateway's own WebSocket server must do, as a list of actions:
+``{prefix}/status``. :class:`Replica` turns those messages back into the
+service's own publications (:class:`~livegain.publish.publication.Publication`,
+the kinds the service's outputs take), which the gateway's WebSocket server
+takes as the service's does, and the one thing only a replica asks for:
 
-- :class:`SetBoard`: a board is new, or its state is not the one its updates
-  led to (a reset, a resync): its subscribers get a snapshot;
-- :class:`Publish`: the next update of a board, in ``seq`` order, with the
-  bytes the service sent (its viewers get these very bytes) and the board
-  after it;
-- :class:`Remove`: the board's retained state was cleared (an empty
-  payload): it leaves the board list;
-- :class:`Resync`: a gap in a board's ``seq``: fetch its retained state again
-  (the adapter subscribes to ``topic`` once more, which makes the broker send
-  the retained message again);
-- :class:`Standings`: an event's retained ``standings`` message;
-- :class:`Moment`: a key moment not seen yet, from the retained
+- a ``BOARD`` publication, whole: a board is new, or its state is not the one
+  its updates led to (a reset, a resync): its subscribers get a snapshot;
+- a ``BOARD`` publication of one update: the next update of a board, in
+  ``seq`` order, with the bytes the service sent (its viewers get these very
+  bytes) and the board after it;
+- a ``REMOVAL``: the board's retained state was cleared (an empty payload):
+  it leaves the board list;
+- a ``STANDINGS``: an event's retained ``standings`` message;
+- a ``MOMENT``: a key moment not seen yet, from the retained
   ``{prefix}/moments`` (the service's latest moments,
   :mod:`livegain.publish.moments`): at start the moments that happened
   before, then each new one (the service publishes the list again after
   each); the replica keeps them too (:attr:`Replica.moments`), for the
-  server it hands its boards to when it starts.
+  server it hands its boards to when it starts;
+- :class:`Resync`: a gap in a board's ``seq``: fetch its retained state again
+  (the adapter subscribes to ``topic`` once more, which makes the broker send
+  the retained message again).
+
+The publications carry ``at`` 0 and no delay: what the service put on the
+broker is what its viewers may see now (its broadcast delay is behind it).
 
 Rules, per board:
 
@@ -37,7 +42,7 @@ Rules, per board:
 - a state equal to the board as the replica has it changes nothing (the
   normal case: the service publishes the state after its updates); a state
   at or beyond the replica's ``seq`` that differs replaces it
-  (:class:`SetBoard`), and the updates kept aside that follow it are applied;
+  (a whole ``BOARD``), and the updates kept aside that follow it are applied;
   an older state (a retained one that had not caught up yet) is ignored,
   except just after :meth:`Replica.begin_resync` or a restart of the service
   (``status`` went ``offline``, then ``online``), when the next state of each
@@ -64,35 +69,11 @@ from pydantic import ValidationError
 
 from livegain.feeds.json_bounds import loads_bounded
 from livegain.mqtt.topics import OutputTopics, topic_safe
+from livegain.publish.entry import BoardEntry
 from livegain.publish.fold import apply_update
 from livegain.publish.moments import RecentMoments, payload_lines
-from livegain.publish.schema import BoardState, Snapshot, Update
-from livegain.publish.schema import Moment as MomentMessage
-
-
-@dataclass(frozen=True, slots=True)
-class SetBoard:
-    """Add or replace the board: its subscribers get a snapshot of ``state``."""
-
-    state: BoardState
-
-
-@dataclass(frozen=True, slots=True)
-class Publish:
-    """Send ``data`` (the service's ``update`` message, byte for byte) to the
-    board's subscribers; ``state`` is the board after it."""
-
-    board_id: str
-    data: bytes
-    state: BoardState
-    result: str
-
-
-@dataclass(frozen=True, slots=True)
-class Remove:
-    """The board is gone from the service."""
-
-    board_id: str
+from livegain.publish.publication import Publication
+from livegain.publish.schema import BoardState, Moment, Snapshot, Update
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,24 +84,7 @@ class Resync:
     topic: str
 
 
-@dataclass(frozen=True, slots=True)
-class Standings:
-    """An event's ``standings`` message (``{prefix}/standings/{event}``, retained),
-    byte for byte: kept for ``/api/standings`` and sent to its subscribers."""
-
-    event: str
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Moment:
-    """A key moment (the service's ``moment`` message, byte for byte) not seen yet."""
-
-    board_id: str
-    data: bytes
-
-
-Action = SetBoard | Publish | Remove | Resync | Standings | Moment
+Action = Publication | Resync
 
 #: Largest message taken from the broker, bytes (a board's whole state with a
 #: thousand plies is well under 1 MiB); a larger one is junk.
@@ -264,7 +228,7 @@ class Replica:
             del self._boards[segment]
             if board.state is not None:
                 self.stats.removed += 1
-                actions.append(Remove(board.board_id))
+                actions.append(Publication.removal(board.board_id, at=0.0))
         return actions
 
     # --------------------------------------------------------------- feed
@@ -305,19 +269,19 @@ class Replica:
         if not isinstance(event, str):
             self.stats.junk += 1
             return []
-        return [Standings(event, payload)]
+        return [Publication.standings(event, payload, at=0.0)]
 
     def _moments(self, payload: bytes) -> list[Action]:
         """The service's latest moments: those not seen yet, in order."""
         actions: list[Action] = []
         for line in payload_lines(payload):
             try:
-                board_id = MomentMessage.model_validate_json(line).board_id
+                board_id = Moment.model_validate_json(line).board_id
             except ValidationError:
                 self.stats.junk += 1
                 continue
             if self.moments.add(board_id, line):
-                actions.append(Moment(board_id, line))
+                actions.append(Publication.moment(board_id, line, at=0.0))
         return actions
 
     def _status(self, payload: bytes) -> None:
@@ -350,7 +314,7 @@ class Replica:
             if board.state is None:
                 return []
             self.stats.removed += 1
-            return [Remove(board.board_id)]
+            return [Publication.removal(board.board_id, at=0.0)]
         if board is not None and board.state is not None and payload == board.snapshot_bytes():
             board.confirmed = True
             board.accept_any = False
@@ -375,7 +339,9 @@ class Replica:
         board.state = state
         board.snapshot = payload
         self.stats.states += 1
-        actions: list[Action] = [SetBoard(state)]
+        actions: list[Action] = [
+            Publication.board_change(state.board_id, BoardEntry(state), whole=True, at=0.0)
+        ]
         self._drain(board, actions)
         if not board.pending:
             board.resyncing = False
@@ -431,7 +397,11 @@ class Replica:
         board.state = state
         board.snapshot = None
         self.stats.updates += 1
-        out.append(Publish(board.board_id, payload, state, update.result))
+        out.append(
+            Publication.board_change(
+                board.board_id, BoardEntry(state), (update,), encoded=(payload,), at=0.0
+            )
+        )
         return True
 
     def _drain(self, board: _Board, out: list[Action]) -> None:

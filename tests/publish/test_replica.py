@@ -21,7 +21,8 @@ from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.mqtt.topics import topic_safe
 from livegain.publish import convert, schema
 from livegain.publish.moments import RecentMoments
-from livegain.publish.replica import Moment, Publish, Remove, Replica, Resync, SetBoard
+from livegain.publish.publication import Kind, Publication
+from livegain.publish.replica import Action, Replica, Resync
 
 from .helpers import moment_bytes, toy_model
 
@@ -159,8 +160,31 @@ def seq_of(update: bytes) -> int:
     return int(json.loads(update)["seq"])
 
 
-def published(actions: list[object]) -> list[bytes]:
-    return [a.data for a in actions if isinstance(a, Publish)]
+def published(actions: list[Action]) -> list[bytes]:
+    """The bytes of each board update published, in order."""
+    return [
+        data
+        for a in actions
+        if isinstance(a, Publication) and a.kind is Kind.BOARD and not a.whole
+        for data in a.encoded
+    ]
+
+
+def snapshot_of(action: Action) -> schema.BoardState:
+    """The state of a board publication sent whole (its subscribers get a
+    snapshot); fails on anything else."""
+    assert isinstance(action, Publication) and action.kind is Kind.BOARD and action.whole, action
+    return action.entry.state
+
+
+def plain(actions: list[Action]) -> list[tuple[str, str, bytes]]:
+    """Publications that carry a message (a removal, standings, a moment) as
+    (kind, key, message)."""
+    out = []
+    for a in actions:
+        assert isinstance(a, Publication) and a.kind is not Kind.BOARD, a
+        out.append((a.kind.value, a.key, a.data))
+    return out
 
 
 def final_snapshot(replica: Replica, board_id: str) -> bytes:
@@ -174,15 +198,15 @@ def test_in_order_messages_give_what_the_services_viewers_get(whole: Stream) -> 
     changes nothing; a reset goes out as the same snapshot message."""
     replica = Replica(PREFIX)
     first = replica.feed(whole.state_topic, whole.first)
-    assert first == [SetBoard(schema.Snapshot.model_validate_json(whole.first).state)]
+    assert len(first) == 1
+    assert snapshot_of(first[0]) == schema.Snapshot.model_validate_json(whole.first).state
     sent: list[bytes] = []  # what the gateway's viewers get
     for kind, data in whole.messages:
         for action in replica.feed(whole.topic(kind), data):
-            if isinstance(action, Publish):
-                sent.append(action.data)
+            if published([action]):
+                sent.extend(published([action]))
             else:
-                assert isinstance(action, SetBoard)
-                sent.append(snapshot_bytes(action.state))
+                sent.append(snapshot_bytes(snapshot_of(action)))
     viewers = [data for kind, data in whole.messages if kind in ("update", "reset")]
     assert sent == viewers
     # The board after the updates is the service's, serialised the same.
@@ -222,7 +246,7 @@ def test_a_gap_asks_for_the_retained_state_and_rolls_forward(stream: Stream) -> 
     # The retained state (at seq of ups[k]) comes back: the board is replaced,
     # then the updates kept aside follow, in order.
     resync = replica.feed(stream.state_topic, stream.states[seq_of(ups[k])])
-    assert isinstance(resync[0], SetBoard) and resync[0].state.seq == seq_of(ups[k])
+    assert snapshot_of(resync[0]).seq == seq_of(ups[k])
     assert published(resync[1:]) == ups[k + 1 : k + 4]
     for data in ups[k + 4 :]:
         replica.feed(stream.update_topic, data)
@@ -260,11 +284,11 @@ def test_a_state_behind_the_updates_kept_aside_is_rolled_forward(stream: Stream)
     for data in ups[i2 + 1 : i2 + 3]:  # and s2+2, s2+3: another gap beyond
         replica.feed(stream.update_topic, data)
     out = replica.feed(stream.state_topic, stream.states[s1])
-    assert isinstance(out[0], SetBoard) and out[0].state.seq == s1
+    assert snapshot_of(out[0]).seq == s1
     assert published(out[1:]) == ups[i1 : i1 + 2]
     assert replica.awaiting(), "still a gap: s1+3 .. s2+1 missing"
     out = replica.feed(stream.state_topic, stream.states[s2])
-    assert isinstance(out[0], SetBoard) and out[0].state.seq == s2
+    assert snapshot_of(out[0]).seq == s2
     # s2+1 is still missing: s2+2 and s2+3 wait
     assert published(out[1:]) == []
     out = replica.feed(stream.update_topic, ups[i2])
@@ -283,7 +307,7 @@ def test_updates_before_the_first_state_wait_for_it(stream: Stream) -> None:
     assert replica.feed(stream.update_topic, ups[i + 2]) == []
     assert replica.board_ids() == []  # not a board yet: no state
     out = replica.feed(stream.state_topic, stream.states[s])
-    assert isinstance(out[0], SetBoard)
+    snapshot_of(out[0])
     assert published(out[1:]) == ups[i + 1 : i + 3]
     assert replica.board_ids() == [stream.board_id]
 
@@ -300,7 +324,7 @@ def test_an_older_retained_state_is_ignored_unless_resyncing(stream: Stream) -> 
     # After a reconnect, the retained state is the truth, whatever its seq.
     replica.begin_resync()
     out = replica.feed(stream.state_topic, old)
-    assert out == [SetBoard(schema.Snapshot.model_validate_json(old).state)]
+    assert [snapshot_of(a) for a in out] == [schema.Snapshot.model_validate_json(old).state]
     assert final_snapshot(replica, stream.board_id) == old
     assert replica.end_resync() == []
 
@@ -314,7 +338,7 @@ def test_a_service_restart_lets_older_states_in(stream: Stream) -> None:
     replica.feed(f"{PREFIX}/status", b"online")
     assert replica.stats.restarts == 1
     out = replica.feed(stream.state_topic, stream.first)
-    assert [type(a) for a in out] == [SetBoard]
+    assert len(out) == 1 and snapshot_of(out[0]) is not None
     assert final_snapshot(replica, stream.board_id) == stream.first
 
 
@@ -326,7 +350,7 @@ def test_a_reset_with_the_same_seq_is_a_new_snapshot(stream: Stream) -> None:
     state = schema.Snapshot.model_validate_json(stream.first).state
     changed = state.model_copy(update={"white": schema.Player(name="Someone, Else")})
     out = replica.feed(stream.state_topic, snapshot_bytes(changed))
-    assert out == [SetBoard(changed)]
+    assert [snapshot_of(a) for a in out] == [changed]
     # and the same state again is nothing new
     assert replica.feed(stream.state_topic, snapshot_bytes(changed)) == []
 
@@ -334,7 +358,7 @@ def test_a_reset_with_the_same_seq_is_a_new_snapshot(stream: Stream) -> None:
 def test_an_empty_retained_state_removes_the_board(stream: Stream) -> None:
     replica = Replica(PREFIX)
     replica.feed(stream.state_topic, stream.first)
-    assert replica.feed(stream.state_topic, b"") == [Remove(stream.board_id)]
+    assert plain(replica.feed(stream.state_topic, b"")) == [("removal", stream.board_id, b"")]
     assert replica.board_ids() == []
     assert replica.feed(stream.state_topic, b"") == []  # unknown: nothing to do
 
@@ -347,7 +371,7 @@ def test_boards_gone_while_away_are_removed_after_the_resync() -> None:
     replica.begin_resync()
     # only a's retained state comes back (b was removed while we were away)
     assert replica.feed(a.state_topic, a.first) == []
-    assert replica.end_resync() == [Remove(b.board_id)]
+    assert plain(replica.end_resync()) == [("removal", b.board_id, b"")]
     assert replica.board_ids() == [a.board_id]
     assert replica.end_resync() == []
 
@@ -412,13 +436,11 @@ def stream_state_at(stream: Stream, seq: int) -> schema.BoardState:
 def test_an_events_standings_are_forwarded_byte_for_byte() -> None:
     """The service's retained ``standings`` message becomes the gateway's, so
     its widget and ``/api/standings`` show the same table; junk is counted."""
-    from livegain.publish.replica import Standings
-
     r = Replica("livegain/out")
     data = json.dumps({"type": "standings", "event": "Tata Steel / Masters", "rows": []}).encode()
     topic = f"livegain/out/standings/{topic_safe('Tata Steel / Masters')}"
     assert r.topics.standings_filter == "livegain/out/standings/+"
-    assert r.feed(topic, data) == [Standings("Tata Steel / Masters", data)]
+    assert plain(r.feed(topic, data)) == [("standings", "Tata Steel / Masters", data)]
     assert r.feed(topic, b"") == []  # cleared retained message
     junk = r.stats.junk
     assert r.feed(topic, b"{not json") == []
@@ -434,10 +456,13 @@ def test_the_services_latest_moments_each_once_in_order() -> None:
     recent.add("b1", moment_bytes("b1", 5))
     recent.add("b2", moment_bytes("b2", 9))
     first = r.feed("p/moments", recent.payload())
-    assert first == [Moment("b1", moment_bytes("b1", 5)), Moment("b2", moment_bytes("b2", 9))]
+    assert plain(first) == [
+        ("moment", "b1", moment_bytes("b1", 5)),
+        ("moment", "b2", moment_bytes("b2", 9)),
+    ]
     recent.add("b1", moment_bytes("b1", 30, "game-end"))
     again = r.feed("p/moments", recent.payload() + b"\nnot json")
-    assert again == [Moment("b1", moment_bytes("b1", 30, "game-end"))]
+    assert plain(again) == [("moment", "b1", moment_bytes("b1", 30, "game-end"))]
     assert r.stats.junk == 1
     assert r.feed("p/moments", recent.payload()) == []  # a reconnect's retained copy
     assert [b for b, _ in r.moments.items()] == ["b1", "b2", "b1"]
