@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from itertools import pairwise
 
-from livegain.app.standings import LiveStandings
+from livegain.app.live_standings import LiveStandings
 from livegain.cli.demo import data_path, demo_points_before
 from livegain.core.board.registry import BoardRegistry
 from livegain.core.evaluation import Evaluation

@@ -70,7 +70,7 @@ from livegain.feeds.resolve import HttpLookup, LookupFailed
 from livegain.models.files import CalibrationError, read_toml
 from livegain.publish.actions import Close, Send
 from livegain.publish.hub import Hub
-from livegain.publish.producer import standings_of
+from livegain.publish.producer_view import standings_of
 from livegain.publish.replica import Replica
 from livegain.relay.http import MiniHttpServer, Reply
 from livegain.remote.protocol import ProtocolError, decode

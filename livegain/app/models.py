@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import structlog
 
-from livegain.app.standings import event_key
+from livegain.app.live_standings import event_key
 from livegain.config import FeedModels, Settings
 from livegain.core.board.updates import BoardModels
 from livegain.core.human_wdl import (

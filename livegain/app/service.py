@@ -44,10 +44,11 @@ from typing import Any
 
 import structlog
 
-from livegain.app.delay import BroadcastDelay
+from livegain.app.broadcast_delay import BroadcastDelay
 from livegain.app.evaluator import Evaluator, LimitedEngine, NamedEngine, ParallelEngine
 from livegain.app.feed_health import FeedHealth
 from livegain.app.health import EngineRestarts, board_status, health_report, metrics_view
+from livegain.app.live_standings import LiveStandings
 from livegain.app.loop_lag import LoopLag
 from livegain.app.match import MatchTracker
 from livegain.app.metrics import MetricsView, ServiceMetrics
@@ -59,7 +60,6 @@ from livegain.app.outputs import Outputs
 from livegain.app.runtime import Runtime
 from livegain.app.scheduler import Scheduler
 from livegain.app.shown import ShownRecord, load_shown
-from livegain.app.standings import LiveStandings
 from livegain.app.stats import ServiceStats
 from livegain.app.store import Store
 from livegain.app.store_writes import StoreWrites
@@ -80,7 +80,7 @@ from livegain.engine.pool import EnginePool
 from livegain.engine.search import SearchLimit
 from livegain.feeds.base import Feed, RestorableFeed, make_feed
 from livegain.publish import convert, schema
-from livegain.publish.delay import DelayLine
+from livegain.publish.delay_line import DelayLine
 from livegain.publish.entry import BoardEntry
 from livegain.publish.limits import server_limits
 from livegain.publish.mqtt import MqttPublisher

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from livegain.app.standings import version_of
+from livegain.app.live_standings import version_of
 from livegain.app.store import Store
 from livegain.app.store_writes import StoreWrites
 from livegain.feeds.json_bounds import loads_bounded
-from livegain.publish.moments import KEPT
+from livegain.publish.recent_moments import KEPT
 
 log = structlog.get_logger("livegain.shown")
 

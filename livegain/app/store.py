@@ -17,7 +17,7 @@ saw. Gains, histograms and perceived-rating traces are recomputed exactly from
 those evaluations (the core is deterministic), so every trace is intact.
 
 With a broadcast delay (docs/service.md, "Broadcast delay") two more tables
-keep the :class:`~livegain.publish.delay.DelayLine`, so that a restart
+keep the :class:`~livegain.publish.delay_line.DelayLine`, so that a restart
 releases nothing early: ``delay_held``, every item held (a board state, an
 update, a removal, another message: its number, board, release time as
 wall-clock seconds, kind and JSON body), and ``delay_released``, each board's
@@ -30,7 +30,7 @@ What viewers were shown besides the boards is kept too, as the very bytes
 they got, so that a restart serves it again at once (with a delay or
 without): ``shown_standings``, each event's latest ``standings`` message
 (in the order the events were first shown), and ``shown_moments``, the
-latest key moments (:data:`livegain.publish.moments.KEPT` across all
+latest key moments (:data:`livegain.publish.recent_moments.KEPT` across all
 boards, oldest first; a removed board's are forgotten). Both are written as
 they go out to viewers: with a broadcast delay, when they are released, not
 when they are held.

@@ -201,7 +201,7 @@ def source_events(base: Settings, resolved: Sequence[Resolved]) -> list[dict[str
     """The configuration's ``[[events]]`` and, for each event a source told of
     and the configuration does not name, the entry read from the source
     (format, scoring). None: nothing to add."""
-    from livegain.app.standings import event_key
+    from livegain.app.live_standings import event_key
 
     named = {event_key(e.name) for e in base.events}
     added: list[dict[str, Any]] = []

@@ -287,7 +287,7 @@ class HttpSite:
 
     def _producer(self) -> str:
         """The producer's ranking (JSON) of the boards as shown now."""
-        from livegain.publish import producer
+        from livegain.publish import producer_view
 
         states = [e.state for e in self.hub.entries()]
         now = time.monotonic()
@@ -303,9 +303,9 @@ class HttpSite:
         ended_ago = {bid: now - t for bid, t in self._ended_seen.items()}
         hub = self.hub
         raw = [hub.standings(e) for e in hub.standings_events()]
-        standings = producer.standings_of(r for r in raw if r is not None)
+        standings = producer_view.standings_of(r for r in raw if r is not None)
         at_ms = int(time.time() * 1000)
-        return producer.ranking(states, standings, ended_ago, at_ms).model_dump_json()
+        return producer_view.ranking(states, standings, ended_ago, at_ms).model_dump_json()
 
     def _file(self, name: str) -> Response:
         target = safe_join(self.static_dir, name)

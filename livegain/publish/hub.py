@@ -22,7 +22,7 @@ server uses its connections). What the hub owns:
   :attr:`Hub.list_pending` turns true the adapter calls :meth:`Hub.flush_list`
   that many seconds later);
 - the latest key moments (:meth:`Hub.publish_moment`, the last
-  :data:`livegain.publish.moments.KEPT` across all boards): each goes to
+  :data:`livegain.publish.recent_moments.KEPT` across all boards): each goes to
   the board's subscribers when it happens, and a client that subscribes to
   a board later gets the board's kept moments after its snapshot (so does a
   lagging client with its resync);
@@ -61,7 +61,7 @@ from pydantic import TypeAdapter, ValidationError
 from livegain.publish.actions import Action, BoardsChanged, Close, Send
 from livegain.publish.entry import BoardEntry, ListKey, StateLike, splice
 from livegain.publish.limits import ServerLimits
-from livegain.publish.moments import RecentMoments
+from livegain.publish.recent_moments import RecentMoments
 from livegain.publish.schema import (
     Boards,
     BoardsDiff,

@@ -10,7 +10,7 @@ by replacing ``/``, ``+``, ``#`` and control characters with ``_``):
 - ``{prefix}/{board_id}/moment``: each ``moment`` message (a key moment of
   the game), QoS 1, not retained;
 - ``{prefix}/moments``: the latest moments across all boards
-  (:mod:`livegain.publish.moments`, the last 50; one ``moment`` message per
+  (:mod:`livegain.publish.recent_moments`, the last 50; one ``moment`` message per
   line, oldest first), retained: what a gateway started later shows its
   viewers;
 - ``{prefix}/boards``: the ``boards`` message (list of boards), retained;
@@ -53,8 +53,8 @@ from livegain.mqtt.address import BrokerAddress, parse_mqtt_url
 from livegain.mqtt.client import connect, unique_client_id
 from livegain.mqtt.reconnect import keep_connected
 from livegain.mqtt.topics import OutputTopics
-from livegain.publish.moments import RecentMoments
 from livegain.publish.publication import Kind, Publication
+from livegain.publish.recent_moments import RecentMoments
 
 if TYPE_CHECKING:
     from livegain.config import MqttPublishConfig

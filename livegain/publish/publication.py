@@ -10,7 +10,7 @@ from which viewers may see it (``at`` plus ``delay``).
 
 It then passes through one chain of steps (each a :class:`Step` that hands
 it, or what it makes of it, to the next): the broadcast delay holds it until
-its time (:mod:`livegain.app.delay`), and the outputs, last, send it to
+its time (:mod:`livegain.app.broadcast_delay`), and the outputs, last, send it to
 viewers (:class:`~livegain.publish.server.LiveServer`: the WebSocket hub and
 ``/api``; :class:`~livegain.publish.mqtt.MqttPublisher`). A step that does
 not read a kind's content passes it on as it is: a new kind of message

@@ -20,7 +20,7 @@ takes as the service's does, and the one thing only a replica asks for:
 - a ``STANDINGS``: an event's retained ``standings`` message;
 - a ``MOMENT``: a key moment not seen yet, from the retained
   ``{prefix}/moments`` (the service's latest moments,
-  :mod:`livegain.publish.moments`): at start the moments that happened
+  :mod:`livegain.publish.recent_moments`): at start the moments that happened
   before, then each new one (the service publishes the list again after
   each); the replica keeps them too (:attr:`Replica.moments`), for the
   server it hands its boards to when it starts;
@@ -71,8 +71,8 @@ from livegain.feeds.json_bounds import loads_bounded
 from livegain.mqtt.topics import OutputTopics, topic_safe
 from livegain.publish.entry import BoardEntry
 from livegain.publish.fold import apply_update
-from livegain.publish.moments import RecentMoments, payload_lines
 from livegain.publish.publication import Publication
+from livegain.publish.recent_moments import RecentMoments, payload_lines
 from livegain.publish.schema import BoardState, Moment, Snapshot, Update
 
 

@@ -393,7 +393,7 @@ class LiveServer:
     def publish_moment(self, board_id: str, data: bytes) -> None:
         """A board's new ``moment`` message (serialised): sent to the board's
         subscribers, and kept for those who subscribe later (the latest
-        :data:`livegain.publish.moments.KEPT`)."""
+        :data:`livegain.publish.recent_moments.KEPT`)."""
         self._queue(self.hub.publish_moment(board_id, data))
 
     def publish_standings(self, event: str, data: bytes) -> None:

@@ -10,7 +10,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from livegain.app.delay import BroadcastDelay
+from livegain.app.broadcast_delay import BroadcastDelay
 from livegain.app.stats import ServiceStats
 from livegain.app.store import Store
 from livegain.app.store_writes import StoreWrites
@@ -40,9 +40,7 @@ def delay_step(
 ) -> BroadcastDelay:
     settings = settings_for(tmp_path, broadcast={"delay": delay})
     stats = ServiceStats()
-    step = BroadcastDelay(
-        settings, outputs, StoreWrites(stats, store), stats, lambda s: None
-    )
+    step = BroadcastDelay(settings, outputs, StoreWrites(stats, store), stats, lambda s: None)
     step.start([], store, now)
     return step
 

@@ -24,9 +24,9 @@ import aiomqtt
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from livegain.app.live_standings import version_of
 from livegain.app.service import STORE_FILE, Service
 from livegain.app.shown import load_shown
-from livegain.app.standings import version_of
 from livegain.app.store import Store
 from livegain.config import Settings
 from livegain.engine.pool import EnginePool

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from team_games import team_game
 
-from livegain.app.standings import StandingsJob, compute_standings
+from livegain.app.live_standings import StandingsJob, compute_standings
 from livegain.config import EventConfig
 from livegain.core.event_format import format_from_text
 from livegain.core.event_table import SWISS_SIMS, GameEntry

@@ -1,5 +1,5 @@
 """The producer's ranking rule (core.producer) by hand, and on a replayed
-round read from the published states (publish.producer)."""
+round read from the published states (publish.producer_view)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from livegain.core.producer import (
 )
 from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.core.snapshot import GameSnapshot, PlayerInfo
-from livegain.publish import convert, producer, schema
+from livegain.publish import convert, producer_view, schema
 
 
 def test_terms_by_hand() -> None:
@@ -102,12 +102,12 @@ def test_a_decisive_blunder_tops_and_time_trouble_rises() -> None:
         assert bid is not None
         ids.append(bid)
     _evaluate(t)
-    before = producer.ranking(_states(t, ids), [], {}, 0)
+    before = producer_view.ranking(_states(t, ids), [], {}, 0)
     assert all(r.reason == "quiet" for r in before.boards)
     # 3...Nf6?? is played on board 2
     t.apply(_snap(2, BLUNDER))
     _evaluate(t)
-    after = producer.ranking(_states(t, ids), [], {}, 0)
+    after = producer_view.ranking(_states(t, ids), [], {}, 0)
     top = after.boards[0]
     assert top.board_id == ids[1] and top.rank == 1
     assert top.reason.startswith("swing: White's chances") and top.reason.endswith(
@@ -118,7 +118,7 @@ def test_a_decisive_blunder_tops_and_time_trouble_rises() -> None:
     # Black on board 3 falls under 5 minutes: board 3 rises above board 1
     clocks = (5399, 5405, 3000, 1000, 2990, 250)
     t.apply(_snap(3, QUIET, clocks))
-    ranked = producer.ranking(_states(t, ids), [], {}, 0).boards
+    ranked = producer_view.ranking(_states(t, ids), [], {}, 0).boards
     assert [r.board_id for r in ranked] == [ids[1], ids[2], ids[0]]
     assert ranked[1].reason == "time trouble: Black 3 (4:10 left)"
 
@@ -153,5 +153,5 @@ def test_standings_odds_are_matched_by_name() -> None:
         live=1,
         upcoming=0,
     )
-    ranked = producer.ranking(_states(t, [bid]), [st], {}, 0).boards
+    ranked = producer_view.ranking(_states(t, [bid]), [st], {}, 0).boards
     assert ranked[0].reason == "standings: White 1 70 % to finish first"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from livegain.app.store import Store
-from livegain.publish.delay import (
+from livegain.publish.delay_line import (
     DelayLine,
     Held,
     Message,

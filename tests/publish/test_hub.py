@@ -405,7 +405,7 @@ def test_a_late_subscriber_gets_the_boards_kept_moments_after_their_snapshots() 
 
 
 def test_only_the_latest_moments_are_kept() -> None:
-    from livegain.publish.moments import KEPT
+    from livegain.publish.recent_moments import KEPT
 
     hub: Hub[str] = Hub(ServerLimits())
     hub.set_board(board_state("b1"))

@@ -20,8 +20,8 @@ from livegain.core.rating import PAPER_ENGINE_RATING
 from livegain.core.snapshot import GameSnapshot, PlayerInfo
 from livegain.mqtt.topics import topic_safe
 from livegain.publish import convert, schema
-from livegain.publish.moments import RecentMoments
 from livegain.publish.publication import Kind, Publication
+from livegain.publish.recent_moments import RecentMoments
 from livegain.publish.replica import Action, Replica, Resync
 
 from .helpers import moment_bytes, toy_model

@@ -469,7 +469,7 @@ class LiveStandings:
         self._owner = uuid.uuid4().hex
         self._resumed: dict[str, int] = {}  # event -> the last version before a restart
         # Computed in a child process: a thread would hold the loop's GIL.
-        self.offload = Offload(preload=("livegain.app.standings",), share=share)
+        self.offload = Offload(preload=("livegain.app.live_standings",), share=share)
 
     # ------------------------------------------------------------ changes
 

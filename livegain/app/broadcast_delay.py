@@ -1,6 +1,6 @@
 """The broadcast delay, wired (docs/service.md, "Broadcast delay"): a step of
 the publication chain (:mod:`livegain.publish.publication`). What a delayed
-board would publish goes into the :class:`~livegain.publish.delay.DelayLine`
+board would publish goes into the :class:`~livegain.publish.delay_line.DelayLine`
 (and the store) and on to the next step (the outputs) at its time, nothing
 early, across restarts. A feed's ``delay`` (default: ``[broadcast] delay``)
 applies to its boards; a board takes the longest of its feeds' and of its
@@ -26,7 +26,7 @@ from livegain.config import Settings
 from livegain.core.board.board import BoardGame
 from livegain.feeds.base import DelayedFeed, Feed
 from livegain.publish import schema
-from livegain.publish.delay import (
+from livegain.publish.delay_line import (
     DelayLine,
     Held,
     Item,
