@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from livegain.app.evaluator import CountedEngine, EngineStats
 from livegain.app.metrics import MetricsView
@@ -16,7 +16,71 @@ from livegain.feeds.base import Feed, ReportingFeed
 from livegain.feeds.hosts import known_hosts
 
 if TYPE_CHECKING:
-    from livegain.app.service import Service
+    from livegain.app.broadcast_delay import BroadcastDelay
+    from livegain.app.feed_health import FeedHealth
+    from livegain.app.live_standings import LiveStandings
+    from livegain.app.loop_lag import LoopLag
+    from livegain.app.models import ModelChoice
+    from livegain.app.runtime import Runtime
+    from livegain.app.scheduler import Scheduler
+    from livegain.app.stats import ServiceStats
+    from livegain.app.store import Store
+    from livegain.app.store_writes import StoreWrites
+    from livegain.config import Settings
+    from livegain.core.board.registry import BoardRegistry
+    from livegain.engine.pool import EnginePool
+    from livegain.publish.mqtt import MqttPublisher
+    from livegain.publish.server import LiveServer
+    from livegain.remote.evaluator import RemoteEvaluator
+
+
+class Reported(Protocol):
+    """What the reports read of the service: its parts, by name, read-only.
+    The :class:`~livegain.app.service.Service` is one; nothing else of it is
+    read here (and nothing private: ``tests/test_layering.py``)."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def stats(self) -> ServiceStats: ...
+    @property
+    def runtime(self) -> Runtime | None: ...
+    @property
+    def registry(self) -> BoardRegistry | None: ...
+    @property
+    def store(self) -> Store | None: ...
+    @property
+    def store_writes(self) -> StoreWrites: ...
+    @property
+    def scheduler(self) -> Scheduler: ...
+    @property
+    def server(self) -> LiveServer: ...
+    @property
+    def mqtt(self) -> MqttPublisher | None: ...
+    @property
+    def delay(self) -> BroadcastDelay: ...
+    @property
+    def standings(self) -> LiveStandings: ...
+    @property
+    def models(self) -> ModelChoice: ...
+    @property
+    def feeds(self) -> list[Feed]: ...
+    @property
+    def loop_lag(self) -> LoopLag: ...
+    @property
+    def engine_desc(self) -> str: ...
+    @property
+    def engine_pool(self) -> EnginePool | None: ...
+    @property
+    def remote_engine(self) -> RemoteEvaluator | None: ...
+    @property
+    def engine_restarts(self) -> EngineRestarts: ...
+    @property
+    def feed_failing_after(self) -> float: ...
+    @property
+    def recent(self) -> float: ...
+
+    def feed_health(self, name: str, /) -> FeedHealth: ...
 
 
 @dataclass
@@ -33,7 +97,7 @@ class EngineRestarts:
         return self.at
 
 
-def board_status(service: Service) -> dict[str, dict[str, Any]]:
+def board_status(service: Reported) -> dict[str, dict[str, Any]]:
     """Each board's state for ``/healthz/boards``: plies, evaluated plies, the
     result viewers have, errors, the feed driving it and its models."""
     t = service.registry
@@ -67,7 +131,7 @@ BOARD_ERRORS_LISTED = 50
 """At most this many boards with errors are named in ``/healthz``."""
 
 
-def boards_summary(service: Service) -> dict[str, Any]:
+def boards_summary(service: Reported) -> dict[str, Any]:
     """The boards in a few figures for ``/healthz`` (each board's state is in
     ``/healthz/boards``): plies, evaluated plies and the boards that had
     errors (the first :data:`BOARD_ERRORS_LISTED` by id, with their counts).
@@ -94,7 +158,7 @@ def boards_summary(service: Service) -> dict[str, Any]:
     }
 
 
-def health_report(service: Service) -> dict[str, Any]:
+def health_report(service: Reported) -> dict[str, Any]:
     """The service's state for ``/healthz``: engine, models, counters, feeds,
     boards in figures, store, workers, delay and MQTT; ``status: degraded``
     with the problems when there are any. Each board's own state is in
@@ -194,20 +258,20 @@ def health_report(service: Service) -> dict[str, Any]:
     return out
 
 
-def problems(service: Service) -> list[str]:
+def problems(service: Reported) -> list[str]:
     """Why the service counts as degraded now (empty: it does not), as
     ``/healthz`` lists them, without building the rest of the document."""
     feeds = {feed.name: _feed_status(service, feed) for feed in service.feeds}
     return _problems(service, feeds, _workers_status(service))
 
 
-def _workers_status(service: Service) -> dict[str, Any] | None:
+def _workers_status(service: Reported) -> dict[str, Any] | None:
     """The engine workers' state (None: no engine through the broker)."""
     remote = service.remote_engine
     return remote.workers_status() if remote is not None else None
 
 
-def _engine_stats(service: Service) -> EngineStats | None:
+def _engine_stats(service: Reported) -> EngineStats | None:
     """The engine's counters, if it keeps them (None: not started, or it does not)."""
     rt = service.runtime
     if rt is None or not isinstance(rt.evaluator, CountedEngine):
@@ -216,7 +280,7 @@ def _engine_stats(service: Service) -> EngineStats | None:
 
 
 def _problems(
-    service: Service,
+    service: Reported,
     feeds: Mapping[str, tuple[dict[str, Any], str | None]],
     remote: Mapping[str, Any] | None,
 ) -> list[str]:
@@ -232,7 +296,7 @@ def _problems(
     return out
 
 
-def _feed_status(service: Service, feed: Feed) -> tuple[dict[str, Any], str | None]:
+def _feed_status(service: Reported, feed: Feed) -> tuple[dict[str, Any], str | None]:
     """A feed's figures for /healthz, and why it is failing (None: it is not).
 
     From what the service saw (games read, errors, crashes) and, when the
@@ -259,7 +323,7 @@ def _feed_status(service: Service, feed: Feed) -> tuple[dict[str, Any], str | No
     return info, problem
 
 
-def _engine_problems(service: Service) -> list[str]:
+def _engine_problems(service: Reported) -> list[str]:
     now = time.monotonic()
     out = []
     failed_at = service.scheduler.failed_at
@@ -281,7 +345,7 @@ def _engine_problems(service: Service) -> list[str]:
     return out
 
 
-def metrics_view(service: Service) -> MetricsView:
+def metrics_view(service: Reported) -> MetricsView:
     t = service.registry
     boards = boards_summary(service)
     stats = _engine_stats(service)
