@@ -105,12 +105,18 @@ def violations(root: Path) -> list[str]:
     return list(out.values())
 
 
-def test_the_checker_sees_each_kind_of_forbidden_import(tmp_path: Path) -> None:
+def made_up(tmp_path: Path, *packages: str) -> Path:
+    """A made-up ``livegain`` with these empty packages, to try a checker on."""
     pkg = tmp_path / "livegain"
-    for d in ("core", "feeds", "publish", "remote", "cli", "relay"):
+    for d in packages:
         (pkg / d).mkdir(parents=True)
         (pkg / d / "__init__.py").write_text("")
     (pkg / "__init__.py").write_text("")
+    return pkg
+
+
+def test_the_checker_sees_each_kind_of_forbidden_import(tmp_path: Path) -> None:
+    pkg = made_up(tmp_path, "core", "feeds", "publish", "remote", "cli", "relay")
     (pkg / "remote" / "_wire.py").write_text("X = 1\n")
     (pkg / "core" / "maths.py").write_text("from livegain.feeds import pgn\n")
     (pkg / "publish" / "hub.py").write_text("def f():\n    from livegain.cli import main\n")
@@ -169,11 +175,7 @@ def callback_slots(root: Path) -> list[str]:
 
 
 def test_the_checker_sees_callbacks_set_on_publish_objects(tmp_path: Path) -> None:
-    pkg = tmp_path / "livegain"
-    for d in ("app", "publish"):
-        (pkg / d).mkdir(parents=True)
-        (pkg / d / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text("")
+    pkg = made_up(tmp_path, "app", "publish")
     (pkg / "publish" / "server.py").write_text(
         "from collections.abc import Callable\n"
         "class S:\n"
@@ -277,11 +279,7 @@ def private_reads(root: Path) -> list[str]:
 
 
 def test_the_checker_sees_private_names_read_across_modules(tmp_path: Path) -> None:
-    pkg = tmp_path / "livegain"
-    for d in ("app", "core"):
-        (pkg / d).mkdir(parents=True)
-        (pkg / d / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text("")
+    pkg = made_up(tmp_path, "app", "core")
     (pkg / "core" / "hist.py").write_text(
         "class H:\n"
         "    def __init__(self) -> None:\n"

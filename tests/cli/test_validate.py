@@ -157,20 +157,9 @@ def test_validate_recovers_known_ratings(
 def test_validate_tables_and_by_player(
     sample: Path, model_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = run(
-        [
-            "validate",
-            str(sample),
-            "--models",
-            str(model_file),
-            "--games",
-            "60",
-            "--by-player",
-            "--min-games",
-            "1",
-        ],
-        capsys,
-    )
+    argv = ["validate", str(sample), "--models", str(model_file), "--games", "60"]
+    argv += ["--by-player", "--min-games", "1"]
+    code, out, err = run(argv, capsys)
     assert code == 0, err
     assert "60 games (held-out part" in out
     assert "Perceived (moves alone)" in out and "Form (rating + moves)" in out
@@ -179,21 +168,7 @@ def test_validate_tables_and_by_player(
     assert "Events of mean rating" in out
     # the same split in JSON: each player-event in the part its event's mean
     # rating falls in, every one counted once, each part's figures its own
-    code, out, err = run(
-        [
-            "validate",
-            str(sample),
-            "--models",
-            str(model_file),
-            "--games",
-            "60",
-            "--by-player",
-            "--min-games",
-            "1",
-            "--json",
-        ],
-        capsys,
-    )
+    code, out, err = run([*argv, "--json"], capsys)
     assert code == 0, err
     events = json.loads(out)["by_player_event"]
     players, parts = events["players"], events["by_event_rating"]
