@@ -26,6 +26,14 @@ alone, all of them; and a learning curve::
 
     .venv/bin/python bench/move_features.py ablate --cache /tmp/lg-fide-mpv3-d10.sqlite
 
+``compare``: two caches (e.g. MultiPV 3 at depth 10 and one line at depth
+16, ``evaluate --depth 16 --multipv 1``) read over the games both hold whole,
+with the same splits and regressions: the sets a single line can feed, from
+each, and their paired difference split by split::
+
+    .venv/bin/python bench/move_features.py compare \\
+        --cache /tmp/lg-fide-mpv3-d10.sqlite --against /tmp/lg-fide-mpv1-d16.sqlite
+
 Prints figures; asserts nothing. Skips (exit 0, a message) when the shared
 data are absent.
 """
@@ -425,7 +433,10 @@ def evaluate_split(
     if train_games is not None:
         chosen = set(sorted({(r.order, r.game) for r in train})[:train_games])
         train = [r for r in train if (r.order, r.game) in chosen]
-    temperature = fit_temperature([m for r in train for m in r.moves])
+    try:
+        temperature = fit_temperature([m for r in train for m in r.moves])
+    except ValueError:  # no candidates searched (MultiPV 1): their features are all None
+        temperature = 100.0
     f_train, f_test = feature_rows(train, temperature), feature_rows(test, temperature)
     y_train = np.array([r.rating for r in train])
     y_test = np.array([r.rating for r in test])
@@ -544,6 +555,51 @@ def run_ablate(args: argparse.Namespace) -> None:
     print(f"\n({time.perf_counter() - t0:.0f} s)")
 
 
+#: The sets a single-line search can read (no candidates needed), compared
+#: across two caches by ``compare``.
+SINGLE_LINE_SETS = (
+    "(b) today: cp loss by phase",
+    "(c) today + win_loss",
+    "(c) today + legal_moves",
+)
+
+
+def run_compare(args: argparse.Namespace) -> None:
+    """The same games, splits and regressions read from two caches (e.g. depth
+    10 and depth 16): each set's figures from each, and their paired difference."""
+    t0 = time.perf_counter()
+    rows_a = load_player_games(argparse.Namespace(**{**vars(args), "cache": args.cache}))
+    rows_b = load_player_games(argparse.Namespace(**{**vars(args), "cache": args.against}))
+    common = {r.game for r in rows_a} & {r.game for r in rows_b}
+    rows_a = [r for r in rows_a if r.game in common]
+    rows_b = [r for r in rows_b if r.game in common]
+    print(
+        f"A {args.cache}, B {args.against}: {len(common)} games held whole by both, "
+        f"{len(rows_a)} rated player-games; {args.splits} splits by event"
+    )
+    if len(common) < 40:
+        print("too few games for a comparison")
+        return
+    splits_a = [evaluate_split(rows_a, seed) for seed in range(args.splits)]
+    splits_b = [evaluate_split(rows_b, seed) for seed in range(args.splits)]
+    print(
+        "\n| features | A: Spearman | A: MAE ratio | B: Spearman | B: MAE ratio "
+        "| B - A: Spearman (splits B better) | B - A: MAE ratio (splits B better) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    today = "(a) today's perceived (shipped model)"
+    for label in (today, *SINGLE_LINE_SETS):
+        a = np.array([s[label] for s in splits_a])
+        b = np.array([s[label] for s in splits_b])
+        d = b - a
+        print(
+            f"| {label} | {a[:, 0].mean():.3f} | {a[:, 1].mean():.3f} | {b[:, 0].mean():.3f} "
+            f"| {b[:, 1].mean():.3f} | {d[:, 0].mean():+.3f} ({(d[:, 0] > 0).sum()}/{len(d)}) "
+            f"| {d[:, 1].mean():+.3f} ({(d[:, 1] < 0).sum()}/{len(d)}) |"
+        )
+    print(f"\n((a) reads the file's own evaluations in both; {time.perf_counter() - t0:.0f} s)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -566,12 +622,20 @@ def main() -> None:
         help="only the first N held-out games in sample order (those the cache holds whole): "
         "two caches read over the same games",
     )
+    cmp = sub.add_parser("compare", help="two caches over the same games and splits")
+    cmp.add_argument("--pgn", default=str(DATA))
+    cmp.add_argument("--cache", default="/tmp/lg-fide-mpv3-d10.sqlite", help="A")
+    cmp.add_argument("--against", default="/tmp/lg-fide-mpv1-d16.sqlite", help="B")
+    cmp.add_argument("--splits", type=int, default=20)
+    cmp.add_argument("--games", type=int, default=None)
     args = ap.parse_args()
     if not Path(args.pgn).exists():
         print(f"skipped: {args.pgn} is absent")
         return
     if args.command == "evaluate":
         run_evaluate(args)
+    elif args.command == "compare":
+        run_compare(args)
     else:
         run_ablate(args)
 
