@@ -117,7 +117,7 @@ def python_per_move(games: int = 40, plies: int = 80) -> tuple[float, float]:
                 calibration.rating, calibration.engine_histogram(), model, True, 2500.0, 2450.0
             )
             board.start(walk[0])
-            total, count = 0.0, 0
+            total, count = 0.0, 0  # the running mean a live board would keep
             for k in range(1, plies + 1):
                 board.push(walk[k], True)
                 board.ratings()
