@@ -683,32 +683,29 @@ class EventPart:
 @dataclass
 class PlayerEventReport:
     """``form`` and ``perceived`` per player-event against the results-based
-    performance, beside the official rating."""
+    performance, beside the official rating: over every player-event
+    (``overall``) and by the events' mean rating (:data:`EVENT_RATING_EDGES`)."""
 
     players: list[PlayerEvent]
-    mae_rating: float
-    mae_form: float
+    overall: EventPart
     mae_perceived: float
-    improvement: float
-    improvement_low: float
-    improvement_high: float
     form_holds_performance: float
     perceived_holds_performance: float
-    #: the same comparison by the events' mean rating (:data:`EVENT_RATING_EDGES`)
     by_event_rating: list[EventPart] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         def r(x: float, d: int = 1) -> float:
             return round(x, d)
 
+        whole = self.overall.to_json()
         return {
             "player_events": len(self.players),
             "by_event_rating": [part.to_json() for part in self.by_event_rating],
-            "mae_rating_vs_performance": r(self.mae_rating),
-            "mae_form_vs_performance": r(self.mae_form),
+            "mae_rating_vs_performance": whole["mae_rating_vs_performance"],
+            "mae_form_vs_performance": whole["mae_form_vs_performance"],
             "mae_perceived_vs_performance": r(self.mae_perceived),
-            "improvement": r(self.improvement),
-            "improvement_90": [r(self.improvement_low), r(self.improvement_high)],
+            "improvement": whole["improvement"],
+            "improvement_90": whole["improvement_90"],
             "form_interval_holds_performance": r(self.form_holds_performance, 3),
             "perceived_interval_holds_performance": r(self.perceived_holds_performance, 3),
             "players": [
@@ -745,19 +742,32 @@ BOOTSTRAP_DRAWS = 4000
 EVENT_RATING_EDGES = (2600.0,)
 
 
-def _improvement(
-    ratings: npt.NDArray[np.float64],
-    forms: npt.NDArray[np.float64],
-    perfs: npt.NDArray[np.float64],
-    seed: int,
-) -> tuple[float, float, float]:
-    """How much closer ``forms`` are to ``perfs`` than ``ratings`` are (mean
-    absolute difference), with its bootstrap 90 % interval."""
+def event_part(
+    players: Sequence[PlayerEvent], seed: int, low: float = -math.inf, high: float = math.inf
+) -> EventPart:
+    """``form`` against the official rating over the ``players`` (at least
+    one): how much closer ``form`` is to the results-based performance than
+    the rating is (mean absolute difference), with its bootstrap 90 %
+    interval over player-events; ``low``/``high`` the events' mean ratings
+    the part stands for (the whole scale by default)."""
+    ratings = np.array([p.rating for p in players])
+    forms = np.array([p.form.rating for p in players])
+    perfs = np.array([p.performance for p in players])
     gain = np.abs(ratings - perfs) - np.abs(forms - perfs)
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(gain), size=(BOOTSTRAP_DRAWS, len(gain)))
-    low, high = np.quantile(gain[draws].mean(axis=1), [0.05, 0.95])
-    return float(gain.mean()), float(low), float(high)
+    g_low, g_high = np.quantile(gain[draws].mean(axis=1), [0.05, 0.95])
+    return EventPart(
+        low=0.0 if math.isinf(low) else low,
+        high=high,
+        player_events=len(players),
+        events=len({p.event for p in players}),
+        mae_rating=float(np.abs(ratings - perfs).mean()),
+        mae_form=float(np.abs(forms - perfs).mean()),
+        improvement=float(gain.mean()),
+        improvement_low=float(g_low),
+        improvement_high=float(g_high),
+    )
 
 
 def _event_parts(out: Sequence[PlayerEvent], seed: int) -> list[EventPart]:
@@ -765,25 +775,8 @@ def _event_parts(out: Sequence[PlayerEvent], seed: int) -> list[EventPart]:
     parts = []
     for low, high in itertools.pairwise(edges):
         sub = [p for p in out if low <= p.event_rating < high]
-        if not sub:
-            continue
-        ratings = np.array([p.rating for p in sub])
-        forms = np.array([p.form.rating for p in sub])
-        perfs = np.array([p.performance for p in sub])
-        gain, g_low, g_high = _improvement(ratings, forms, perfs, seed)
-        parts.append(
-            EventPart(
-                low=0.0 if math.isinf(low) else low,
-                high=high,
-                player_events=len(sub),
-                events=len({p.event for p in sub}),
-                mae_rating=float(np.abs(ratings - perfs).mean()),
-                mae_form=float(np.abs(forms - perfs).mean()),
-                improvement=gain,
-                improvement_low=g_low,
-                improvement_high=g_high,
-            )
-        )
+        if sub:
+            parts.append(event_part(sub, seed, low, high))
     return parts
 
 
@@ -836,18 +829,11 @@ def player_events(
     if not out:
         raise ValueError(f"no player with {min_games} or more rated games in one event")
     perfs = np.array([p.performance for p in out])
-    ratings = np.array([p.rating for p in out])
-    forms = np.array([p.form.rating for p in out])
     perceiveds = np.array([p.perceived.rating for p in out])
-    improvement, low, high = _improvement(ratings, forms, perfs, seed)
     return PlayerEventReport(
         players=out,
-        mae_rating=float(np.abs(ratings - perfs).mean()),
-        mae_form=float(np.abs(forms - perfs).mean()),
+        overall=event_part(out, seed),
         mae_perceived=float(np.abs(perceiveds - perfs).mean()),
-        improvement=improvement,
-        improvement_low=low,
-        improvement_high=high,
         form_holds_performance=float(
             np.mean([p.form.low <= p.performance <= p.form.high for p in out])
         ),

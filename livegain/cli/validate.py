@@ -695,11 +695,12 @@ def _print_events(events: Any) -> None:
             rows,
         )
     )
+    whole = events.overall
     out.print(
         f"{len(events.players)} player-events. Mean |x - performance|: official rating "
-        f"{events.mae_rating:.1f}, form {events.mae_form:.1f}, perceived "
-        f"{events.mae_perceived:.1f}. Form closer than the rating by {events.improvement:.1f} "
-        f"(bootstrap 90 % {events.improvement_low:.1f} to {events.improvement_high:.1f}). "
+        f"{whole.mae_rating:.1f}, form {whole.mae_form:.1f}, perceived "
+        f"{events.mae_perceived:.1f}. Form closer than the rating by {whole.improvement:.1f} "
+        f"(bootstrap 90 % {whole.improvement_low:.1f} to {whole.improvement_high:.1f}). "
         f"Form's interval holds the performance {events.form_holds_performance * 100:.1f} % "
         f"of the time, perceived's {events.perceived_holds_performance * 100:.1f} %."
     )

@@ -336,3 +336,10 @@ def test_player_events_split_by_the_events_mean_rating() -> None:
         assert part.improvement == pytest.approx(
             mae - sum(abs(p.form.rating - p.performance) for p in inside) / len(inside)
         )
+    # the overall figures are the same comparison over every player-event
+    whole = report.overall
+    assert (whole.player_events, whole.events) == (5, 2)
+    assert whole.mae_rating == pytest.approx(
+        sum(abs(p.rating - p.performance) for p in report.players) / 5
+    )
+    assert report.to_json()["improvement"] == round(whole.improvement, 1)
