@@ -34,6 +34,14 @@ each, and their paired difference split by split::
     .venv/bin/python bench/move_features.py compare \\
         --cache /tmp/lg-fide-mpv3-d10.sqlite --against /tmp/lg-fide-mpv1-d16.sqlite
 
+``combine``: the candidates of one cache (MultiPV 3 at depth 10) and the
+losses of a deeper one (one line at depth 16) read together, over the games
+both hold whole: whether the two gains add, the depth shift (how far the
+positions' values move between the two depths), a learning curve::
+
+    .venv/bin/python bench/move_features.py combine \\
+        --cache /tmp/lg-fide-mpv3-d10.sqlite --deep /tmp/lg-fide-mpv1-d16.sqlite
+
 Prints figures; asserts nothing. Skips (exit 0, a message) when the shared
 data are absent.
 """
@@ -63,6 +71,7 @@ from scipy.stats import spearmanr
 from livegain.batch.engine_analysis import game_positions
 from livegain.batch.move_features import MoveRecord, fit_temperature, move_features, move_records
 from livegain.batch.validity import game_key, sample_order, split_part
+from livegain.core.perceived import CLASS_CLIP_CP
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared/data/fide-otb/fide-otb-dev-d10.pgn.gz"
 ENGINE = "/usr/games/stockfish"
@@ -253,6 +262,9 @@ class PlayerGame:
     game: str
     moves: list[MoveRecord]
     perceived: float | None
+    deep: list[MoveRecord] | None = None
+    """The same moves read from a second cache (``combine``: one line at a
+    greater depth), or None."""
 
 
 def side_records(game: chess.pgn.Game, cache: MultiPvCache) -> dict[bool, list[MoveRecord]] | None:
@@ -359,6 +371,18 @@ SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # legal moves need no engine: the live service could read them today
     ("(g) perceived + legal_moves", ("perceived", "legal_moves")),
 )
+#: The centipawns lost by phase read from the deeper cache (``combine``).
+DEEP = ("deep_loss_open", "deep_loss_middle", "deep_loss_end")
+#: The sets ``combine`` adds: the deeper search's losses, alone, beside
+#: today's perceived rating, and beside everything the candidates give;
+#: and how far the position's value moves between the two depths.
+COMBINED_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("(h) cp loss by phase, deep", DEEP),
+    ("(i) perceived + deep cp loss", ("perceived", *DEEP)),
+    ("(j) perceived + log_likelihood + deep cp loss", ("perceived", "log_likelihood", *DEEP)),
+    ("(k) perceived + all + deep cp loss", ("perceived", *TODAY, *NEW, *DEEP)),
+    ("(l) (k) + depth shift", ("perceived", *TODAY, *NEW, *DEEP, "depth_shift")),
+)
 
 
 def feature_rows(rows: list[PlayerGame], temperature: float) -> list[dict[str, float | None]]:
@@ -379,9 +403,35 @@ def feature_rows(rows: list[PlayerGame], temperature: float) -> list[dict[str, f
                 "excess_loss": f.excess_loss,
                 "legal_moves": f.legal_moves,
                 "perceived": r.perceived,
+                **deep_features(r),
             }
         )
     return out
+
+
+def deep_features(r: PlayerGame) -> dict[str, float | None]:
+    """The features of the deeper reading of the same moves: centipawns lost
+    by phase, and the depth shift, the mean distance (clipped centipawns)
+    between the two depths' values of the positions the player moved from
+    (a position whose value moves with depth is one a shallow search
+    misreads: a difficulty the candidates of one depth do not show)."""
+    if r.deep is None:
+        return {}
+    f = move_features(r.deep, 100.0)  # the temperature is not read: no candidates
+    shift = [
+        abs(_clip_cp(d.before) - _clip_cp(m.before)) for m, d in zip(r.moves, r.deep, strict=True)
+    ]
+    return {
+        "deep_loss_open": f.loss_by_phase[0],
+        "deep_loss_middle": f.loss_by_phase[1],
+        "deep_loss_end": f.loss_by_phase[2],
+        "deep_loss": f.loss,
+        "depth_shift": float(np.mean(shift)),
+    }
+
+
+def _clip_cp(cp: int) -> int:
+    return max(-CLASS_CLIP_CP, min(CLASS_CLIP_CP, cp))
 
 
 def design(
@@ -394,7 +444,10 @@ def design(
         for j, n in enumerate(names):
             v = f[n]
             if v is None:
-                v = f["loss"] if n.startswith("loss_") else fill[n]
+                if n.startswith(("loss_", "deep_loss_")):
+                    v = f[n.removesuffix("_open").removesuffix("_middle").removesuffix("_end")]
+                else:
+                    v = fill[n]
             m[i, j] = v
     return m
 
@@ -423,7 +476,10 @@ def scores(pred: np.ndarray, truth: np.ndarray, guess: float) -> tuple[float, fl
 
 
 def evaluate_split(
-    rows: list[PlayerGame], seed: int, train_games: int | None = None
+    rows: list[PlayerGame],
+    seed: int,
+    train_games: int | None = None,
+    sets: tuple[tuple[str, tuple[str, ...]], ...] = SETS,
 ) -> dict[str, tuple[float, ...]]:
     """Every feature set's (Spearman, MAE ratio) on the test part of split
     ``seed``, fitted on its training part (its first ``train_games`` games in
@@ -448,8 +504,8 @@ def evaluate_split(
     with_p = [(r.perceived, r.rating) for r in test if r.perceived is not None]
     if with_p:
         p, t = np.array(with_p).T
-        out["(a) today's perceived (shipped model)"] = scores(p, t, guess)
-    for label, names in SETS:
+        out[TODAY_PERCEIVED] = scores(p, t, guess)
+    for label, names in sets:
         pred = ridge_predict(design(f_train, names, fill), y_train, design(f_test, names, fill))
         out[label] = scores(pred, y_test, guess)
     out["sizes"] = (float(len(train)), float(len(test)), float(len({r.game for r in train})))
@@ -459,15 +515,76 @@ def evaluate_split(
 def run_ablate(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     rows = load_player_games(args)
+    if not describe(rows, args.cache, t0):
+        return
+    splits = [evaluate_split(rows, seed) for seed in range(args.splits)]
+    train_games = describe_splits(splits)
+    print_sets(splits)
+    print_paired(splits, "(b) today: cp loss by phase", ("(c)", "(d)", "(e)", "(f)", "(g)"))
+    print_paired(splits, TODAY_PERCEIVED, ("(e)", "(f)", "(g)"))
+    print_curve(
+        rows,
+        SETS,
+        ("(b) today: cp loss by phase", "(d) all", "(f) perceived + all"),
+        args.splits,
+        train_games,
+    )
+    print(f"\n({time.perf_counter() - t0:.0f} s)")
+
+
+def run_combine(args: argparse.Namespace) -> None:
+    """The candidates of one cache and the losses of a deeper one, read
+    together over the games both hold whole: do the two gains add?"""
+    t0 = time.perf_counter()
+    rows = load_player_games(args)
+    deep = {
+        (r.game, r.rating, r.order, len(r.moves)): r.moves
+        for r in load_player_games(argparse.Namespace(**{**vars(args), "cache": args.deep}))
+    }
+    both = []
+    for r in rows:
+        moves = deep.get((r.game, r.rating, r.order, len(r.moves)))
+        if moves is not None and [m.played for m in moves] == [m.played for m in r.moves]:
+            r.deep = moves
+            both.append(r)
+    print(f"deeper reading: {args.deep}")
+    if not describe(both, args.cache, t0):
+        return
+    sets = (*SETS, *COMBINED_SETS)
+    splits = [evaluate_split(both, seed, sets=sets) for seed in range(args.splits)]
+    train_games = describe_splits(splits)
+    print_sets(splits)
+    print_paired(splits, TODAY_PERCEIVED, ("(e)", "(f)", "(i)", "(j)", "(k)", "(l)"))
+    print_paired(splits, "(f) perceived + all", ("(k)", "(l)"))
+    print_paired(splits, "(b) today: cp loss by phase", ("(h)",))
+    print_curve(
+        both,
+        sets,
+        (
+            "(f) perceived + all",
+            "(i) perceived + deep cp loss",
+            "(k) perceived + all + deep cp loss",
+        ),
+        args.splits,
+        train_games,
+    )
+    print(f"\n({time.perf_counter() - t0:.0f} s)")
+
+
+TODAY_PERCEIVED = "(a) today's perceived (shipped model)"
+
+
+def describe(rows: list[PlayerGame], cache: str, t0: float) -> bool:
+    """Print what the rows hold; False when too few games for splits."""
     games = len({r.game for r in rows})
     events = len({r.group for r in rows})
     print(
-        f"{args.cache}: {games} games whose every position is evaluated, {len(rows)} rated "
+        f"{cache}: {games} games whose every position is evaluated, {len(rows)} rated "
         f"player-games, {events} events (read in {time.perf_counter() - t0:.0f} s)"
     )
     if games < 40:
         print("too few games for an ablation")
-        return
+        return False
     with_p = np.array([(r.perceived, r.rating) for r in rows if r.perceived is not None])
     rho = float(spearmanr(with_p[:, 0], with_p[:, 1]).statistic)
     print(
@@ -475,53 +592,69 @@ def run_ablate(args: argparse.Namespace) -> None:
         f"(ratings {with_p[:, 1].mean():.0f}); `livegain validate FILE --games {games}` reads "
         "the same games"
     )
-    splits = [evaluate_split(rows, seed) for seed in range(args.splits)]
+    return True
+
+
+def describe_splits(splits: list[dict[str, tuple[float, ...]]]) -> int:
+    """Print the splits' sizes and temperatures; the mean training games."""
     train_games = int(np.mean([s["sizes"][2] for s in splits]))
     n_train = np.mean([s["sizes"][0] for s in splits])
     n_test = np.mean([s["sizes"][1] for s in splits])
     temps = [s["temperature"][0] for s in splits]
     print(
-        f"\n{args.splits} splits by event (40 % of events tested): on average {train_games} "
+        f"\n{len(splits)} splits by event (40 % of events tested): on average {train_games} "
         f"training games, {n_train:.0f} training and {n_test:.0f} test player-games; "
         f"temperature {np.mean(temps):.0f} cp "
         f"({min(temps):.0f}-{max(temps):.0f})"
     )
+    return train_games
+
+
+def labels_of(splits: list[dict[str, tuple[float, ...]]]) -> list[str]:
+    return [k for k in splits[0] if k not in ("temperature", "sizes")]
+
+
+def print_sets(splits: list[dict[str, tuple[float, ...]]]) -> None:
     print("\n| features | Spearman | MAE / constant guess |")
     print("|---|---:|---:|")
-    labels = [k for k in splits[0] if k not in ("temperature", "sizes")]
-    for label in labels:
+    for label in labels_of(splits):
         rho = np.array([s[label][0] for s in splits])
         ratio = np.array([s[label][1] for s in splits])
         print(
             f"| {label} | {rho.mean():.3f} (sd {rho.std():.3f}) "
             f"| {ratio.mean():.3f} (sd {ratio.std():.3f}) |"
         )
-    # paired: each new set against today's features, split by split
-    base = "(b) today: cp loss by phase"
-    print("\nPaired against (b), mean over splits (splits where the set is better):")
-    for label in labels:
-        if label.startswith(("(c)", "(d)", "(e)", "(f)", "(g)")):
+
+
+def print_paired(
+    splits: list[dict[str, tuple[float, ...]]], base: str, prefixes: tuple[str, ...]
+) -> None:
+    """Each set whose label starts with one of ``prefixes`` against ``base``,
+    split by split."""
+    if base not in splits[0]:
+        return
+    print(f"\nPaired against {base[:3]}, mean over splits (splits where the set is better):")
+    for label in labels_of(splits):
+        if label.startswith(prefixes) and label != base:
             d_rho = np.array([s[label][0] - s[base][0] for s in splits])
             d_ratio = np.array([s[label][1] - s[base][1] for s in splits])
             print(
                 f"  {label}: Spearman {d_rho.mean():+.3f} ({(d_rho > 0).sum()}/{len(splits)}), "
                 f"MAE ratio {d_ratio.mean():+.3f} ({(d_ratio < 0).sum()}/{len(splits)})"
             )
-    today = "(a) today's perceived (shipped model)"
-    if today in labels:
-        print("\nPaired against (a), mean over splits (splits where the set is better):")
-        for label in labels:
-            if label.startswith(("(e)", "(f)", "(g)")):
-                d_rho = np.array([s[label][0] - s[today][0] for s in splits])
-                d_ratio = np.array([s[label][1] - s[today][1] for s in splits])
-                print(
-                    f"  {label}: Spearman {d_rho.mean():+.3f} ({(d_rho > 0).sum()}/{len(splits)}), "
-                    f"MAE ratio {d_ratio.mean():+.3f} ({(d_ratio < 0).sum()}/{len(splits)})"
-                )
+
+
+def print_curve(
+    rows: list[PlayerGame],
+    sets: tuple[tuple[str, tuple[str, ...]], ...],
+    curve_sets: tuple[str, ...],
+    n_splits: int,
+    train_games: int,
+) -> None:
+    """The learning curve of ``curve_sets`` and its extrapolation."""
     print(
         "\nLearning curve (test part fixed per split; its first N training games in sample order):"
     )
-    curve_sets = (base, "(d) all", "(f) perceived + all")
     print(
         "\n| training games | "
         + " | ".join(f"{c[:3]} Spearman | {c[:3]} MAE ratio" for c in curve_sets)
@@ -531,7 +664,7 @@ def run_ablate(args: argparse.Namespace) -> None:
     sizes = [n for n in (25, 50, 100, 200, 400, 800, 1600) if n < train_games] + [train_games]
     curve: dict[str, list[tuple[int, float, float]]] = {c: [] for c in curve_sets}
     for n in sizes:
-        runs = [evaluate_split(rows, seed, n) for seed in range(args.splits)]
+        runs = [evaluate_split(rows, seed, n, sets) for seed in range(n_splits)]
         cells = []
         for c in curve_sets:
             v = np.array([r[c] for r in runs])
@@ -552,7 +685,6 @@ def run_ablate(args: argparse.Namespace) -> None:
         rho_inf = float(np.linalg.lstsq(x, np.array([p[1] for p in points]), rcond=None)[0][0])
         ratio_inf = float(np.linalg.lstsq(x, np.array([p[2] for p in points]), rcond=None)[0][0])
         print(f"  {c}: Spearman {rho_inf:.3f}, MAE ratio {ratio_inf:.3f}")
-    print(f"\n({time.perf_counter() - t0:.0f} s)")
 
 
 #: The sets a single-line search can read (no candidates needed), compared
@@ -587,8 +719,7 @@ def run_compare(args: argparse.Namespace) -> None:
         "| B - A: Spearman (splits B better) | B - A: MAE ratio (splits B better) |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
-    today = "(a) today's perceived (shipped model)"
-    for label in (today, *SINGLE_LINE_SETS):
+    for label in (TODAY_PERCEIVED, *SINGLE_LINE_SETS):
         a = np.array([s[label] for s in splits_a])
         b = np.array([s[label] for s in splits_b])
         d = b - a
@@ -628,6 +759,12 @@ def main() -> None:
     cmp.add_argument("--against", default="/tmp/lg-fide-mpv1-d16.sqlite", help="B")
     cmp.add_argument("--splits", type=int, default=20)
     cmp.add_argument("--games", type=int, default=None)
+    cb = sub.add_parser("combine", help="one cache's candidates and a deeper cache's losses")
+    cb.add_argument("--pgn", default=str(DATA))
+    cb.add_argument("--cache", default="/tmp/lg-fide-mpv3-d10.sqlite", help="the candidates")
+    cb.add_argument("--deep", default="/tmp/lg-fide-mpv1-d16.sqlite", help="the deeper reading")
+    cb.add_argument("--splits", type=int, default=20)
+    cb.add_argument("--games", type=int, default=None)
     args = ap.parse_args()
     if not Path(args.pgn).exists():
         print(f"skipped: {args.pgn} is absent")
@@ -636,6 +773,8 @@ def main() -> None:
         run_evaluate(args)
     elif args.command == "compare":
         run_compare(args)
+    elif args.command == "combine":
+        run_combine(args)
     else:
         run_ablate(args)
 
