@@ -1,9 +1,9 @@
 """Reading more from each move: multi-PV evaluations and a first ablation.
 
-Two steps, each its own subcommand:
+The steps, each its own subcommand:
 
-``evaluate``: every position of the held-out FIDE games
-(``fide-otb-dev-d10``, :func:`livegain.batch.validity.split_part`), in the
+``evaluate``: every position of the held-out FIDE games (by default
+``fide-otb-dev-d10``; :func:`livegain.batch.validity.split_part`), in the
 fixed pseudo-random order of ``livegain validate --games``
 (:func:`~livegain.batch.validity.sample_order`), searched by Stockfish with
 MultiPV 3 at depth 10 (Threads 1, Hash 16, ``ucinewgame`` before every
@@ -25,6 +25,24 @@ Spearman and MAE against the constant guess, for today's perceived rating
 alone, all of them; and a learning curve::
 
     .venv/bin/python bench/move_features.py ablate --cache /tmp/lg-fide-mpv3-d10.sqlite
+
+``--perceived cache`` reads today's perceived rating from the cache's best
+lines instead of the file's annotations (the service's view at the cache's
+engine and depth, with the model the service picks for it); ``--priors
+FILE`` adds the opening prior of each player-game
+(``bench/opening_prior.py --write-priors``). The same steps run on the
+lichess file (``--pgn``; a lichess game is its own split group), e.g. at the
+service's settings, one line at depth 12::
+
+    nice -n 19 .venv/bin/python bench/move_features.py evaluate \\
+        --pgn ../shared/data/lichess-rapid/lichess-rapid-dev.pgn.gz \\
+        --cache /tmp/lg-lichess-mpv1-d12.sqlite --games 700 --depth 12 --multipv 1
+    .venv/bin/python bench/opening_prior.py --data lichess --plies 12 \\
+        --write-priors /tmp/lichess-priors-k12.json
+    .venv/bin/python bench/move_features.py ablate \\
+        --pgn ../shared/data/lichess-rapid/lichess-rapid-dev.pgn.gz \\
+        --cache /tmp/lg-lichess-mpv1-d12.sqlite --perceived cache \\
+        --priors /tmp/lichess-priors-k12.json
 
 ``compare``: two caches (e.g. MultiPV 3 at depth 10 and one line at depth
 16, ``evaluate --depth 16 --multipv 1``) read over the games both hold whole,
@@ -68,9 +86,10 @@ import chess.pgn
 import numpy as np
 from scipy.stats import spearmanr
 
-from livegain.batch.engine_analysis import game_positions
+from livegain.batch.annotated import AnnotatedGame
+from livegain.batch.engine_analysis import annotate, game_positions
 from livegain.batch.move_features import MoveRecord, fit_temperature, move_features, move_records
-from livegain.batch.validity import game_key, sample_order, split_part
+from livegain.batch.validity import game_key, player_game_key, sample_order, split_part
 from livegain.core.perceived import CLASS_CLIP_CP
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared/data/fide-otb/fide-otb-dev-d10.pgn.gz"
@@ -105,9 +124,21 @@ class MultiPvCache:
         elif engine_key and row[0] != engine_key:
             raise SystemExit(f"{path}: holds {row[0]!r}, not {engine_key!r}")
 
+    @property
+    def setting(self) -> tuple[str, str]:
+        """(engine, limit) the file was searched with, e.g. ("Stockfish
+        15.1", "depth 12")."""
+        row = self.db.execute("SELECT v FROM meta WHERE k = 'engine'").fetchone()
+        engine, limit, *_ = str(row[0]).split("|")
+        return engine, limit
+
+    @property
+    def setting_depth(self) -> int:
+        return int(self.setting[1].removeprefix("depth "))
+
     def lines(self, fen: str) -> list[tuple[str, int, int | None]] | None:
         row = self.db.execute("SELECT lines FROM positions WHERE fen = ?", (fen,)).fetchone()
-        return None if row is None else [tuple(x) for x in json.loads(row[0])]  # type: ignore[misc]
+        return None if row is None else [tuple(x) for x in json.loads(row[0])]
 
     def has(self, fen: str) -> bool:
         return (
@@ -265,6 +296,8 @@ class PlayerGame:
     deep: list[MoveRecord] | None = None
     """The same moves read from a second cache (``combine``: one line at a
     greater depth), or None."""
+    prior: float | None = None
+    """The opening prior of the player-game (``--priors``), or None."""
 
 
 def side_records(game: chess.pgn.Game, cache: MultiPvCache) -> dict[bool, list[MoveRecord]] | None:
@@ -293,22 +326,39 @@ def side_records(game: chess.pgn.Game, cache: MultiPvCache) -> dict[bool, list[M
     return out
 
 
-def perceived_by_side(game: chess.pgn.Game) -> dict[bool, float]:
-    """Today's perceived rating at the end of the game, per rated side, from
-    the file's own depth-10 annotations and the shipped FIDE model (what
-    ``livegain validate`` computes for the same game)."""
-    from livegain.batch.eval_source import default_engine_rating, eval_source, perceived_model
+def perceived_by_side(game: chess.pgn.Game, cache: MultiPvCache | None = None) -> dict[bool, float]:
+    """Today's perceived rating at the end of the game, per rated side, with
+    the shipped model the service picks for the evaluations on the game's
+    rating scale (what ``livegain validate`` computes for the same game):
+    from the file's own annotations, or with a ``cache`` from its best lines
+    (the service's view at the cache's engine and depth). Empty when a
+    position is missing from the cache."""
+    from livegain.batch.eval_source import (
+        EvalSource,
+        default_engine_rating,
+        eval_source,
+        perceived_model,
+    )
     from livegain.batch.pgn_evals import annotated_from_pgn_evals
     from livegain.batch.validity import validity_rows
+    from livegain.core.perceived import scale_of_tags
 
-    ag = annotated_from_pgn_evals(game)
-    source = eval_source("pgn", ag.headers)
-    if "model" not in _MODEL:
-        model, _why = perceived_model(source, scale="fide")
-        assert model is not None, "no shipped FIDE perceived model"
-        _MODEL["model"] = model
-        _MODEL["r_e"] = default_engine_rating(source)[0]
-    rows = validity_rows([ag], _MODEL["model"], _MODEL["r_e"])
+    if cache is None:
+        ag = annotated_from_pgn_evals(game)
+        source = eval_source("pgn", ag.headers)
+    else:
+        found = annotated_from_cache(game, cache)
+        if found is None:
+            return {}
+        ag = found
+        source = EvalSource("engine", *cache.setting)
+    scale = scale_of_tags(ag.headers)
+    if (source, scale) not in _MODEL:
+        model, _why = perceived_model(source, scale=scale)
+        assert model is not None, f"no shipped perceived model on the {scale} scale"
+        _MODEL[source, scale] = (model, default_engine_rating(source)[0])
+    model, r_e = _MODEL[source, scale]
+    rows = validity_rows([ag], model, r_e)
     white = game.headers.get("White", "")
     black = game.headers.get("Black", "")
     out: dict[bool, float] = {}
@@ -320,19 +370,48 @@ def perceived_by_side(game: chess.pgn.Game) -> dict[bool, float]:
     return out
 
 
-_MODEL: dict[str, Any] = {}
+_MODEL: dict[tuple[Any, str], tuple[Any, float]] = {}
+
+
+def annotated_from_cache(game: chess.pgn.Game, cache: MultiPvCache) -> AnnotatedGame | None:
+    """The game annotated with each position's best line from the cache (the
+    rules' scores where they decide), as the pool would annotate it; None
+    when a position is missing."""
+    from livegain.core.evaluation import Evaluation
+
+    pos = game_positions(game)
+    evaluations = []
+    for fen_, board, ruled in zip(pos.fens, pos.boards, pos.ruled, strict=True):
+        if ruled is not None:
+            evaluations.append(ruled)
+            continue
+        lines = cache.lines(fen_)
+        if not lines:
+            return None
+        _move, cp, mate = lines[0]
+        sign = 1 if board.turn == chess.WHITE else -1
+        evaluations.append(
+            Evaluation(
+                cp=sign * cp, mate=None if mate is None else sign * mate, depth=cache.setting_depth
+            )
+        )
+    return annotate(pos, evaluations)
 
 
 def load_player_games(args: argparse.Namespace) -> list[PlayerGame]:
     cache = MultiPvCache(args.cache, "")
     done = cache.done_games()
     games = [g for g in held_out_games(Path(args.pgn))[: args.games] if game_id(g) in done]
+    priors: dict[str, float] = {}
+    if getattr(args, "priors", None):
+        priors = json.loads(Path(args.priors).read_text())["priors"]
+    from_cache = getattr(args, "perceived", "pgn") == "cache"
     out: list[PlayerGame] = []
     for g in games:
         sides = side_records(g, cache)
         if sides is None:
             continue
-        perceived = perceived_by_side(g)
+        perceived = perceived_by_side(g, cache if from_cache else None)
         headers = dict(g.headers)
         for white, tag in ((True, "WhiteElo"), (False, "BlackElo")):
             elo = headers.get(tag, "")
@@ -345,6 +424,7 @@ def load_player_games(args: argparse.Namespace) -> list[PlayerGame]:
                         game_id(g),
                         sides[white],
                         perceived.get(white),
+                        prior=priors.get(player_game_key(headers, white)),
                     )
                 )
     return out
@@ -403,10 +483,22 @@ def feature_rows(rows: list[PlayerGame], temperature: float) -> list[dict[str, f
                 "excess_loss": f.excess_loss,
                 "legal_moves": f.legal_moves,
                 "perceived": r.perceived,
+                "opening_prior": r.prior,
                 **deep_features(r),
             }
         )
     return out
+
+
+#: The sets ``--priors`` adds: the opening a player chose (bench/opening_prior.py).
+PRIOR_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("(m) perceived + opening prior", ("perceived", "opening_prior")),
+    (
+        "(n) perceived + opening prior + log_likelihood",
+        ("perceived", "opening_prior", "log_likelihood"),
+    ),
+    ("(o) perceived + all + opening prior", ("perceived", *TODAY, *NEW, "opening_prior")),
+)
 
 
 def deep_features(r: PlayerGame) -> dict[str, float | None]:
@@ -517,18 +609,20 @@ def run_ablate(args: argparse.Namespace) -> None:
     rows = load_player_games(args)
     if not describe(rows, args.cache, t0):
         return
-    splits = [evaluate_split(rows, seed) for seed in range(args.splits)]
+    with_priors = sum(r.prior is not None for r in rows)
+    sets = SETS
+    curve_sets: tuple[str, ...] = ("(b) today: cp loss by phase", "(d) all", "(f) perceived + all")
+    if with_priors:
+        print(f"opening priors ({args.priors}) for {with_priors} of {len(rows)} player-games")
+        sets = (*SETS, *PRIOR_SETS)
+        curve_sets = ("(f) perceived + all", "(m) perceived + opening prior", PRIOR_SETS[-1][0])
+    splits = [evaluate_split(rows, seed, sets=sets) for seed in range(args.splits)]
     train_games = describe_splits(splits)
     print_sets(splits)
     print_paired(splits, "(b) today: cp loss by phase", ("(c)", "(d)", "(e)", "(f)", "(g)"))
-    print_paired(splits, TODAY_PERCEIVED, ("(e)", "(f)", "(g)"))
-    print_curve(
-        rows,
-        SETS,
-        ("(b) today: cp loss by phase", "(d) all", "(f) perceived + all"),
-        args.splits,
-        train_games,
-    )
+    print_paired(splits, TODAY_PERCEIVED, ("(e)", "(f)", "(g)", "(m)", "(n)", "(o)"))
+    print_paired(splits, "(m) perceived + opening prior", ("(n)", "(o)"))
+    print_curve(rows, sets, curve_sets, args.splits, train_games)
     print(f"\n({time.perf_counter() - t0:.0f} s)")
 
 
@@ -731,7 +825,7 @@ def run_compare(args: argparse.Namespace) -> None:
     print(f"\n((a) reads the file's own evaluations in both; {time.perf_counter() - t0:.0f} s)")
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
     ev = sub.add_parser("evaluate", help="multi-PV evaluations of held-out games into a cache")
@@ -746,6 +840,15 @@ def main() -> None:
     ab.add_argument("--pgn", default=str(DATA))
     ab.add_argument("--cache", default="/tmp/lg-fide-mpv3-d10.sqlite")
     ab.add_argument("--splits", type=int, default=20)
+    ab.add_argument(
+        "--perceived",
+        choices=("pgn", "cache"),
+        default="pgn",
+        help="today's perceived from the file's own annotations (pgn) or the cache's best lines",
+    )
+    ab.add_argument(
+        "--priors", default=None, help="opening priors (bench/opening_prior.py --write-priors)"
+    )
     ab.add_argument(
         "--games",
         type=int,
@@ -768,7 +871,7 @@ def main() -> None:
     args = ap.parse_args()
     if not Path(args.pgn).exists():
         print(f"skipped: {args.pgn} is absent")
-        return
+        return 0
     if args.command == "evaluate":
         run_evaluate(args)
     elif args.command == "compare":
@@ -777,6 +880,7 @@ def main() -> None:
         run_combine(args)
     else:
         run_ablate(args)
+    return 0
 
 
 if __name__ == "__main__":

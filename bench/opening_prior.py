@@ -45,13 +45,18 @@ on 2 cores for both whole files::
 
 ``--games N`` keeps the first N games of each file in ``livegain validate
 --games``'s fixed pseudo-random order (whole events over the board);
-``--plies 4 8`` the prefix lengths to try (default 4 6 8 10 12).
+``--plies 4 8`` the prefix lengths to try (default 4 6 8 10 12);
+``--write-priors FILE`` (one dataset) writes the held-out player-games'
+priors of the longest prefix, keyed by
+:func:`~livegain.batch.validity.player_game_key`, for
+``bench/move_features.py --priors`` to read beside other evaluations.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import sys
 import time
 from collections import defaultdict
@@ -67,6 +72,7 @@ from livegain.batch.validity import (
     BIN_WIDTH,
     CROSS_FOLDS,
     game_key,
+    player_game_key,
     sampled,
     split_part,
 )
@@ -102,6 +108,8 @@ class PlayerGame:
     start: str
     #: the player's name as the file writes it
     player: str = ""
+    #: :func:`~livegain.batch.validity.player_game_key`
+    key: str = ""
 
 
 # ---------------------------------------------------------------------------
@@ -168,6 +176,7 @@ def load(path: Path, cap: int | None, max_plies: int) -> tuple[list[PlayerGame],
                     white_first=g.first_mover_is_white,
                     start=g.start_fen or "",
                     player=row.player,
+                    key=player_game_key(g.headers, white),
                 )
             )
         if (k + 1) % 2000 == 0:
@@ -325,7 +334,9 @@ def bootstrap(
     return (float(lo), float(hi)), (float(rlo), float(rhi))
 
 
-def run_dataset(name: str, path: Path, cap: int | None, plies: list[int]) -> None:
+def run_dataset(
+    name: str, path: Path, cap: int | None, plies: list[int], write: Path | None = None
+) -> None:
     t0 = time.perf_counter()
     rows, model_line = load(path, cap, max(plies))
     cal = [r for r in rows if r.calibration]
@@ -370,6 +381,8 @@ def run_dataset(name: str, path: Path, cap: int | None, plies: list[int]) -> Non
         seen = float(np.mean([keys[-1] in full for keys in test_chains]))
         coef, *_ = np.linalg.lstsq(np.column_stack([np.ones(len(cal)), p_cal, oof]), y_cal)
         estimates[f"(b) prior K={k}"] = prior_test
+        if write is not None and k == max(plies):
+            write_priors(write, test, prior_test, k, m)
         estimates[f"(c) 1+perc+prior K={k}"] = coef[0] + coef[1] * p_test + coef[2] * prior_test
         curve = " ".join(f"{mm:g}:{c:.0f}" for mm, c in zip(M_GRID, cv, strict=True))
         print(
@@ -451,19 +464,40 @@ def run_dataset(name: str, path: Path, cap: int | None, plies: list[int]) -> Non
     print(f"\n({name}: {time.perf_counter() - t0:.0f} s)", flush=True)
 
 
+def write_priors(path: Path, test: list[PlayerGame], priors: FloatArray, k: int, m: float) -> None:
+    """The held-out player-games' priors (fitted on the calibration part),
+    keyed by :func:`~livegain.batch.validity.player_game_key`, as JSON: what
+    ``bench/move_features.py --priors`` reads beside other evaluations."""
+    data = {
+        "plies": k,
+        "m": m,
+        "priors": {r.key: round(float(p), 1) for r, p in zip(test, priors, strict=True)},
+    }
+    path.write_text(json.dumps(data))
+    print(f"  K={k}: {len(test)} held-out priors written to {path}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", choices=("lichess", "fide", "both"), default="both")
     ap.add_argument("--games", type=int, default=None, help="first N games per file (sample order)")
     ap.add_argument("--plies", type=int, nargs="+", default=list(PLIES))
+    ap.add_argument(
+        "--write-priors",
+        type=Path,
+        default=None,
+        help="write the held-out priors of the longest prefix (one dataset) to this JSON file",
+    )
     args = ap.parse_args()
     names = ["lichess", "fide"] if args.data == "both" else [args.data]
+    if args.write_priors is not None and len(names) > 1:
+        ap.error("--write-priors needs one --data (lichess or fide)")
     absent = [str(DATA[n]) for n in names if not DATA[n].exists()]
     if absent:
         print(f"skipped: {', '.join(absent)} absent")
         return 0
     for name in names:
-        run_dataset(name, DATA[name], args.games, sorted(set(args.plies)))
+        run_dataset(name, DATA[name], args.games, sorted(set(args.plies)), args.write_priors)
     return 0
 
 

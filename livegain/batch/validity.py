@@ -20,7 +20,7 @@ import hashlib
 import itertools
 import math
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
@@ -72,6 +72,14 @@ def game_key(headers: dict[str, str]) -> str:
         return f"{event}|{site}"
     keys = ("White", "Black", "Date", "Round", "Event")
     return "|".join(headers.get(k, "?") for k in keys)
+
+
+def player_game_key(headers: Mapping[str, str], white: bool) -> str:
+    """One player in one game, the same whichever reader of the file asks
+    (a bench writing a per-player-game figure, another reading it): the
+    game's split group, its players and round, and the side."""
+    names = "|".join(headers.get(k, "?") for k in ("White", "Black", "Date", "Round"))
+    return f"{game_key(dict(headers))}|{names}|{'w' if white else 'b'}"
 
 
 def _digest(headers: dict[str, str]) -> str:

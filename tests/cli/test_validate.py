@@ -92,6 +92,24 @@ def test_split_is_stable_and_about_30_percent(sample: Path) -> None:
     )
 
 
+def test_a_player_game_has_one_key_whoever_reads_it() -> None:
+    """Two readers of a file (a bench writing a figure per player-game,
+    another reading it) meet on the key: the same game and side give the
+    same key; the other side, another game of the same event, or another
+    round of the same pairing give another."""
+    from livegain.batch.validity import player_game_key
+
+    game = {"Event": "Open", "Site": "Town", "White": "A", "Black": "B", "Round": "3"}
+    assert player_game_key(game, True) == player_game_key(dict(game), True)
+    others = [
+        player_game_key(game, False),
+        player_game_key({**game, "White": "C"}, True),
+        player_game_key({**game, "Round": "4"}, True),
+    ]
+    assert player_game_key(game, True) not in others
+    assert len(set(others)) == 3
+
+
 def test_fit_writes_a_model_with_provenance(model_file: Path) -> None:
     [model] = load_perceived_models(model_file)
     assert model.name == "sample"
