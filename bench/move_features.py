@@ -31,17 +31,19 @@ lines instead of the file's annotations (the service's view at the cache's
 engine and depth, with the model the service picks for it); ``--priors
 FILE`` adds the opening prior of each player-game
 (``bench/opening_prior.py --write-priors``). The same steps run on the
-lichess file (``--pgn``; a lichess game is its own split group), e.g. at the
-service's settings, one line at depth 12::
+lichess file (``--pgn``; a lichess game is its own split group). ``--cache``
+may also be the service's own evaluation cache (``livegain validate --evals
+engine --cache FILE``): one line per position, read as a MultiPV 1 cache. At
+the service's settings, one line at depth 12::
 
-    nice -n 19 .venv/bin/python bench/move_features.py evaluate \\
-        --pgn ../shared/data/lichess-rapid/lichess-rapid-dev.pgn.gz \\
-        --cache /tmp/lg-lichess-mpv1-d12.sqlite --games 700 --depth 12 --multipv 1
+    nice -n 19 .venv/bin/livegain validate \\
+        ../shared/data/lichess-rapid/lichess-rapid-dev.pgn.gz --evals engine \\
+        --depth 12 --workers 2 --games 700 --cache /tmp/lg-lichess-d12.sqlite
     .venv/bin/python bench/opening_prior.py --data lichess --plies 12 \\
         --write-priors /tmp/lichess-priors-k12.json
     .venv/bin/python bench/move_features.py ablate \\
         --pgn ../shared/data/lichess-rapid/lichess-rapid-dev.pgn.gz \\
-        --cache /tmp/lg-lichess-mpv1-d12.sqlite --perceived cache \\
+        --cache /tmp/lg-lichess-d12.sqlite --perceived cache \\
         --priors /tmp/lichess-priors-k12.json
 
 ``compare``: two caches (e.g. MultiPV 3 at depth 10 and one line at depth
@@ -154,6 +156,54 @@ class MultiPvCache:
     def mark(self, key: str, n: int) -> None:
         self.db.execute("INSERT OR REPLACE INTO games VALUES (?, ?)", (key, n))
         self.db.commit()
+
+
+class EvalTableCache:
+    """The service's own evaluation cache (``livegain validate --evals engine
+    --cache FILE``, :mod:`livegain.engine.eval_table`) read as a one-line
+    :class:`MultiPvCache`: each position's best move and its score from the
+    side to move. Holds one engine key (the first there, by name)."""
+
+    def __init__(self, path: str) -> None:
+        self.db = sqlite3.connect(path)
+        row = self.db.execute("SELECT MIN(engine) FROM evals").fetchone()
+        if row is None or row[0] is None:
+            raise SystemExit(f"{path}: no evaluation kept")
+        self.engine_key = str(row[0])
+
+    @property
+    def setting(self) -> tuple[str, str]:
+        engine, limit, *_ = self.engine_key.split("|")
+        return engine, limit
+
+    @property
+    def setting_depth(self) -> int:
+        return int(self.setting[1].removeprefix("depth "))
+
+    def lines(self, fen: str) -> list[tuple[str, int, int | None]] | None:
+        row = self.db.execute(
+            "SELECT cp, mate, best FROM evals WHERE engine = ? AND fen = ?", (self.engine_key, fen)
+        ).fetchone()
+        if row is None:
+            return None
+        cp, mate, best = row  # White's view
+        sign = 1 if fen.split()[1] == "w" else -1
+        return [(best or "", sign * cp, None if mate is None else sign * mate)]
+
+    def done_games(self) -> None:
+        """None: which games are whole is known only by reading them."""
+        return None
+
+
+Cache = MultiPvCache | EvalTableCache
+
+
+def open_cache(path: str) -> Cache:
+    """The bench's multi-PV cache, or the service's evaluation cache."""
+    db = sqlite3.connect(path)
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    db.close()
+    return EvalTableCache(path) if "evals" in tables else MultiPvCache(path, "")
 
 
 def game_id(game: chess.pgn.Game) -> str:
@@ -300,7 +350,7 @@ class PlayerGame:
     """The opening prior of the player-game (``--priors``), or None."""
 
 
-def side_records(game: chess.pgn.Game, cache: MultiPvCache) -> dict[bool, list[MoveRecord]] | None:
+def side_records(game: chess.pgn.Game, cache: Cache) -> dict[bool, list[MoveRecord]] | None:
     """Each side's move records (True: White) from the cached candidates;
     None when a position the engine must search is not in the cache."""
     pos = game_positions(game)
@@ -326,7 +376,7 @@ def side_records(game: chess.pgn.Game, cache: MultiPvCache) -> dict[bool, list[M
     return out
 
 
-def perceived_by_side(game: chess.pgn.Game, cache: MultiPvCache | None = None) -> dict[bool, float]:
+def perceived_by_side(game: chess.pgn.Game, cache: Cache | None = None) -> dict[bool, float]:
     """Today's perceived rating at the end of the game, per rated side, with
     the shipped model the service picks for the evaluations on the game's
     rating scale (what ``livegain validate`` computes for the same game):
@@ -373,7 +423,7 @@ def perceived_by_side(game: chess.pgn.Game, cache: MultiPvCache | None = None) -
 _MODEL: dict[tuple[Any, str], tuple[Any, float]] = {}
 
 
-def annotated_from_cache(game: chess.pgn.Game, cache: MultiPvCache) -> AnnotatedGame | None:
+def annotated_from_cache(game: chess.pgn.Game, cache: Cache) -> AnnotatedGame | None:
     """The game annotated with each position's best line from the cache (the
     rules' scores where they decide), as the pool would annotate it; None
     when a position is missing."""
@@ -399,9 +449,13 @@ def annotated_from_cache(game: chess.pgn.Game, cache: MultiPvCache) -> Annotated
 
 
 def load_player_games(args: argparse.Namespace) -> list[PlayerGame]:
-    cache = MultiPvCache(args.cache, "")
+    cache = open_cache(args.cache)
     done = cache.done_games()
-    games = [g for g in held_out_games(Path(args.pgn))[: args.games] if game_id(g) in done]
+    games = [
+        g
+        for g in held_out_games(Path(args.pgn))[: args.games]
+        if done is None or game_id(g) in done
+    ]
     priors: dict[str, float] = {}
     if getattr(args, "priors", None):
         priors = json.loads(Path(args.priors).read_text())["priors"]
