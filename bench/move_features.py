@@ -685,13 +685,14 @@ def run_combine(args: argparse.Namespace) -> None:
     together over the games both hold whole: do the two gains add?"""
     t0 = time.perf_counter()
     rows = load_player_games(args)
+    # a player-game is its game and the ply of its first move (the side)
     deep = {
-        (r.game, r.rating, r.order, len(r.moves)): r.moves
+        (r.game, r.moves[0].ply): r.moves
         for r in load_player_games(argparse.Namespace(**{**vars(args), "cache": args.deep}))
     }
     both = []
     for r in rows:
-        moves = deep.get((r.game, r.rating, r.order, len(r.moves)))
+        moves = deep.get((r.game, r.moves[0].ply))
         if moves is not None and [m.played for m in moves] == [m.played for m in r.moves]:
             r.deep = moves
             both.append(r)
