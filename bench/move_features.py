@@ -28,7 +28,9 @@ alone, all of them; and a learning curve::
 
 ``--perceived cache`` reads today's perceived rating from the cache's best
 lines instead of the file's annotations (the service's view at the cache's
-engine and depth, with the model the service picks for it); ``--priors
+engine and depth, with the model the service picks for it), ``--perceived
+PATH`` from another cache's (a multi-PV search's best line is not a
+single-line search's value: e.g. the service's own cache at the same depth); ``--priors
 FILE`` adds the opening prior of each player-game
 (``bench/opening_prior.py --write-priors``). The same steps run on the
 lichess file (``--pgn``; a lichess game is its own split group). ``--cache``
@@ -459,13 +461,23 @@ def load_player_games(args: argparse.Namespace) -> list[PlayerGame]:
     priors: dict[str, float] = {}
     if getattr(args, "priors", None):
         priors = json.loads(Path(args.priors).read_text())["priors"]
-    from_cache = getattr(args, "perceived", "pgn") == "cache"
+    source = getattr(args, "perceived", "pgn")
+    perceived_cache: Cache | None = None
+    if source == "cache":
+        perceived_cache = cache
+    elif source != "pgn":
+        if not Path(source).exists():
+            raise SystemExit(f"--perceived {source}: no such cache")
+        perceived_cache = open_cache(source)
     out: list[PlayerGame] = []
     for g in games:
         sides = side_records(g, cache)
         if sides is None:
             continue
-        perceived = perceived_by_side(g, cache if from_cache else None)
+        if source == "pgn":
+            perceived = perceived_by_side(g)
+        elif not (perceived := perceived_by_side(g, perceived_cache)):
+            continue  # a position the other cache lacks: the game is not read
         headers = dict(g.headers)
         for white, tag in ((True, "WhiteElo"), (False, "BlackElo")):
             elo = headers.get(tag, "")
@@ -880,6 +892,13 @@ def run_compare(args: argparse.Namespace) -> None:
     print(f"\n((a) reads the file's own evaluations in both; {time.perf_counter() - t0:.0f} s)")
 
 
+PERCEIVED_HELP = (
+    "where today's perceived rating reads its evaluations: pgn (the file's own annotations), "
+    "cache (the cache's best lines) or the path of another cache (e.g. the service's own, "
+    "one line at the same depth)"
+)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -895,12 +914,7 @@ def main() -> int:
     ab.add_argument("--pgn", default=str(DATA))
     ab.add_argument("--cache", default="/tmp/lg-fide-mpv3-d10.sqlite")
     ab.add_argument("--splits", type=int, default=20)
-    ab.add_argument(
-        "--perceived",
-        choices=("pgn", "cache"),
-        default="pgn",
-        help="today's perceived from the file's own annotations (pgn) or the cache's best lines",
-    )
+    ab.add_argument("--perceived", default="pgn", help=PERCEIVED_HELP)
     ab.add_argument(
         "--priors", default=None, help="opening priors (bench/opening_prior.py --write-priors)"
     )
@@ -922,6 +936,7 @@ def main() -> int:
     cb.add_argument("--cache", default="/tmp/lg-fide-mpv3-d10.sqlite", help="the candidates")
     cb.add_argument("--deep", default="/tmp/lg-fide-mpv1-d16.sqlite", help="the deeper reading")
     cb.add_argument("--splits", type=int, default=20)
+    cb.add_argument("--perceived", default="pgn", help=PERCEIVED_HELP)
     cb.add_argument("--games", type=int, default=None)
     args = ap.parse_args()
     if not Path(args.pgn).exists():
