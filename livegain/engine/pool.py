@@ -74,6 +74,9 @@ START_TIMEOUT = 15.0
 QUIT_TIMEOUT = 2.0
 #: Searches a process holds queued behind the running one in a batch.
 QUEUE_AHEAD = 2
+#: A batch's finished evaluations are written to the cache this often (seconds)
+#: while it runs, so that a long run stopped part-way keeps what it searched.
+KEEP_EVERY_S = 10.0
 MAX_BACKOFF = 5.0
 
 
@@ -214,6 +217,7 @@ class EnginePool:
         options: dict[str, Any] | None = None,
         launched: Launched | None = None,
         nice: int = 0,
+        keep_every_s: float = KEEP_EVERY_S,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
@@ -243,6 +247,8 @@ class EnginePool:
         self._launched = launched
         self.nice = nice
         """Engine processes run this many ``nice`` steps below this process."""
+        self.keep_every_s = keep_every_s
+        """How often a batch writes its finished evaluations to the cache."""
 
     # -- life cycle -------------------------------------------------------
 
@@ -459,7 +465,8 @@ class EnginePool:
             batch = _Batch(work, asyncio.get_running_loop().create_future())
             for _ in range(self.workers):
                 self._queue.put_nowait(_Entry(priority, next(self._seq), batch))
-            t0 = time.perf_counter()
+            t0 = last_kept = time.perf_counter()
+            unkept = list(range(len(order)))  # searches not yet written to the cache
             try:
                 while True:
                     done, _ = await asyncio.wait({batch.done}, timeout=0.25)
@@ -469,25 +476,23 @@ class EnginePool:
                         break
                     if self._closed:
                         raise PoolClosedError("engine pool closed")
+                    if time.perf_counter() - last_kept >= self.keep_every_s:
+                        unkept = self._keep(order, work, white, unkept)
+                        last_kept = time.perf_counter()
             except asyncio.CancelledError:
                 work.give_up("cancelled")  # the workers finish what they hold and stop
+                self._keep(order, work, white, unkept)  # a stopped run keeps what it searched
                 raise
             self.stats.search_seconds += time.perf_counter() - t0
-            found: list[tuple[str, Evaluation]] = []
             for k, fen in enumerate(order):
                 result = work.results[k]
                 if result is None:
                     continue
                 ev = evaluation_from_result(result, white[fen])
                 self.stats.searches += 1
-                found.append((fen, ev))
                 for i in slots[fen]:
                     out[i] = ev
-            if self.cache is not None and found:  # one write, not awaited (close() waits)
-                try:
-                    self._track(self.cache.put_many_soon(self.engine_key, found))
-                except Exception:  # a cache fault never loses the results
-                    log.exception("cannot store evaluations in the cache")
+            self._keep(order, work, white, unkept)  # the rest
             for k, fen in enumerate(order):
                 if work.results[k] is None:
                     self.stats.failures += 1
@@ -496,6 +501,29 @@ class EnginePool:
                         + "; ".join(work.errors[k])
                     )
         return [ev for ev in out if ev is not None]
+
+    def _keep(
+        self, order: Sequence[str], work: SearchList, white: dict[str, bool], unkept: list[int]
+    ) -> list[int]:
+        """Queue one cache write of the finished searches among ``unkept``
+        (indices into ``order``), not awaited (close() waits); return those
+        still unfinished. A cache fault never loses the results."""
+        if self.cache is None:
+            return unkept
+        found: list[tuple[str, Evaluation]] = []
+        left: list[int] = []
+        for k in unkept:
+            result = work.results[k]
+            if result is None:
+                left.append(k)
+            else:
+                found.append((order[k], evaluation_from_result(result, white[order[k]])))
+        if found:
+            try:
+                self._track(self.cache.put_many_soon(self.engine_key, found))
+            except Exception:
+                log.exception("cannot store evaluations in the cache")
+        return left
 
     async def _run_batch(self, idx: int, batch: _Batch) -> None:
         """Worker ``idx``'s part of a batch: search from its list until none is

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 import chess
@@ -229,3 +230,79 @@ async def test_a_batch_gives_what_evaluate_gives(
             assert again == want and pool.stats.searches == 12 and pool.stats.cache_hits == 15
     finally:
         cache.close()
+
+
+def distinct_positions(count: int, seed: int = 11) -> list[chess.Board]:
+    """``count`` distinct middlegame-like positions: random legal games from
+    the start, a position every few plies."""
+    import random
+
+    rng = random.Random(seed)
+    out: dict[str, chess.Board] = {}
+    while len(out) < count:
+        board = chess.Board()
+        for ply in range(60):
+            moves = list(board.legal_moves)
+            if not moves or board.is_game_over():
+                break
+            board.push(rng.choice(moves))
+            if ply % 5 == 4 and not board.is_game_over():
+                out.setdefault(board.fen(), board.copy(stack=False))
+    return list(out.values())[:count]
+
+
+async def test_a_stopped_batch_keeps_what_it_searched(stockfish: str, tmp_path: Path) -> None:
+    """A long run stopped part-way (Ctrl-C cancels it) leaves every position it
+    had searched in the cache, and the run started again searches only the rest."""
+    path = tmp_path / "evals.sqlite"
+    boards = distinct_positions(40)
+    limit = SearchLimit(depth=14)
+    some_done = asyncio.Event()
+
+    def progress(n: int) -> None:
+        if n >= 3:
+            some_done.set()
+
+    cache = EvalCache(path)
+    async with EnginePool(stockfish, workers=1, limit=limit, cache=cache) as pool:
+        run = asyncio.create_task(pool.evaluate_many(boards, on_progress=progress))
+        await some_done.wait()
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+    cache.close()
+
+    reopened = EvalCache(path)
+    kept = len(reopened)
+    assert 3 <= kept < len(boards)
+    async with EnginePool(stockfish, workers=1, limit=limit, cache=reopened) as pool:
+        again = await pool.evaluate_many(boards)
+        assert pool.stats.cache_hits == kept
+        assert pool.stats.searches == len(boards) - kept
+    reopened.close()
+    assert len(again) == len(boards)
+
+
+async def test_a_long_batch_writes_to_the_cache_as_it_goes(stockfish: str, tmp_path: Path) -> None:
+    """While a batch runs, what it has searched is already in the file (a run
+    killed outright keeps it): another reader sees rows before the batch ends."""
+    import sqlite3
+
+    path = tmp_path / "evals.sqlite"
+    boards = distinct_positions(40)
+    cache = EvalCache(path)
+    seen_while_running = 0
+    async with EnginePool(
+        stockfish, workers=1, limit=SearchLimit(depth=14), cache=cache, keep_every_s=0.0
+    ) as pool:
+        run = asyncio.create_task(pool.evaluate_many(boards))
+        while not run.done():
+            with contextlib.closing(sqlite3.connect(path)) as reader:
+                rows = reader.execute("SELECT COUNT(*) FROM evals").fetchone()[0]
+            if rows and not run.done():
+                seen_while_running = rows
+                break
+            await asyncio.sleep(0.05)
+        await run
+    cache.close()
+    assert seen_while_running > 0
