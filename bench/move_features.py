@@ -507,7 +507,11 @@ NEW = (
     "excess_loss",
     "legal_moves",
 )
+#: Today's perceived rating refitted by the same regression (the control: what
+#: a new line alone gains, e.g. where the model reads a depth it was not fitted at).
+REFITTED = "(a2) perceived, refitted"
 SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (REFITTED, ("perceived",)),
     ("(b) today: cp loss by phase", TODAY),
     *((f"(c) today + {name}", (*TODAY, name)) for name in NEW),
     ("(d) all", (*TODAY, *NEW)),
@@ -686,7 +690,8 @@ def run_ablate(args: argparse.Namespace) -> None:
     train_games = describe_splits(splits)
     print_sets(splits)
     print_paired(splits, "(b) today: cp loss by phase", ("(c)", "(d)", "(e)", "(f)", "(g)"))
-    print_paired(splits, TODAY_PERCEIVED, ("(e)", "(f)", "(g)", "(m)", "(n)", "(o)"))
+    print_paired(splits, TODAY_PERCEIVED, ("(a2)", "(e)", "(f)", "(g)", "(m)", "(n)", "(o)"))
+    print_paired(splits, REFITTED, ("(e)", "(f)", "(g)", "(m)", "(n)", "(o)"))
     print_paired(splits, "(m) perceived + opening prior", ("(n)", "(o)"))
     print_curve(rows, sets, curve_sets, args.splits, train_games)
     print(f"\n({time.perf_counter() - t0:.0f} s)")
@@ -715,7 +720,8 @@ def run_combine(args: argparse.Namespace) -> None:
     splits = [evaluate_split(both, seed, sets=sets) for seed in range(args.splits)]
     train_games = describe_splits(splits)
     print_sets(splits)
-    print_paired(splits, TODAY_PERCEIVED, ("(e)", "(f)", "(i)", "(j)", "(k)", "(l)"))
+    print_paired(splits, TODAY_PERCEIVED, ("(a2)", "(e)", "(f)", "(i)", "(j)", "(k)", "(l)"))
+    print_paired(splits, REFITTED, ("(e)", "(f)", "(i)", "(j)", "(k)", "(l)"))
     print_paired(splits, "(f) perceived + all", ("(k)", "(l)"))
     print_paired(splits, "(b) today: cp loss by phase", ("(h)",))
     print_curve(
