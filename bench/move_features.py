@@ -800,7 +800,8 @@ def print_paired(
     split by split."""
     if base not in splits[0]:
         return
-    print(f"\nPaired against {base[:3]}, mean over splits (splits where the set is better):")
+    short = base.split(")")[0] + ")"
+    print(f"\nPaired against {short}, mean over splits (splits where the set is better):")
     for label in labels_of(splits):
         if label.startswith(prefixes) and label != base:
             d_rho = np.array([s[label][0] - s[base][0] for s in splits])
