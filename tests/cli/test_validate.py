@@ -239,8 +239,9 @@ def test_fit_refuses_too_few_games(
 def test_shipped_models_are_picked_by_evaluation_source_and_scale() -> None:
     """The shipped models: lichess's PGN evaluations and Stockfish 15.1 at
     depth 10 on the lichess scale, Stockfish 15.1 at depth 10 on the FIDE
-    scale (also validated at depth 12, docs/validity.md); other limits get
-    the nearest one of the scale, labelled as not validated."""
+    scale (both depth-10 models also validated at depth 12, the service's
+    default, docs/validity.md); other limits get the nearest one of the
+    scale, labelled as not validated."""
     pgn, why = find_perceived_model("pgn", scale="lichess")
     assert pgn is not None and pgn.provenance["evals"] == "pgn" and "not validated" not in why
     fide, why = find_perceived_model("engine", "Stockfish 15.1", "depth 10", scale="fide")
@@ -252,7 +253,7 @@ def test_shipped_models_are_picked_by_evaluation_source_and_scale() -> None:
     online, why = find_perceived_model("engine", "Stockfish 15.1", "depth 10", scale="lichess")
     assert online is not None and online.scale == "lichess" and why == f"model {online.name}"
     online12, why = find_perceived_model("engine", "Stockfish 15.1", "depth 12", scale="lichess")
-    assert online12 == online and "not validated" in why
+    assert online12 == online and "validated at depth 12" in why and "not" not in why
     # lichess's evaluations on the FIDE scale: no such model, the lichess one, said so
     other, why = find_perceived_model("pgn", scale="fide")
     assert other == pgn and "no fide-scale model" in why
