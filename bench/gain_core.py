@@ -1,7 +1,9 @@
 """Cost of the gain/rating core per update (prints figures, asserts nothing).
 
 Baseline, measured in the same run: the literal cross-correlation of seed 002
-(dense arrays, `brute_force_expected_score`). Run: .venv/bin/python bench/gain_core.py
+(dense arrays, `brute_force_expected_score`); for the calibrated perceived
+rating with the opening table, the same ledger and model without the table.
+Run: .venv/bin/python bench/gain_core.py
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Callable
 
 from livegain.core.histogram import GainHistogram, brute_force_expected_score
 from livegain.core.ledger import GameLedger
+from livegain.core.perceived import PerceivedModel
 from livegain.core.rating import head_to_head
 
 
@@ -86,5 +89,50 @@ def main() -> None:
         )
 
 
+def opening_cost(rng: random.Random) -> None:
+    """A ply pushed into a ledger with the shipped lichess model (the
+    calibrated estimate of the mover after every ply), with its opening table
+    and without it, on games of random legal moves (the opening's keys read
+    the first 12 plies, most of them unknown to the table: the longest
+    lookup)."""
+    from dataclasses import replace
+
+    import chess
+
+    from livegain.models.perceived import load_perceived_models
+
+    (model,) = [m for m in load_perceived_models() if m.name == "lichess-rapid/pgn-evals"]
+    bare = replace(model, opening=None)
+    print("Calibrated perceived rating (one ply pushed, the mover's estimate after it):")
+    for plies in (12, 80):
+        board = chess.Board()
+        moves: list[str] = []
+        for _ in range(plies):
+            legal = list(board.legal_moves)
+            if not legal:
+                break
+            move = rng.choice(legal)
+            moves.append(move.uci())
+            board.push(move)
+        scores = [0]
+        for g in gains(rng, len(moves)):
+            scores.append(max(-3900, min(3900, scores[-1] + g)))
+
+        def replay(m: PerceivedModel, moves: list[str] = moves, scores: list[int] = scores) -> None:
+            ledger = GameLedger(2860, model=m, opening_moves=())
+            ledger.set_start(scores[0])
+            for s, uci in zip(scores[1:], moves, strict=True):
+                ledger.push(s, move=uci)
+
+        without = per_call(lambda: replay(bare))
+        with_opening = per_call(lambda: replay(model))
+        n = len(moves)
+        print(
+            f"  {n:4d}-ply game: {without / n * 1e6:6.2f} us per ply without the opening table, "
+            f"{with_opening / n * 1e6:6.2f} us with it (ratio {with_opening / without:4.2f}x)"
+        )
+
+
 if __name__ == "__main__":
     main()
+    opening_cost(random.Random(2))

@@ -55,27 +55,27 @@ priors of the longest prefix, keyed by
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy.stats import spearmanr
 
-from livegain.batch.validity import (
-    BIN_WIDTH,
-    CROSS_FOLDS,
-    game_key,
-    player_game_key,
-    sampled,
-    split_part,
+from livegain.batch.opening_fit import (
+    M_GRID,
+    OpeningGame,
+    counts,
+    cross_fitted,
+    cross_fold,
+    estimate,
+    split_group,
 )
+from livegain.batch.validity import BIN_WIDTH, player_game_key, sampled, split_part
+from livegain.core.opening import opening_keys
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared/data"
 DATA = {
@@ -83,8 +83,6 @@ DATA = {
     "fide": SHARED / "fide-otb/fide-otb-dev-d10.pgn.gz",
 }
 PLIES = (4, 6, 8, 10, 12)
-#: Shrinkage weights tried by the cross-validation.
-M_GRID = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0)
 #: Resamples of the held-out groups for the intervals of (c) against (a).
 BOOTSTRAP = 200
 
@@ -116,17 +114,6 @@ class PlayerGame:
 # reading: today's perceived rating, as `livegain validate` computes it
 
 
-def group_of(headers: dict[str, str]) -> int:
-    """The game's split group as a number (the hash the split reads)."""
-    return int(hashlib.sha1(game_key(headers).encode("utf-8")).hexdigest()[:8], 16)
-
-
-def fold(pg: PlayerGame) -> int:
-    """The player-game's cross-fit fold, as
-    :func:`livegain.batch.validity.fit_model` folds (independent of the split)."""
-    return (pg.group // 10) % CROSS_FOLDS
-
-
 def load(path: Path, cap: int | None, max_plies: int) -> tuple[list[PlayerGame], str]:
     """Every rated player-game with counted moves, and a line naming the
     model, scale and r_e used."""
@@ -156,7 +143,7 @@ def load(path: Path, cap: int | None, max_plies: int) -> tuple[list[PlayerGame],
     for k, g in enumerate(games):
         rows = validity_rows([g], model, r_e)
         calibration = split_part(g.headers) == "calibration"
-        group = group_of(g.headers)
+        group = split_group(g.headers)
         plies = tuple(g.ucis[:max_plies])
         # rows come White first, then Black; a lone row is told by name and rating
         sides: list[bool]
@@ -190,94 +177,20 @@ def load(path: Path, cap: int | None, max_plies: int) -> tuple[list[PlayerGame],
 
 
 # ---------------------------------------------------------------------------
-# the opening prior
+# the opening prior (livegain.batch.opening_fit, as `livegain fit-opening` fits it)
 
 
-def chain(pg: PlayerGame, k: int) -> list[str]:
-    """The keys of the player-game's prefixes, from the empty one (the
-    side's root) to the plies up to its player's last move within ``k``."""
-    n = min(k, len(pg.plies))
-    last = 0
-    for j in range(1, n + 1):
-        if (j % 2 == 1) == (pg.white_first == pg.white):
-            last = j
-    side = "w" if pg.white else "b"
-    return [f"{side}|{pg.start}|{' '.join(pg.plies[:j])}" for j in range(last + 1)]
-
-
-Table = dict[str, list[float]]
-
-
-def table(rows: list[PlayerGame], chains: list[list[str]]) -> Table:
-    """``key -> [count, sum of ratings]``."""
-    t: Table = defaultdict(lambda: [0.0, 0.0])
-    for r, keys in zip(rows, chains, strict=True):
-        for key in keys:
-            cell = t[key]
-            cell[0] += 1.0
-            cell[1] += r.rating
-    return t
-
-
-def backoff(keys: list[str], stats: Any, m: float, fallback: float) -> float:
-    """The prefix's estimate: each prefix's own mean shrunk toward the
-    estimate one ply shorter, ``(sum + m * shorter) / (n + m)``, from the
-    side's mean (``fallback`` when the side has no game)."""
-    n, s = stats(keys[0])
-    est = s / n if n > 0 else fallback
-    for key in keys[1:]:
-        n, s = stats(key)
-        if n <= 0:
-            break
-        est = (s + m * est) / (n + m)
-    return est
-
-
-def fold_tables(rows: list[PlayerGame], chains: list[list[str]]) -> tuple[Table, list[Table]]:
-    """The table of all calibration player-games and one per fold."""
-    folds = [
-        table(
-            [r for r in rows if fold(r) == f],
-            [c for r, c in zip(rows, chains, strict=True) if fold(r) == f],
+def opening_rows(rows: list[PlayerGame], k: int) -> list[OpeningGame]:
+    """The player-games' openings: key chains of their first ``k`` plies
+    (a game from another start is read at its side's root only)."""
+    return [
+        OpeningGame(
+            r.rating,
+            tuple(opening_keys(r.white, r.white_first, () if r.start else r.plies, k)),
+            cross_fold(r.group),
         )
-        for f in range(CROSS_FOLDS)
+        for r in rows
     ]
-    return table(rows, chains), folds
-
-
-def cross_fitted(
-    cal: list[PlayerGame],
-    chains: list[list[str]],
-    tables: tuple[Table, list[Table]],
-    m: float,
-    fallback: float,
-) -> FloatArray:
-    """Each calibration player-game's prior from the tables of the other
-    folds (all of them less its own)."""
-    total, folds = tables
-    out = np.empty(len(cal))
-    empty = (0.0, 0.0)
-    for i, (r, keys) in enumerate(zip(cal, chains, strict=True)):
-        own = folds[fold(r)]
-
-        def stats(key: str, own: Table = own) -> tuple[float, float]:
-            a = total.get(key, empty)
-            b = own.get(key, empty)
-            return a[0] - b[0], a[1] - b[1]
-
-        out[i] = backoff(keys, stats, m, fallback)
-    return out
-
-
-def applied(chains: list[list[str]], t: Table, m: float, fallback: float) -> FloatArray:
-    """The prior of each held-out player-game from the calibration table."""
-    empty = (0.0, 0.0)
-
-    def stats(key: str) -> tuple[float, float]:
-        a = t.get(key, empty)
-        return a[0], a[1]
-
-    return np.array([backoff(keys, stats, m, fallback) for keys in chains])
 
 
 # ---------------------------------------------------------------------------
@@ -364,21 +277,20 @@ def run_dataset(
         "whose full prefix was seen in calibration; (c)'s fit"
     )
     for k in plies:
-        cal_chains = [chain(r, k) for r in cal]
-        test_chains = [chain(r, k) for r in test]
-        tables = fold_tables(cal, cal_chains)
+        cal_rows = opening_rows(cal, k)
+        test_rows = opening_rows(test, k)
         cv: list[float] = []
         oof_by_m: list[FloatArray] = []
         for m in M_GRID:
-            oof = cross_fitted(cal, cal_chains, tables, m, guess)
+            oof = cross_fitted(cal_rows, m, guess)
             oof_by_m.append(oof)
             cv.append(float(np.abs(oof - y_cal).mean()))
         best = int(np.argmin(cv))
         m = M_GRID[best]
         oof = oof_by_m[best]
-        full = tables[0]
-        prior_test = applied(test_chains, full, m, guess)
-        seen = float(np.mean([keys[-1] in full for keys in test_chains]))
+        full = counts(cal_rows)
+        prior_test = np.array([estimate(r.keys, full, m, guess) for r in test_rows])
+        seen = float(np.mean([r.keys[-1] in full for r in test_rows]))
         coef, *_ = np.linalg.lstsq(np.column_stack([np.ones(len(cal)), p_cal, oof]), y_cal)
         estimates[f"(b) prior K={k}"] = prior_test
         if write is not None and k == max(plies):

@@ -166,6 +166,7 @@ def analyze_game(
         first_mover_is_white=first_white,
         model=model,
         first_ply=skip + 1,
+        opening_moves=None if game.start_fen else game.ucis[:skip],
     )
     ledger.set_start(game.scores[skip])
     traces: dict[str, list[TraceEntry]] = {"white": [], "black": []}
@@ -177,7 +178,7 @@ def analyze_game(
         mover: Literal["white", "black"] = "white" if white else "black"
         g: int | None = None
         if ply > skip:
-            step = ledger.push(game.scores[ply])
+            step = ledger.push(game.scores[ply], move=game.ucis[ply - 1])
             g = step.gain
             traces[mover].append(
                 TraceEntry(ply, game.move_label(ply), g, step.perceived, step.calibrated)

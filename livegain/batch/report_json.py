@@ -188,6 +188,10 @@ def model_json(m: PerceivedModel | None) -> dict[str, Any] | None:
         "rating_high": m.rating_high,
         "scale": m.scale,
         **dict(m.provenance),
+        # the opening table whose prior the point reads (None: the moves alone)
+        "opening": None
+        if m.opening is None
+        else {"name": m.opening.name, "file": m.opening.file, **dict(m.opening.provenance)},
     }
 
 

@@ -42,6 +42,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("analyze", "perceived Elo ratings of the players of a PGN file"),
     "calibrate": ("calibrate", "engine strength r_e from rated players (Algorithm 3)"),
     "fit": ("validate", "fit the calibrated perceived rating on rated games"),
+    "fit-opening": ("opening", "fit the opening table of the perceived rating on rated games"),
     "validate": (
         "validate",
         "measure the perceived ratings against players' ratings on held-out games",

@@ -14,6 +14,7 @@ import argparse
 import math
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,13 @@ def register(sub: Any) -> None:
     _common(fit, "calibration")
     fit.add_argument("--name", default=None, help="model name (default: from the evaluations)")
     fit.add_argument("--seed", type=int, default=0, help="seed of the prefix draws (0)")
+    fit.add_argument(
+        "--opening",
+        default=None,
+        metavar="FILE",
+        help="the opening table the model reads (livegain fit-opening): a file beside the "
+        "model file or among the packaged data, named in the model's entry",
+    )
     fit.add_argument(
         "--base",
         default=None,
@@ -131,6 +139,11 @@ def register(sub: Any) -> None:
     val.add_argument("--plots", default=None, metavar="DIR", help="write PNG plots there")
     val.add_argument(
         "--models", default=None, metavar="PATH", help="model file (default: the shipped one)"
+    )
+    val.add_argument(
+        "--no-opening",
+        action="store_true",
+        help="read the perceived point from the moves alone, without the model's opening table",
     )
     val.add_argument(
         "--by-player",
@@ -297,9 +310,13 @@ def run_fit(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise CliError(str(exc)) from exc
+    target = Path(args.output) if args.output else config_path().parent / "perceived.toml"
+    if args.opening is not None:
+        from livegain.models.opening import load_opening_table, opening_file
+
+        model = replace(model, opening=load_opening_table(opening_file(args.opening, target)))
     stored = None
     if args.write_config or args.output:
-        target = Path(args.output) if args.output else config_path().parent / "perceived.toml"
         stored = store_perceived_model(model, target)
     if args.json:
         from livegain.models.perceived import perceived_model_toml
@@ -442,6 +459,13 @@ def run_validate(args: argparse.Namespace) -> int:
     evals, engine, limit = _source(args, annotated, engine_name)
     scale = _scale(args, annotated)
     model, why = pick_perceived_model(evals, engine, limit, args.models, scale)
+    opening = model.opening if model is not None else None
+    if model is not None and opening is not None:
+        if args.no_opening:
+            model = replace(model, opening=None)
+            why += "; its opening table not read (--no-opening)"
+        else:
+            why += f"; with the opening table {opening.name!r}"
     if model is None:
         raise CliError(f"{why} (run livegain fit --write-config first)")
     engine_rating, source = _engine_rating(args, annotated, engine_name)

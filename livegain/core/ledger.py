@@ -20,11 +20,13 @@ engine histogram with k_e bins), independent of the length of the game.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from livegain.core.evaluation import clip
 from livegain.core.histogram import GainHistogram
+from livegain.core.opening import OpeningPrior
 from livegain.core.perceived import CalibratedRating, MoveProfile, PerceivedModel
 from livegain.core.rating import (
     HeadToHead,
@@ -160,7 +162,12 @@ class GameLedger:
     ledger started after an unevaluated first move starts at 2); the
     calibrated model classes moves by the game's ply. ``white_rating`` and
     ``black_rating``: the players' official ratings, for ``form``
-    (:meth:`set_ratings` changes them).
+    (:meth:`set_ratings` changes them). ``opening_moves``: the game starts
+    from the standard position and these are its moves (UCI) before the
+    ledger's first ply (empty when the ledger starts at ply 1): with the
+    moves pushed by :meth:`push` they make the opening whose prior a model
+    with an opening table (:mod:`livegain.core.opening`) combines with the
+    moves' evidence; None (a game from another position): no opening.
     """
 
     def __init__(
@@ -172,6 +179,7 @@ class GameLedger:
         first_ply: int = 1,
         white_rating: float | None = None,
         black_rating: float | None = None,
+        opening_moves: Sequence[str] | None = None,
     ) -> None:
         if engine is not None and engine.n == 0:
             raise ValueError("engine histogram is empty")
@@ -185,6 +193,14 @@ class GameLedger:
         self._scores: list[int] = []
         self._gains: list[int] = []
         self._uncounted: set[int] = set()  # plies pushed with counted=False
+        # the opening's moves (UCI, None: not known), while an opening table reads them
+        self._opening = model.opening if model is not None and opening_moves is not None else None
+        if opening_moves is not None and len(opening_moves) != first_ply - 1:
+            raise ValueError(
+                f"{len(opening_moves)} opening moves for a ledger starting at ply {first_ply}"
+            )
+        self._before: tuple[str, ...] = tuple(opening_moves or ())
+        self._moves: list[str | None] = []
         self._sides: dict[Color, _Side] = {"white": _Side(model), "black": _Side(model)}
         self._sides["white"].rating = official_rating(white_rating)
         self._sides["black"].rating = official_rating(black_rating)
@@ -209,8 +225,10 @@ class GameLedger:
         white = self.first_mover_is_white == (ply % 2 == 1)
         return "white" if white else "black"
 
-    def push(self, score_after: int, *, counted: bool = True) -> LedgerPly:
-        """Add the next ply, whose resulting position scored ``score_after``.
+    def push(self, score_after: int, *, counted: bool = True, move: str | None = None) -> LedgerPly:
+        """Add the next ply, whose resulting position scored ``score_after``;
+        ``move`` is the ply's move in UCI (the opening prior reads it; None:
+        unknown, and the opening is read up to the ply before).
 
         ``counted=False``: a ply whose gain means nothing (an illegal move that
         stood over the board): it moves the reference score on, and adds
@@ -224,6 +242,8 @@ class GameLedger:
         delta = after - before
         g = delta if mover == "white" else -delta
         side = self._sides[mover]
+        if self._opening is not None and len(self._before) + len(self._moves) < self._opening.plies:
+            self._moves.append(move)
         if not counted:
             self._uncounted.add(ply)
             self._scores.append(after)
@@ -234,7 +254,7 @@ class GameLedger:
         if side.profile is not None:
             sign = 1 if mover == "white" else -1
             side.profile.push(self.first_ply + ply - 1, sign * before, sign * after)
-            calibrated = side.profile.estimate()
+            calibrated = side.profile.estimate(self._opening_prior(mover))
             form = side.form()
         self._scores.append(after)
         self._gains.append(g)
@@ -249,6 +269,7 @@ class GameLedger:
         ply = len(self._gains)
         mover = self.mover_of(ply)
         side = self._sides[mover]
+        del self._moves[ply - 1 :]
         if ply in self._uncounted:
             self._uncounted.discard(ply)
             self._gains.pop()
@@ -315,8 +336,9 @@ class GameLedger:
 
     def calibrated(self, color: bool | str) -> CalibratedRating | None:
         """The player's calibrated perceived rating (None without a model)."""
-        profile = self._sides[color_name(color)].profile
-        return profile.estimate() if profile is not None else None
+        name = color_name(color)
+        profile = self._sides[name].profile
+        return profile.estimate(self._opening_prior(name)) if profile is not None else None
 
     def form(self, color: bool | str) -> CalibratedRating | None:
         """The player's official rating updated by his moves so far (None
@@ -367,6 +389,8 @@ class GameLedger:
             tuple(self._scores),
             tuple(self._gains),
             tuple(sorted(self._uncounted)),
+            self._before,
+            tuple(self._moves),
             self._sides["white"].state(),
             self._sides["black"].state(),
         )
@@ -379,6 +403,18 @@ class GameLedger:
     __hash__ = None  # type: ignore[assignment]
 
     # -- internals -------------------------------------------------------------
+    def _opening_prior(self, color: Color) -> OpeningPrior | None:
+        """The opening prior of ``color``'s player from the moves known so
+        far (None without an opening table)."""
+        if self._opening is None:
+            return None
+        known = list(self._before)
+        for move in self._moves:
+            if move is None:
+                break
+            known.append(move)
+        return self._opening.prior(color == "white", True, known)
+
     def _score2(self, g: int) -> int:
         if self.engine is None:
             return 2 if g > 0 else (1 if g == 0 else 0)

@@ -30,7 +30,9 @@ were not fitted to), whose standardised 2.5 % and 97.5 % quantiles are
 ``q_low``, ``q_high``:
 
 - ``perceived`` (from the moves alone): its point is the population-shrunk
-  line of step 2 above; its 95 % interval is the *confidence belt* of the
+  line of step 2 above (with a model's opening table, the moves' evidence
+  combined with the player's opening prior instead,
+  :mod:`livegain.core.opening`); its 95 % interval is the *confidence belt* of the
   forward line, every
   ``R`` with ``q_low <= (s - alpha_n - beta_n R) / sigma_n(R) <= q_high``,
   so it holds a player's true rating 95 % of the time at every rating level,
@@ -59,6 +61,8 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+from livegain.core.opening import OpeningPrior, OpeningTable
 
 #: Evaluations are clipped to +/- this many centipawns before classing a move.
 CLASS_CLIP_CP = 1000
@@ -293,6 +297,9 @@ class PerceivedModel:
     #: the label of a rating below the fitted range
     below_label: str = EXTRAPOLATED
     tau: float = FORM_TAU
+    #: the opening table whose prior the point combines with the moves'
+    #: evidence (None: the point is the move-count line's)
+    opening: OpeningTable | None = field(default=None, compare=False)
     #: the move scores in hundredths of a point, and the bins' first move counts
     _centi: tuple[int, ...] = field(init=False, repr=False, compare=False)
     _froms: tuple[int, ...] = field(init=False, repr=False, compare=False)
@@ -325,9 +332,17 @@ class PerceivedModel:
     def bin_for(self, moves: int) -> MoveBin:
         return self.bins[max(0, bisect_right(self._froms, moves) - 1)]
 
-    def estimate(self, moves: int, centi_sum: int) -> CalibratedRating:
+    def estimate(
+        self, moves: int, centi_sum: int, opening: OpeningPrior | None = None
+    ) -> CalibratedRating:
         """The estimate after ``moves`` moves whose move scores add up to
-        ``centi_sum`` hundredths of a point."""
+        ``centi_sum`` hundredths of a point.
+
+        With an ``opening`` prior (:mod:`livegain.core.opening`) the point is
+        the moves' evidence ``u`` (variance ``var``) combined with it by
+        inverse variance, ``(rating/sd^2 + u/var) / (1/sd^2 + 1/var)``, in
+        place of the move-count line (which shrinks to the population); the
+        interval is the same confidence belt, from the moves alone."""
         if moves <= 0:
             return CalibratedRating(
                 self.prior, self.prior_low, self.prior_high, 0, True, None, self.name
@@ -338,6 +353,9 @@ class PerceivedModel:
         low, high = rating + b.q_low, rating + b.q_high
         ev = self.evidence(moves, centi_sum)
         if ev is not None:
+            if opening is not None:
+                w_prior, w_moves = 1.0 / opening.sd**2, 1.0 / ev.var
+                rating = (opening.rating * w_prior + ev.u * w_moves) / (w_prior + w_moves)
             low, high = _within_scale(self.scale, *ev.belt)
             rating = min(high, max(low, rating))
         return CalibratedRating(
@@ -510,8 +528,9 @@ class MoveProfile:
     def classes(self) -> list[int]:
         return list(self._classes)
 
-    def estimate(self) -> CalibratedRating:
-        return self.model.estimate(len(self._classes), self._sum)
+    def estimate(self, opening: OpeningPrior | None = None) -> CalibratedRating:
+        """The estimate so far (with the player's ``opening`` prior, if any)."""
+        return self.model.estimate(len(self._classes), self._sum, opening)
 
     @property
     def centi_sum(self) -> int:

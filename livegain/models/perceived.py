@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from livegain.core.opening import OpeningTable
 from livegain.core.perceived import (
     EXTRAPOLATED,
     FORM_TAU,
@@ -28,6 +29,7 @@ from livegain.models.files import (
     read_toml,
     reading_table,
 )
+from livegain.models.opening import load_opening_table, opening_file
 
 #: Environment variable naming another perceived-rating model file.
 PERCEIVED_ENV_PATH = "LIVEGAIN_PERCEIVED_MODELS"
@@ -84,7 +86,15 @@ def _model(path: Path, number: int, raw: Any) -> PerceivedModel:
             pop_sd=None if raw.get("pop_sd") is None else float(raw["pop_sd"]),
             below_label=str(raw.get("below_label", EXTRAPOLATED)),
             tau=float(raw.get("tau", FORM_TAU)),
+            opening=_opening(path, raw.get("opening")),
         )
+
+
+def _opening(path: Path, name: Any) -> OpeningTable | None:
+    """The opening table a ``[[model]]`` names (None: it names none)."""
+    if name is None:
+        return None
+    return load_opening_table(opening_file(str(name), path))
 
 
 def find_perceived_model(
@@ -162,6 +172,7 @@ def perceived_model_toml(model: PerceivedModel) -> dict[str, Any]:
             "phase_edges": list(c.phase_edges),
             "eval_edges": list(c.eval_edges),
             "loss_edges": list(c.loss_edges),
+            **({"opening": model.opening.file} if model.opening is not None else {}),
             "move_scores": [round(m, 2) for m in model.move_scores],
             "bins": [numbers_to_table(b) for b in model.bins],
             "forward": [numbers_to_table(f) for f in model.forward],

@@ -13,6 +13,7 @@ import pytest
 from livegain.app.service import Service
 from livegain.batch.analysis import analyze
 from livegain.batch.engine_analysis import run_engine_analysis_async
+from livegain.core.perceived import PerceivedModel
 from livegain.engine.pool import EnginePool
 from livegain.feeds.base import PgnHttpFeedConfig, PgnStreamFeedConfig
 from livegain.relay.replay import Replay
@@ -53,16 +54,28 @@ def headers(board: int, white: str, black: str, result: str = "*") -> dict[str, 
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["pgn-http", "pgn-stream"])
+def _opening_model() -> PerceivedModel:
+    from livegain.models.perceived import load_perceived_models
+
+    (model,) = [m for m in load_perceived_models() if m.name == "lichess-rapid/pgn-evals"]
+    assert model.opening is not None
+    return model
+
+
+@pytest.mark.parametrize(
+    ("kind", "which"),
+    [("pgn-http", "toy"), ("pgn-stream", "toy"), ("pgn-http", "opening")],
+)
 async def test_replayed_game_matches_batch_analysis(
-    tmp_path: Path, pool: EnginePool, kind: str
+    tmp_path: Path, pool: EnginePool, kind: str, which: str
 ) -> None:
     """Every ply arrives evaluated; perceived ratings equal `analyze` at the same depth.
 
     Polled (``pgn-http``) or streamed (``pgn-stream``, the Lichess broadcast format).
     Both sides use the same calibrated model: the calibrated estimates
-    (``perceived``) and Algorithm 4's (``algorithm4``) must both agree."""
-    model = toy_model()
+    (``perceived``) and Algorithm 4's (``algorithm4``) must both agree; also
+    with the shipped lichess model, which reads the opening of the moves."""
+    model = toy_model() if which == "toy" else _opening_model()
     async with Replay.from_file(GOTC, speed=1000, mode="pgn-http") as replay:
         feed: PgnHttpFeedConfig | PgnStreamFeedConfig
         if kind == "pgn-http":
@@ -112,7 +125,11 @@ async def test_replayed_game_matches_batch_analysis(
         assert (cal["rating"], cal["low"], cal["high"]) == pytest.approx(
             (pg.calibrated.rating, pg.calibrated.low, pg.calibrated.high)
         )
-        assert (cal["moves"], cal["early"], cal["model"]) == (pg.calibrated.moves, False, "toy")
+        assert (cal["moves"], cal["early"], cal["model"]) == (
+            pg.calibrated.moves,
+            False,
+            model.name,
+        )
         trace = state[f"{color}_trace"]
         assert [p["ply"] for p in trace] == [t.ply for t in pg.trace]
         assert [p["rating"] for p in trace] == pytest.approx(

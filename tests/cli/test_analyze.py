@@ -509,8 +509,10 @@ def test_algorithm2_jackknife_matches_leave_one_game_out(
 
 def test_calibrated_perceived_beside_algorithm4(capsys: pytest.CaptureFixture[str]) -> None:
     """Every player-game carries the calibrated estimate of the shipped model for
-    PGN evaluations, recomputed here by hand from its parameters, beside
-    Algorithm 4's exact values."""
+    PGN evaluations, recomputed here by hand from its parameters and its
+    opening table, beside Algorithm 4's exact values."""
+    import chess.pgn
+
     from livegain.core.perceived import MoveClasses
     from livegain.models.perceived import find_perceived_model
 
@@ -521,9 +523,16 @@ def test_calibrated_perceived_beside_algorithm4(capsys: pytest.CaptureFixture[st
     data = json.loads(out)
     assert data["calibration"]["model"] == model.name
     assert data["calibration"]["command"].startswith("livegain fit ")
+    assert data["calibration"]["opening"]["file"] == "opening-lichess.json.gz"
+    assert data["calibration"]["opening"]["command"].startswith("livegain fit-opening ")
     game = data["games"][0]
     scores = [13] + [p["score"] for p in game["plies"]]
     classes = MoveClasses()
+    with open(GOTC, encoding="utf-8") as f:
+        read = chess.pgn.read_game(f)
+    assert read is not None
+    ucis = [m.uci() for m in read.mainline_moves()]
+    assert model.opening is not None  # the lichess-scale model reads the opening
     for color, first in (("white", 1), ("black", 2)):
         sign = 1 if color == "white" else -1
         moves = [
@@ -534,7 +543,9 @@ def test_calibrated_perceived_beside_algorithm4(capsys: pytest.CaptureFixture[st
         line = model.bin_for(len(moves))
         pr = game[color]["perceived"]
         assert pr["moves"] == 41 and not pr["early"]
-        est = model.estimate(len(moves), sum(model.centi_score(c) for c in moves))
+        opening = model.opening.prior(color == "white", True, ucis)
+        assert opening.plies >= 4  # the Gruenfeld's first moves are in the table
+        est = model.estimate(len(moves), sum(model.centi_score(c) for c in moves), opening)
         if not model.forward:  # the line and its residual quantiles
             assert pr["rating"] == pytest.approx(line.intercept + line.slope * s, abs=0.06)
             assert pr["low"] == pytest.approx(pr["rating"] + line.q_low, abs=0.1)

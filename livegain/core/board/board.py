@@ -132,7 +132,7 @@ class BoardGame:
         self._moves = MoveList()  # start position, plies, current position
         self._clocks = GameClocks()  # each ply's clock, and the clocks now
         self._evals: dict[int, Evaluation] = {}
-        self._scoring = self._new_scoring(first_mover_is_white=True)
+        self._scoring = self._new_scoring()
         self.seq = 0
         self.errors = 0
         self.last_errors: deque[BoardError] = deque(maxlen=max_errors_kept)
@@ -466,18 +466,20 @@ class BoardGame:
         self._moves = MoveList(start_fen, chess960)
         self._clocks.clear()
         self._evals = {}
-        self._scoring = self._new_scoring(first_mover_is_white=start_fen.split()[1] == "w")
+        self._scoring = self._new_scoring()
         self.version += 1
         self._settle_position()
 
-    def _new_scoring(self, first_mover_is_white: bool) -> BoardScoring:
+    def _new_scoring(self) -> BoardScoring:
+        start = self._moves.start_fen
         return BoardScoring(
             self.engine_rating,
             self._engine,
             self.model,
-            first_mover_is_white,
+            start.split()[1] == "w",
             self.official_rating("white"),
             self.official_rating("black"),
+            standard_start=start == chess.STARTING_FEN and not self._moves.chess960,
         )
 
     def _set_models(self, models: BoardModels) -> bool:
@@ -490,7 +492,7 @@ class BoardGame:
         self.models = models
         self.model = models.perceived
         if rebuild:
-            self._scoring = self._new_scoring(self._moves.start_fen.split()[1] == "w")
+            self._scoring = self._new_scoring()
             self._advance(emit=False)
         return True
 
@@ -517,7 +519,8 @@ class BoardGame:
             # Gains across an illegal move that stood are not counted: its own, and
             # the next one's when the position after it is no legal position.
             counted = not (moves.ply(k).stood or k in no_eval or (k - 1) in no_eval)
-            lp = scoring.push(score, counted)
+            ply = moves.ply(k)
+            lp = scoring.push(score, counted, None if ply.stood else ply.uci)
             if not emit:
                 continue
             point = TracePoint(k, lp.perceived, lp.calibrated, lp.form)

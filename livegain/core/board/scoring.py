@@ -47,7 +47,9 @@ class BoardScoring:
         first_mover_is_white: bool,
         white_rating: float | None,
         black_rating: float | None,
+        standard_start: bool = False,
     ) -> None:
+        # the board's ledger starts at its ply 1: an opening has no move before it
         self.ledger = GameLedger(
             engine_rating,
             engine,
@@ -56,6 +58,7 @@ class BoardScoring:
             first_ply=1,
             white_rating=white_rating,
             black_rating=black_rating,
+            opening_moves=() if standard_start else None,
         )
         self.model = model
         self.plies = -1  # the evaluated prefix in the ledger; -1: start score not set
@@ -73,9 +76,10 @@ class BoardScoring:
         self._tally = None
         self.version += 1
 
-    def push(self, score: int, counted: bool) -> LedgerPly:
-        """The next ply's score (``counted``: its gain counts for its mover)."""
-        lp = self.ledger.push(score, counted=counted)
+    def push(self, score: int, counted: bool, move: str | None = None) -> LedgerPly:
+        """The next ply's score (``counted``: its gain counts for its mover;
+        ``move``: the ply in UCI, which the opening prior reads)."""
+        lp = self.ledger.push(score, counted=counted, move=move)
         self.gains.append(lp.gain)
         self.plies += 1
         if not counted:
