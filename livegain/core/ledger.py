@@ -201,6 +201,9 @@ class GameLedger:
             )
         self._before: tuple[str, ...] = tuple(opening_moves or ())
         self._moves: list[str | None] = []
+        # the priors read, by side and number of known moves (a prefix of the
+        # opening: valid until a pop shortens the moves below it)
+        self._priors: dict[tuple[Color, int], OpeningPrior] = {}
         self._sides: dict[Color, _Side] = {"white": _Side(model), "black": _Side(model)}
         self._sides["white"].rating = official_rating(white_rating)
         self._sides["black"].rating = official_rating(black_rating)
@@ -269,7 +272,9 @@ class GameLedger:
         ply = len(self._gains)
         mover = self.mover_of(ply)
         side = self._sides[mover]
-        del self._moves[ply - 1 :]
+        if len(self._moves) >= ply:
+            del self._moves[ply - 1 :]
+            self._priors = {k: v for k, v in self._priors.items() if k[1] <= len(self._moves)}
         if ply in self._uncounted:
             self._uncounted.discard(ply)
             self._gains.pop()
@@ -408,12 +413,13 @@ class GameLedger:
         far (None without an opening table)."""
         if self._opening is None:
             return None
-        known = list(self._before)
-        for move in self._moves:
-            if move is None:
-                break
-            known.append(move)
-        return self._opening.prior(color == "white", True, known)
+        n = self._moves.index(None) if None in self._moves else len(self._moves)
+        found = self._priors.get((color, n))
+        if found is None:
+            known = [*self._before, *(m for m in self._moves[:n] if m is not None)]
+            found = self._opening.prior(color == "white", True, known)
+            self._priors[(color, n)] = found
+        return found
 
     def _score2(self, g: int) -> int:
         if self.engine is None:
