@@ -58,7 +58,7 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -137,6 +137,8 @@ def load(path: Path, cap: int | None, max_plies: int) -> tuple[list[PlayerGame],
     model, why = perceived_model(source, scale=scale)
     if model is None:
         raise SystemExit(f"{path.name}: {why}")
+    # today's perceived from the moves alone: the opening is what is measured here
+    model = replace(model, opening=None)
     r_e, _r_e_why = default_engine_rating(source)
     out: list[PlayerGame] = []
     t0 = time.perf_counter()

@@ -96,7 +96,8 @@ class EvalInfo(_Model):
 class Perceived(_Model):
     """A calibrated rating with its 95 % interval (docs/maths.md): as
     ``*_perceived`` the strength a player is showing in this game from his
-    moves alone; as ``*_form`` his official rating updated by those moves.
+    moves alone (on the lichess scale, the opening he chose included); as
+    ``*_form`` his official rating updated by those moves.
     Every player gets a number; ``label`` says when it lies outside the
     ratings the model was validated on (show it beside the number)."""
 

@@ -518,8 +518,9 @@ class BoardGame:
                 break
             # Gains across an illegal move that stood are not counted: its own, and
             # the next one's when the position after it is no legal position.
-            counted = not (moves.ply(k).stood or k in no_eval or (k - 1) in no_eval)
             ply = moves.ply(k)
+            counted = not (ply.stood or k in no_eval or (k - 1) in no_eval)
+            # the opening reads the moves played; a stood illegal move ends it
             lp = scoring.push(score, counted, None if ply.stood else ply.uci)
             if not emit:
                 continue
