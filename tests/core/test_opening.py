@@ -10,7 +10,8 @@ from livegain.batch.validity import fit_model
 from livegain.core.ledger import GameLedger
 from livegain.core.opening import OpeningPrior, OpeningTable, opening_keys
 from livegain.core.perceived import MoveClasses, PerceivedModel
-from tests.core.test_perceived import _synthetic
+
+from .synthetic_players import synthetic as _synthetic
 
 CLASSES = MoveClasses()
 

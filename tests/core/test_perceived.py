@@ -8,9 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from livegain.batch.validity import Estimate, PlayerMoves, ValidityRow, figures, fit_model, validate
+from livegain.batch.validity import Estimate, ValidityRow, figures, fit_model, validate
 from livegain.core.ledger import GameLedger
 from livegain.core.perceived import MoveBin, MoveClasses, MoveProfile, PerceivedModel
+
+from .synthetic_players import synthetic as _synthetic
 
 CLASSES = MoveClasses()
 
@@ -149,25 +151,6 @@ def test_ledger_first_ply_offsets_the_phase() -> None:
 
 
 # -- the fit, on synthetic rated games with a known truth ----------------------
-
-
-def _synthetic(count: int, seed: int) -> list[PlayerMoves]:
-    """Players rated N(1500, 300); each move loses Exp(mean) centipawns with a
-    mean that halves every 350 points of rating, from balanced positions."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for i in range(count):
-        rating = float(rng.normal(1500.0, 300.0))
-        n = int(rng.integers(15, 60))
-        mean_loss = 60.0 * 2.0 ** (-(rating - 1500.0) / 350.0)
-        losses = rng.exponential(mean_loss, n).astype(int)
-        evals = rng.integers(-150, 150, n)
-        classes = [
-            CLASSES.of(2 * k + 1, int(e), int(e - loss))
-            for k, (e, loss) in enumerate(zip(evals, losses, strict=True))
-        ]
-        rows.append(PlayerMoves(rating, classes, i, "white", group=i * 10))
-    return rows
 
 
 def test_fit_recovers_ratings_and_covers_held_out_games() -> None:
