@@ -598,6 +598,16 @@ CASES: dict[str, list[tuple[str, list[str], dict[str, str], str | None]]] = {
         ("rating 10**400", ["{elo400.pgn}", "--wdl"], {}, "no game in the calibration part"),
         ("missing file", ["{missing.pgn}"], {}, "missing.pgn: no such file"),
     ],
+    "fit-opening": [
+        ("truncated gzip", ["{truncated.pgn.gz}", "--out", "{missing.pgn}"], {}, GZIP_CUT),
+        (
+            "rating 10**400",
+            ["{elo400.pgn}", "--out", "{missing.pgn}"],
+            {},
+            "no rated player-game from the standard start",
+        ),
+        ("missing file", ["{missing.pgn}", "--out", "{missing.pgn}"], {}, "missing.pgn: no such"),
+    ],
     "validate": [
         ("rating 10**400", ["{elo400.pgn}", "--part", "all"], {}, "no rated player-game"),
         ("deep model file", ["{elo400.pgn}", "--models", "{deep.toml}"], {}, TOO_DEEP),
@@ -658,7 +668,7 @@ def listed_commands() -> list[str]:
     out = subprocess.run([*LIVEGAIN, "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     listing = out.stdout.split("positional arguments:", 1)[1].split("options:", 1)[0]
-    return re.findall(r"^    (\w+)", listing, flags=re.MULTILINE)
+    return re.findall(r"^    ([\w-]+)", listing, flags=re.MULTILINE)
 
 
 def test_every_listed_command_has_hostile_cases() -> None:
@@ -723,7 +733,7 @@ def test_a_command_on_hostile_input_exits_with_its_code_and_one_line(
     assert done.returncode == 2, done.stderr[-3000:]
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr[-3000:]
-    assert re.match(rf"livegain {command}( \w+)?: error: \S", lines[0]), lines[0]
+    assert re.match(rf"livegain {command}( [\w-]+)?: error: \S", lines[0]), lines[0]
     assert says in lines[0] and len(lines[0]) < 1000, lines[0]
 
 

@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from livegain.batch.validity import CROSS_FOLDS, game_key, split_part
 from livegain.core.opening import OpeningTable, opening_keys
+from livegain.core.snapshot import official_rating
 
 #: The shrinkage weights the cross-validation tries.
 M_GRID: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0)
@@ -62,14 +63,6 @@ def cross_fold(group: int) -> int:
     return (group // 10) % CROSS_FOLDS
 
 
-def _elo(headers: chess.pgn.Headers, tag: str) -> float | None:
-    try:
-        value = float(headers.get(tag, ""))
-    except ValueError:
-        return None
-    return value if value > 0 else None
-
-
 def opening_games(
     games: Iterable[chess.pgn.Game], plies: int, part: str = "calibration"
 ) -> list[OpeningGame]:
@@ -92,10 +85,10 @@ def opening_games(
             moves.append(move.uci())
         group = cross_fold(split_group(dict(headers)))
         for white, tag in ((True, "WhiteElo"), (False, "BlackElo")):
-            rating = _elo(headers, tag)
+            rating = official_rating(headers.get(tag))
             if rating is not None:
                 keys = opening_keys(white, True, moves, plies)
-                out.append(OpeningGame(rating, tuple(keys), group))
+                out.append(OpeningGame(float(rating), tuple(keys), group))
     return out
 
 
