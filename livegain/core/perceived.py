@@ -339,10 +339,15 @@ class PerceivedModel:
         ``centi_sum`` hundredths of a point.
 
         With an ``opening`` prior (:mod:`livegain.core.opening`) the point is
-        the moves' evidence ``u`` (variance ``var``) combined with it by
-        inverse variance, ``(rating/sd^2 + u/var) / (1/sd^2 + 1/var)``, in
-        place of the move-count line (which shrinks to the population); the
-        interval is the same confidence belt, from the moves alone."""
+        the line's, moved from the population's centre toward the opening's
+        by the prior's share of the precision against the moves' evidence
+        (variance ``var``): ``line + w (opening - pop_mean)`` with ``w =
+        (1/sd^2) / (1/sd^2 + 1/var)``. Were the line exactly the posterior
+        under the population prior, this would be the posterior under the
+        opening's; it keeps the line's calibration on rated games (which the
+        evidence alone lacks, most where the evaluations are not those the
+        model was fitted on). The interval is the same confidence belt, from
+        the moves alone."""
         if moves <= 0:
             return CalibratedRating(
                 self.prior, self.prior_low, self.prior_high, 0, True, None, self.name
@@ -353,9 +358,9 @@ class PerceivedModel:
         low, high = rating + b.q_low, rating + b.q_high
         ev = self.evidence(moves, centi_sum)
         if ev is not None:
-            if opening is not None:
+            if opening is not None and self.pop_mean is not None:
                 w_prior, w_moves = 1.0 / opening.sd**2, 1.0 / ev.var
-                rating = (opening.rating * w_prior + ev.u * w_moves) / (w_prior + w_moves)
+                rating += (opening.rating - self.pop_mean) * w_prior / (w_prior + w_moves)
             low, high = _within_scale(self.scale, *ev.belt)
             rating = min(high, max(low, rating))
         return CalibratedRating(
