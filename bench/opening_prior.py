@@ -65,16 +65,15 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import spearmanr
 
-from livegain.batch.opening_fit import (
-    M_GRID,
-    OpeningGame,
-    counts,
-    cross_fitted,
+from livegain.batch.opening_fit import M_GRID, OpeningGame, counts, cross_fitted, estimate
+from livegain.batch.validity import (
+    BIN_WIDTH,
     cross_fold,
-    estimate,
+    player_game_key,
+    sampled,
     split_group,
+    split_part,
 )
-from livegain.batch.validity import BIN_WIDTH, player_game_key, sampled, split_part
 from livegain.core.opening import opening_keys
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared/data"

@@ -16,7 +16,6 @@ own rating). The table keeps every prefix with ``min_count`` games or more
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -26,15 +25,12 @@ import chess.pgn
 import numpy as np
 import numpy.typing as npt
 
-from livegain.batch.validity import CROSS_FOLDS, game_key, split_part
-from livegain.core.opening import OpeningTable, opening_keys
+from livegain.batch.validity import CROSS_FOLDS, cross_fold, split_group, split_part
+from livegain.core.opening import MIN_COUNT, OpeningTable, opening_keys
 from livegain.core.snapshot import official_rating
 
 #: The shrinkage weights the cross-validation tries.
 M_GRID: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0)
-#: Prefixes held by fewer games than this are left out of a shipped table.
-MIN_COUNT = 3
-DEFAULT_PLIES = 12
 
 FloatArray = npt.NDArray[np.float64]
 #: ``key -> [games, sum of their ratings]``
@@ -51,18 +47,6 @@ class OpeningGame:
     fold: int
 
 
-def split_group(headers: dict[str, str]) -> int:
-    """The game's split group as a number (a lichess game, an event over the
-    board: the hash :func:`~livegain.batch.validity.split_part` reads)."""
-    return int(hashlib.sha1(game_key(headers).encode("utf-8")).hexdigest()[:8], 16)
-
-
-def cross_fold(group: int) -> int:
-    """The cross-validation fold of a split group (as the perceived model's
-    fit folds its player-games, independent of the split)."""
-    return (group // 10) % CROSS_FOLDS
-
-
 def opening_games(
     games: Iterable[chess.pgn.Game], plies: int, part: str = "calibration"
 ) -> list[OpeningGame]:
@@ -71,10 +55,8 @@ def opening_games(
     out: list[OpeningGame] = []
     for game in games:
         headers = game.headers
-        if "FEN" in headers or headers.get("Variant", "Standard").lower() not in (
-            "standard",
-            "",
-        ):
+        start = game.board()  # the FEN/SetUp and Variant tags read as python-chess reads them
+        if start.fen() != chess.STARTING_FEN or start.chess960:
             continue
         if split_part(dict(headers)) != part:
             continue

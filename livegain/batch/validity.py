@@ -86,10 +86,22 @@ def _digest(headers: dict[str, str]) -> str:
     return hashlib.sha1(game_key(headers).encode("utf-8")).hexdigest()
 
 
+def split_group(headers: dict[str, str]) -> int:
+    """The game's split group as a number (a lichess game, an event over the
+    board): the first digits of the SHA-1 of :func:`game_key`."""
+    return int(_digest(headers)[:8], 16)
+
+
+def cross_fold(group: int) -> int:
+    """The cross-fit fold of a split group (independent of the split: the
+    split reads the group's last decimal digit, the folds the others)."""
+    return (group // 10) % CROSS_FOLDS
+
+
 def split_part(headers: dict[str, str]) -> Part:
     """``held-out`` for 30 % of games (by a SHA-1 of :func:`game_key`), else
     ``calibration``."""
-    return "held-out" if int(_digest(headers)[:8], 16) % 10 < HELD_OUT_BUCKETS else "calibration"
+    return "held-out" if split_group(headers) % 10 < HELD_OUT_BUCKETS else "calibration"
 
 
 G = TypeVar("G")
@@ -132,7 +144,7 @@ def player_moves(games: Iterable[AnnotatedGame], classes: MoveClasses) -> list[P
         for color, elo in (("white", game.white_elo), ("black", game.black_elo)):
             moves = per_side[color]
             if elo is not None and moves:
-                group = int(_digest(game.headers)[:8], 16)
+                group = split_group(game.headers)
                 out.append(PlayerMoves(float(elo), moves, k, color, group))
     return out
 
@@ -190,7 +202,7 @@ def fit_model(
             shares[i] = np.bincount(r.classes, minlength=k) / len(r.classes)
         centi = _move_scores(shares, y, prior, ridge)
         # out of fold: each player-game's lines see scores fitted without its game
-        fold = np.array([(r.group // 10) % CROSS_FOLDS for r in rows])
+        fold = np.array([cross_fold(r.group) for r in rows])
         by_fold = [
             _move_scores(shares[fold != j], y[fold != j], prior, ridge) for j in range(CROSS_FOLDS)
         ]

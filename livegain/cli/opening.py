@@ -14,6 +14,7 @@ from typing import Any
 
 from livegain.cli.errors import CliError
 from livegain.cli.output import console, print_json, table
+from livegain.core.opening import DEFAULT_PLIES, MIN_COUNT
 
 
 def register(sub: Any) -> None:
@@ -28,9 +29,17 @@ def register(sub: Any) -> None:
     )
     p.add_argument("pgn", metavar="FILE.pgn", help="rated games (.pgn or .pgn.gz)")
     p.add_argument("--out", required=True, type=Path, help="the table to write (.json.gz)")
-    p.add_argument("--plies", type=int, default=12, help="the longest prefix read (12)")
     p.add_argument(
-        "--min-count", type=int, default=3, help="keep prefixes with this many games or more (3)"
+        "--plies",
+        type=int,
+        default=DEFAULT_PLIES,
+        help=f"the longest prefix read ({DEFAULT_PLIES})",
+    )
+    p.add_argument(
+        "--min-count",
+        type=int,
+        default=MIN_COUNT,
+        help=f"keep prefixes with this many games or more ({MIN_COUNT})",
     )
     p.add_argument("--name", default=None, help="the table's name (default: from the file)")
     p.add_argument(

@@ -28,6 +28,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+#: The longest prefix a table reads by default (plies), and the fewest games
+#: a prefix needs to be kept in a fitted table.
+DEFAULT_PLIES = 12
+MIN_COUNT = 3
+
 
 def opening_keys(
     white: bool, first_mover_is_white: bool, moves: Sequence[str], plies: int
